@@ -1,0 +1,368 @@
+//! The AgentEvent model: the events of an agent run, kept exactly as the host sent them.
+//!
+//! An event is stored as its JSON object, key order and unknown fields included, so that what
+//! comes in is what goes out. [`AgentEvent::kind`] gives a typed, borrowed view of the fields the
+//! renderers need; construction validates those fields once, so the view never fails.
+
+use serde_json::{Map, Number, Value};
+use std::fmt;
+
+/// The roles a `message` event can carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    System,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+        }
+    }
+}
+
+/// A typed view of one event's fields.
+#[derive(Clone, Copy, Debug)]
+pub enum EventKind<'a> {
+    Message { role: Role, content: &'a str },
+    ToolCall { tool_name: &'a str, tool_call_id: &'a str, args: &'a Map<String, Value> },
+    ToolResult { tool_call_id: &'a str, result: &'a Value },
+    Error { error: &'a str, recoverable: bool, tool_call_id: Option<&'a str> },
+    HumanInputRequested { question: &'a str },
+    HumanInputReceived { response: &'a str },
+    Completion { result: &'a str, verified: bool },
+    Summary { summarized_iterations: &'a [Value], summary: &'a str },
+    /// A type this version does not know; kept and rendered generically.
+    Unknown { type_name: &'a str },
+}
+
+/// A validation failure: which field of which event, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventError {
+    /// Path of the offending field, e.g. `events[3].toolCallId`.
+    pub path: String,
+    /// What is wrong, e.g. `missing` or `expected a string, found number`.
+    pub reason: String,
+}
+
+impl fmt::Display for EventError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.reason)
+    }
+}
+
+impl std::error::Error for EventError {}
+
+/// One validated event. Cloning is a deep copy; share with `Arc` where that matters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentEvent {
+    fields: Map<String, Value>,
+}
+
+impl AgentEvent {
+    /// Validates a JSON value as an event. `path` names it in errors, e.g. `events[3]`.
+    pub fn from_value(value: Value, path: &str) -> Result<Self, EventError> {
+        match value {
+            Value::Object(fields) => Self::from_map(fields, path),
+            other => Err(EventError {
+                path: path.to_string(),
+                reason: format!("expected an event object, found {}", json_type(&other)),
+            }),
+        }
+    }
+
+    /// Validates a JSON object as an event.
+    pub fn from_map(fields: Map<String, Value>, path: &str) -> Result<Self, EventError> {
+        let event = AgentEvent { fields };
+        event.validate(path)?;
+        Ok(event)
+    }
+
+    /// Validates a list of JSON values, naming failures `events[i].field`.
+    pub fn list_from_values(values: Vec<Value>) -> Result<Vec<Self>, EventError> {
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| Self::from_value(v, &format!("events[{i}]")))
+            .collect()
+    }
+
+    /// The event's `type` string.
+    pub fn event_type(&self) -> &str {
+        self.fields.get("type").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// The event's `iteration` number.
+    pub fn iteration(&self) -> &Number {
+        match self.fields.get("iteration") {
+            Some(Value::Number(n)) => n,
+            _ => unreachable!("validated at construction"),
+        }
+    }
+
+    /// The event's `timestamp`, when present.
+    pub fn timestamp(&self) -> Option<&Number> {
+        match self.fields.get("timestamp") {
+            Some(Value::Number(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// All fields, in the order received.
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+
+    pub fn into_fields(self) -> Map<String, Value> {
+        self.fields
+    }
+
+    pub fn into_value(self) -> Value {
+        Value::Object(self.fields)
+    }
+
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.fields.clone())
+    }
+
+    /// A typed view of the fields the renderers use.
+    pub fn kind(&self) -> EventKind<'_> {
+        let f = &self.fields;
+        let s = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or_default();
+        let b = |k: &str| f.get(k).and_then(Value::as_bool).unwrap_or_default();
+        match self.event_type() {
+            "message" => EventKind::Message {
+                role: match s("role") {
+                    "user" => Role::User,
+                    "assistant" => Role::Assistant,
+                    _ => Role::System,
+                },
+                content: s("content"),
+            },
+            "tool_call" => EventKind::ToolCall {
+                tool_name: s("toolName"),
+                tool_call_id: s("toolCallId"),
+                args: f.get("args").and_then(Value::as_object).expect("validated"),
+            },
+            "tool_result" => EventKind::ToolResult {
+                tool_call_id: s("toolCallId"),
+                result: f.get("result").expect("validated"),
+            },
+            "error" => EventKind::Error {
+                error: s("error"),
+                recoverable: b("recoverable"),
+                tool_call_id: f.get("toolCallId").and_then(Value::as_str),
+            },
+            "human_input_requested" => EventKind::HumanInputRequested { question: s("question") },
+            "human_input_received" => EventKind::HumanInputReceived { response: s("response") },
+            "completion" => EventKind::Completion { result: s("result"), verified: b("verified") },
+            "summary" => EventKind::Summary {
+                summarized_iterations: f
+                    .get("summarizedIterations")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default(),
+                summary: s("summary"),
+            },
+            other => EventKind::Unknown { type_name: other },
+        }
+    }
+
+    fn validate(&self, path: &str) -> Result<(), EventError> {
+        let check = FieldCheck { fields: &self.fields, path };
+        let event_type = check.string("type")?;
+        check.number("iteration")?;
+        check.optional("timestamp", Expect::Number)?;
+        match event_type {
+            "message" => {
+                let role = check.string("role")?;
+                if !matches!(role, "user" | "assistant" | "system") {
+                    return Err(check.error(
+                        "role",
+                        format!("expected \"user\", \"assistant\" or \"system\", found {role:?}"),
+                    ));
+                }
+                check.string("content")?;
+            }
+            "tool_call" => {
+                check.string("toolName")?;
+                check.string("toolCallId")?;
+                check.require("args", Expect::Object)?;
+            }
+            "tool_result" => {
+                check.string("toolCallId")?;
+                check.require("result", Expect::Any)?;
+            }
+            "error" => {
+                check.string("error")?;
+                check.require("recoverable", Expect::Bool)?;
+                check.optional("toolCallId", Expect::String)?;
+            }
+            "human_input_requested" => {
+                check.string("question")?;
+                check.optional("context", Expect::String)?;
+                check.optional("urgency", Expect::String)?;
+                check.optional("format", Expect::String)?;
+                check.optional("choices", Expect::Array)?;
+                if let Some(Value::Array(choices)) = self.fields.get("choices") {
+                    check_items(choices, path, "choices", Expect::String)?;
+                }
+            }
+            "human_input_received" => {
+                check.string("response")?;
+            }
+            "completion" => {
+                check.string("result")?;
+                check.require("verified", Expect::Bool)?;
+            }
+            "summary" => {
+                check.require("summarizedIterations", Expect::Array)?;
+                if let Some(Value::Array(items)) = self.fields.get("summarizedIterations") {
+                    check_items(items, path, "summarizedIterations", Expect::Number)?;
+                }
+                check.string("summary")?;
+            }
+            _ => {} // unknown types are kept whole (forward compatibility)
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Expect {
+    String,
+    Number,
+    Bool,
+    Object,
+    Array,
+    Any,
+}
+
+impl Expect {
+    fn accepts(self, v: &Value) -> bool {
+        match self {
+            Expect::String => v.is_string(),
+            Expect::Number => v.is_number(),
+            Expect::Bool => v.is_boolean(),
+            Expect::Object => v.is_object(),
+            Expect::Array => v.is_array(),
+            Expect::Any => true,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Expect::String => "a string",
+            Expect::Number => "a number",
+            Expect::Bool => "a boolean",
+            Expect::Object => "an object",
+            Expect::Array => "an array",
+            Expect::Any => "a value",
+        }
+    }
+}
+
+struct FieldCheck<'a> {
+    fields: &'a Map<String, Value>,
+    path: &'a str,
+}
+
+impl<'a> FieldCheck<'a> {
+    fn error(&self, key: &str, reason: String) -> EventError {
+        EventError { path: format!("{}.{}", self.path, key), reason }
+    }
+
+    fn require(&self, key: &str, expect: Expect) -> Result<&'a Value, EventError> {
+        match self.fields.get(key) {
+            None => Err(self.error(key, "missing".into())),
+            Some(v) if expect.accepts(v) => Ok(v),
+            Some(v) => Err(self.error(key, format!("expected {}, found {}", expect.name(), json_type(v)))),
+        }
+    }
+
+    fn optional(&self, key: &str, expect: Expect) -> Result<(), EventError> {
+        if self.fields.contains_key(key) {
+            self.require(key, expect)?;
+        }
+        Ok(())
+    }
+
+    fn string(&self, key: &str) -> Result<&'a str, EventError> {
+        Ok(self.require(key, Expect::String)?.as_str().unwrap_or_default())
+    }
+
+    fn number(&self, key: &str) -> Result<(), EventError> {
+        self.require(key, Expect::Number).map(drop)
+    }
+}
+
+fn check_items(items: &[Value], path: &str, key: &str, expect: Expect) -> Result<(), EventError> {
+    for (i, item) in items.iter().enumerate() {
+        if !expect.accepts(item) {
+            return Err(EventError {
+                path: format!("{path}.{key}[{i}]"),
+                reason: format!("expected {}, found {}", expect.name(), json_type(item)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The JSON type name of a value, for error messages.
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: Value) -> String {
+        AgentEvent::list_from_values(vec![json!({"type":"message","role":"user","content":"ok","iteration":0}), v])
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn missing_and_mistyped_fields_name_index_and_field() {
+        assert_eq!(
+            err(json!({"type":"tool_result","iteration":1,"result":4})),
+            "events[1].toolCallId: missing"
+        );
+        assert_eq!(
+            err(json!({"type":"tool_call","iteration":1,"toolName":"x","toolCallId":7,"args":{}})),
+            "events[1].toolCallId: expected a string, found number"
+        );
+        assert_eq!(err(json!({"type":"message","role":"user","content":"x"})), "events[1].iteration: missing");
+        assert_eq!(err(json!({"iteration":0})), "events[1].type: missing");
+        assert_eq!(err(json!(5)), "events[1]: expected an event object, found number");
+        assert_eq!(
+            err(json!({"type":"summary","iteration":0,"summary":"s","summarizedIterations":[1,"2"]})),
+            "events[1].summarizedIterations[1]: expected a number, found string"
+        );
+        assert_eq!(
+            err(json!({"type":"message","role":"robot","content":"x","iteration":0})),
+            "events[1].role: expected \"user\", \"assistant\" or \"system\", found \"robot\""
+        );
+    }
+
+    #[test]
+    fn unknown_types_and_fields_are_kept_in_order() {
+        let v = json!({"zeta":1,"type":"approval","iteration":2,"alpha":{"b":1,"a":2}});
+        let e = AgentEvent::from_value(v.clone(), "events[0]").unwrap();
+        assert!(matches!(e.kind(), EventKind::Unknown { type_name: "approval" }));
+        assert_eq!(serde_json::to_string(&e.to_value()).unwrap(), serde_json::to_string(&v).unwrap());
+    }
+}

@@ -1,0 +1,7 @@
+//! The `<thread>` XML document: escaping, serialization (seed 000) and parsing.
+
+mod escape;
+mod serialize;
+
+pub use escape::{escape_into, escape_xml, is_forbidden_char, EscapeMode};
+pub use serialize::{serialize_thread_to_xml, XmlOptions, XmlRenderer};
