@@ -1,10 +1,17 @@
 //! threadkeeper: agent threads kept, rendered and served.
 //!
-//! The library is a pure core (no I/O): the event model, the renderers of seeds 000–003 and
-//! the turn documents of seed 004. The binary wraps it in a CLI and a JSON-RPC sidecar.
+//! The pure core (no I/O) is the event model ([`event`]), the renderers of seeds 000–003
+//! ([`xml`], [`messages`], [`convert`]) and [`js_json`]. Around it: [`store`] (where threads
+//! live), [`service`] (open threads and their incremental renderings) and [`server`] (protocol
+//! v1 over a byte stream). The binary adds the command line.
 
+pub mod convert;
 pub mod event;
 pub mod js_json;
+pub mod messages;
+pub mod server;
+pub mod service;
+pub mod store;
 pub mod xml;
 
 pub use event::{AgentEvent, EventError, EventKind, Role};

@@ -1,4 +1,10 @@
+//! The `threadkeeper` binary: a thin command line over the library.
+
+mod cli;
+
+use clap::Parser;
+
 fn main() {
-    eprintln!("threadkeeper: not yet wired");
-    std::process::exit(2);
+    let args = cli::Cli::parse();
+    std::process::exit(cli::run(args));
 }

@@ -1,0 +1,36 @@
+//! Command-line interface: `serve` (the default), `render`.
+
+mod input;
+mod render;
+mod serve;
+
+use clap::{Parser, Subcommand};
+
+/// Keeps agent threads and renders them as XML or chat messages, incrementally.
+///
+/// Run with no subcommand to serve protocol v1 (JSON-RPC 2.0) on stdin/stdout.
+#[derive(Parser, Debug)]
+#[command(name = "threadkeeper", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: serve::ServeArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve protocol v1 (JSON-RPC 2.0, LSP or NDJSON framing) on stdin/stdout.
+    Serve(serve::ServeArgs),
+    /// Render a thread file (JSON array of events or JSON Lines) to stdout.
+    Render(render::RenderArgs),
+}
+
+/// Runs the command; returns the process exit status.
+pub fn run(cli: Cli) -> i32 {
+    match cli.command {
+        None => serve::run(cli.serve),
+        Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Render(args)) => render::run(args),
+    }
+}

@@ -1,0 +1,101 @@
+//! `threadkeeper render`: one thread file in, one rendering out.
+
+use super::input::{parse_events, read_source};
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use threadkeeper::messages::{build_messages, messages_to_prompt, ContextMode, MessageOptions};
+use threadkeeper::{serialize_thread_to_xml, EscapeMode, XmlOptions};
+
+#[derive(Args, Debug)]
+pub struct RenderArgs {
+    /// What to print: the `<thread>` document, stored messages as JSON, or the text prompt.
+    #[arg(long, value_enum, default_value_t = Format::Xml)]
+    format: Format,
+    /// How `messages` and `text` present the thread.
+    #[arg(long, value_enum, default_value_t = Mode::Standard)]
+    context_mode: Mode,
+    /// System instructions (joined after any summaries in the system message).
+    #[arg(long, value_name = "TEXT")]
+    instructions: Option<String>,
+    /// Text appended after `</thread>` on its own line.
+    #[arg(long, value_name = "TEXT")]
+    response_prefix: Option<String>,
+    /// Body escaping: `full` escapes & < > " ', `minimal` only & < >.
+    #[arg(long, value_enum, default_value_t = Escape::Full)]
+    escape: Escape,
+    /// Merge adjacent tool calls of one iteration into one AI message.
+    #[arg(long)]
+    group_tool_calls: bool,
+    /// Thread file: a JSON array of events or JSON Lines; `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    file: String,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Xml,
+    Messages,
+    Text,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Mode {
+    Standard,
+    Xml,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Escape {
+    Full,
+    Minimal,
+}
+
+pub fn run(args: RenderArgs) -> i32 {
+    match render(&args) {
+        Ok(output) => {
+            let mut stdout = std::io::stdout().lock();
+            if stdout.write_all(output.as_bytes()).and_then(|_| stdout.flush()).is_err() {
+                return 1;
+            }
+            0
+        }
+        Err(message) => {
+            eprintln!("threadkeeper: {message}");
+            2
+        }
+    }
+}
+
+fn render(args: &RenderArgs) -> Result<String, String> {
+    let text = read_source(&args.file)?;
+    let name = if args.file == "-" { "<stdin>" } else { &args.file };
+    let events = parse_events(&text, name)?;
+    let escape = match args.escape {
+        Escape::Full => EscapeMode::Full,
+        Escape::Minimal => EscapeMode::Minimal,
+    };
+    let options = MessageOptions {
+        context_mode: match args.context_mode {
+            Mode::Standard => ContextMode::Standard,
+            Mode::Xml => ContextMode::Xml,
+        },
+        instructions: args.instructions.clone(),
+        response_prefix: args.response_prefix.clone(),
+        group_tool_calls: args.group_tool_calls,
+        escape,
+    };
+    Ok(match args.format {
+        Format::Xml => {
+            let xml_options = XmlOptions { response_prefix: args.response_prefix.clone(), escape };
+            // Exactly the document, no trailing newline: byte-identical to the reference.
+            serialize_thread_to_xml(&events, &xml_options)
+        }
+        Format::Messages => {
+            let messages = build_messages(&events, &options);
+            let mut json = serde_json::to_string_pretty(&messages).map_err(|e| e.to_string())?;
+            json.push('\n');
+            json
+        }
+        Format::Text => messages_to_prompt(&build_messages(&events, &options)),
+    })
+}

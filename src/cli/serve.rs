@@ -1,0 +1,69 @@
+//! `threadkeeper serve`: protocol v1 on stdin/stdout.
+
+use clap::Args;
+use std::sync::Arc;
+use threadkeeper::server::{self, ServerConfig};
+use threadkeeper::service::{Limits, ThreadService};
+use threadkeeper::store::{MemoryStore, Store};
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Where threads live: `memory` (gone when the process ends).
+    #[arg(long, env = "THREADKEEPER_STORE", default_value = "memory", value_name = "STORE")]
+    store: String,
+    /// Largest message accepted, in bytes.
+    #[arg(long, default_value_t = ServerConfig::default().max_frame_bytes, value_name = "BYTES")]
+    max_frame_bytes: usize,
+    /// Most events accepted in one call.
+    #[arg(long, default_value_t = Limits::default().max_events_per_call, value_name = "N")]
+    max_events_per_call: usize,
+    /// Largest event accepted (its compact JSON), in bytes.
+    #[arg(long, default_value_t = Limits::default().max_event_bytes, value_name = "BYTES")]
+    max_event_bytes: usize,
+    /// Most threads held in memory (durable stores evict the least recently used).
+    #[arg(long, default_value_t = Limits::default().max_threads_in_memory, value_name = "N")]
+    max_threads_in_memory: usize,
+    /// Log filter for stderr, e.g. `info` or `threadkeeper=debug` (overrides RUST_LOG).
+    #[arg(long, value_name = "FILTER")]
+    log_level: Option<String>,
+}
+
+pub fn run(args: ServeArgs) -> i32 {
+    init_logging(args.log_level.as_deref());
+    let limits = Limits {
+        max_events_per_call: args.max_events_per_call,
+        max_event_bytes: args.max_event_bytes,
+        max_threads_in_memory: args.max_threads_in_memory,
+    };
+    let store: Arc<dyn Store> = match args.store.as_str() {
+        "memory" => Arc::new(MemoryStore::new(limits.max_threads_in_memory as u64)),
+        other => {
+            eprintln!("threadkeeper: unknown store {other:?} (expected `memory`)");
+            return 2;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("threadkeeper: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    let service = Arc::new(ThreadService::new(store, limits));
+    let config = ServerConfig { max_frame_bytes: args.max_frame_bytes };
+    let status = runtime.block_on(server::serve(server::stdin_reader(), tokio::io::stdout(), service, config));
+    tracing::debug!(status, "exit");
+    // Don't wait for the stdin thread: it may be blocked in a read forever.
+    runtime.shutdown_background();
+    status
+}
+
+/// Logs go to stderr, quiet by default (warnings and errors only).
+fn init_logging(filter: Option<&str>) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match filter {
+        Some(f) => EnvFilter::new(f),
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+    };
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
+}

@@ -1,0 +1,398 @@
+//! From frames to responses: envelope checks, lifecycle, batches, cancellation, and one lane
+//! per thread so that requests to the same thread run in the order they arrived.
+
+use super::errors::{self, response};
+use super::methods::Context;
+use jsonrpsee::RpcModule;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Where the connection is in its lifecycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Uninitialized,
+    Running,
+    ShutDown,
+}
+
+/// What the reader loop should do after a message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Exit,
+}
+
+/// Methods whose work may be abandoned halfway when cancelled: they change nothing.
+fn is_read_only(method: &str) -> bool {
+    !matches!(
+        method,
+        "thread/open" | "thread/append" | "thread/close" | "thread/delete" | "thread/import" | "initialize" | "shutdown"
+    )
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+/// Keeps `null` as a present value (plain `Option` would read it as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct ThreadTarget<'a> {
+    #[serde(rename = "threadId", borrow)]
+    thread_id: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// One request to run: the text jsonrpsee sees, and how to answer it.
+struct Job {
+    /// The request with a placeholder id (jsonrpsee accepts only some id shapes).
+    request: String,
+    /// The caller's id as raw JSON, `None` for a notification.
+    id: Option<String>,
+    method: String,
+    token: CancellationToken,
+}
+
+type Reply = oneshot::Sender<Option<String>>;
+
+struct Lane {
+    sender: mpsc::UnboundedSender<(Job, Reply)>,
+    pending: Arc<AtomicUsize>,
+}
+
+/// Lanes beyond this many are pruned of idle ones.
+const LANE_PRUNE_THRESHOLD: usize = 256;
+
+pub struct Dispatcher {
+    module: Arc<RpcModule<Context>>,
+    phase: Phase,
+    shutdown_requested: bool,
+    lanes: HashMap<String, Lane>,
+    in_flight: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    tracker: TaskTracker,
+    out: mpsc::UnboundedSender<String>,
+}
+
+impl Dispatcher {
+    pub fn new(module: RpcModule<Context>, out: mpsc::UnboundedSender<String>) -> Self {
+        Dispatcher {
+            module: Arc::new(module),
+            phase: Phase::Uninitialized,
+            shutdown_requested: false,
+            lanes: HashMap::new(),
+            in_flight: Arc::new(Mutex::new(HashMap::new())),
+            tracker: TaskTracker::new(),
+            out,
+        }
+    }
+
+    /// Whether `shutdown` was received (the exit status is 0 then, else 1).
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown_requested
+    }
+
+    /// Tracks every running request, so exit can wait for their answers.
+    pub fn tracker(&self) -> &TaskTracker {
+        &self.tracker
+    }
+
+    /// Sends an error that belongs to no request (id null).
+    pub fn send_error(&self, code: i32, message: &str, data: Option<serde_json::Value>) {
+        let _ = self.out.send(response("null", code, message, data));
+    }
+
+    /// Handles one message body: a request, a notification or a batch.
+    pub fn handle(&mut self, body: &[u8]) -> Control {
+        let text = match std::str::from_utf8(body) {
+            Ok(text) => text,
+            Err(e) => {
+                self.send_error(errors::PARSE_ERROR, &format!("parse error: message is not UTF-8 ({e})"), None);
+                return Control::Continue;
+            }
+        };
+        if text.trim_start().starts_with('[') {
+            return self.handle_batch(text);
+        }
+        match serde_json::from_str::<&RawValue>(text) {
+            Ok(raw) => match self.start(raw) {
+                Started::Reply(rx) => {
+                    let out = self.out.clone();
+                    self.tracker.spawn(async move {
+                        if let Ok(Some(reply)) = rx.await {
+                            let _ = out.send(reply);
+                        }
+                    });
+                    Control::Continue
+                }
+                Started::Exit => Control::Exit,
+            },
+            Err(e) => {
+                self.send_parse_error(&e);
+                Control::Continue
+            }
+        }
+    }
+
+    fn send_parse_error(&self, e: &serde_json::Error) {
+        if e.to_string().contains("recursion limit exceeded") {
+            let error = errors::limit_exceeded("maxJsonDepth", 129, 128);
+            let data = error.data().and_then(|d| serde_json::from_str(d.get()).ok());
+            self.send_error(errors::LIMIT_EXCEEDED, error.message(), data);
+        } else {
+            self.send_error(errors::PARSE_ERROR, &format!("parse error: {e}"), None);
+        }
+    }
+
+    fn handle_batch(&mut self, text: &str) -> Control {
+        let entries: Vec<&RawValue> = match serde_json::from_str(text) {
+            Ok(entries) => entries,
+            Err(e) => {
+                self.send_parse_error(&e);
+                return Control::Continue;
+            }
+        };
+        if entries.is_empty() {
+            self.send_error(errors::INVALID_REQUEST, "invalid request: empty batch", None);
+            return Control::Continue;
+        }
+        let mut replies = Vec::with_capacity(entries.len());
+        let mut exit = false;
+        for entry in entries {
+            match self.start(entry) {
+                Started::Reply(rx) => replies.push(rx),
+                Started::Exit => exit = true,
+            }
+        }
+        let out = self.out.clone();
+        self.tracker.spawn(async move {
+            let mut answers = Vec::with_capacity(replies.len());
+            for rx in replies {
+                if let Ok(Some(reply)) = rx.await {
+                    answers.push(reply);
+                }
+            }
+            if !answers.is_empty() {
+                let _ = out.send(format!("[{}]", answers.join(",")));
+            }
+        });
+        if exit {
+            Control::Exit
+        } else {
+            Control::Continue
+        }
+    }
+
+    /// Checks one entry and starts it; the receiver yields its response (or `None`).
+    fn start(&mut self, raw: &RawValue) -> Started {
+        let envelope = match serde_json::from_str::<Envelope>(raw.get()) {
+            Ok(envelope) => envelope,
+            Err(_) => {
+                return ready(Some(response("null", errors::INVALID_REQUEST, "invalid request: not a JSON-RPC request object", None)));
+            }
+        };
+        let id = envelope.id.map(|id| id.get().to_owned());
+        let id_text = id.as_deref().unwrap_or("null");
+        if let Some(raw_id) = envelope.id {
+            let first = raw_id.get().as_bytes().first().copied().unwrap_or(b'n');
+            if !matches!(first, b'"' | b'-' | b'0'..=b'9' | b'n') {
+                return ready(Some(response("null", errors::INVALID_REQUEST, "invalid request: id must be a string, a number or null", None)));
+            }
+        }
+        if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+            return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"", None)));
+        }
+        let method: String = match envelope.method.and_then(|m| serde_json::from_str(m.get()).ok()) {
+            Some(method) => method,
+            None => {
+                return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"method\" must be a string", None)));
+            }
+        };
+        if let Some(params) = envelope.params {
+            if !matches!(params.get().as_bytes().first(), Some(b'{' | b'[')) {
+                return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"params\" must be an object or an array", None)));
+            }
+        }
+        let is_notification = id.is_none();
+        tracing::debug!(method = %method, id = id_text, "request");
+
+        // Lifecycle (LSP): nothing but initialize before initialize; nothing after shutdown.
+        if is_notification {
+            match method.as_str() {
+                "exit" => return Started::Exit,
+                "$/cancelRequest" => {
+                    self.cancel(envelope.params);
+                    return ready(None);
+                }
+                "initialized" => return ready(None),
+                _ if self.phase != Phase::Running || method.starts_with("$/") => return ready(None),
+                _ => {}
+            }
+        } else {
+            match (self.phase, method.as_str()) {
+                (Phase::Uninitialized, "initialize") => self.phase = Phase::Running,
+                (Phase::Uninitialized, _) => {
+                    return ready(Some(response(id_text, errors::NOT_INITIALIZED, "server not initialized: send \"initialize\" first", None)));
+                }
+                (Phase::ShutDown, _) => {
+                    return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: the server is shut down", None)));
+                }
+                (Phase::Running, "initialize") => {
+                    return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: already initialized", None)));
+                }
+                (Phase::Running, "shutdown") => {
+                    self.phase = Phase::ShutDown;
+                    self.shutdown_requested = true;
+                }
+                _ => {}
+            }
+        }
+
+        let params = envelope.params.map_or("", RawValue::get);
+        let request = if params.is_empty() {
+            format!(r#"{{"jsonrpc":"2.0","id":0,"method":{}}}"#, envelope.method.map_or("\"\"", RawValue::get))
+        } else {
+            format!(r#"{{"jsonrpc":"2.0","id":0,"method":{},"params":{params}}}"#, envelope.method.map_or("\"\"", RawValue::get))
+        };
+        let token = CancellationToken::new();
+        if let Some(id) = &id {
+            self.lock_in_flight().insert(id.clone(), token.clone());
+        }
+        let lane_key = method
+            .starts_with("thread/")
+            .then(|| serde_json::from_str::<ThreadTarget>(params).ok().and_then(|t| t.thread_id))
+            .flatten()
+            .map(|id| id.into_owned());
+        let job = Job { request, id, method, token };
+        let (tx, rx) = oneshot::channel();
+        match lane_key {
+            Some(key) => self.enqueue(key, job, tx),
+            None => {
+                let module = self.module.clone();
+                let in_flight = self.in_flight.clone();
+                self.tracker.spawn(async move {
+                    let _ = tx.send(run(&module, &in_flight, job).await);
+                });
+            }
+        }
+        Started::Reply(rx)
+    }
+
+    fn enqueue(&mut self, key: String, job: Job, tx: Reply) {
+        if self.lanes.len() > LANE_PRUNE_THRESHOLD {
+            self.lanes.retain(|_, lane| lane.pending.load(Ordering::Acquire) > 0);
+        }
+        let lane = self.lanes.entry(key).or_insert_with(|| {
+            let (sender, mut receiver) = mpsc::unbounded_channel::<(Job, Reply)>();
+            let pending = Arc::new(AtomicUsize::new(0));
+            let module = self.module.clone();
+            let in_flight = self.in_flight.clone();
+            let lane_pending = pending.clone();
+            tokio::spawn(async move {
+                while let Some((job, tx)) = receiver.recv().await {
+                    let _ = tx.send(run(&module, &in_flight, job).await);
+                    lane_pending.fetch_sub(1, Ordering::AcqRel);
+                }
+            });
+            Lane { sender, pending }
+        });
+        lane.pending.fetch_add(1, Ordering::AcqRel);
+        if let Err(mpsc::error::SendError((job, tx))) = lane.sender.send((job, tx)) {
+            // The lane task is gone (it never is while its sender lives); answer instead of hanging.
+            let _ = tx.send(job.id.as_deref().map(|id| response(id, errors::INTERNAL_ERROR, "internal error: lane closed", None)));
+        }
+    }
+
+    fn cancel(&self, params: Option<&RawValue>) {
+        #[derive(Deserialize)]
+        struct CancelParams<'a> {
+            #[serde(borrow)]
+            id: &'a RawValue,
+        }
+        let Some(params) = params else { return };
+        if let Ok(p) = serde_json::from_str::<CancelParams>(params.get()) {
+            if let Some(token) = self.lock_in_flight().get(p.id.get()) {
+                tracing::debug!(id = p.id.get(), "cancel");
+                token.cancel();
+            }
+        }
+    }
+
+    fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+enum Started {
+    Reply(oneshot::Receiver<Option<String>>),
+    Exit,
+}
+
+/// A start whose answer is already known.
+fn ready(text: Option<String>) -> Started {
+    let (tx, rx) = oneshot::channel();
+    let _ = tx.send(text);
+    Started::Reply(rx)
+}
+
+/// Runs one job through the module and gives its response with the caller's id restored.
+async fn run(
+    module: &RpcModule<Context>,
+    in_flight: &Mutex<HashMap<String, CancellationToken>>,
+    job: Job,
+) -> Option<String> {
+    let id_text = job.id.as_deref().unwrap_or("null");
+    let cancelled = || response(id_text, errors::CANCELLED, "request cancelled", None);
+    let result = if job.token.is_cancelled() {
+        Some(cancelled())
+    } else {
+        let call = module.raw_json_request(&job.request, 1);
+        let outcome = if is_read_only(&job.method) {
+            tokio::select! {
+                outcome = call => Some(outcome),
+                _ = job.token.cancelled() => None,
+            }
+        } else {
+            Some(call.await)
+        };
+        match outcome {
+            None => Some(cancelled()),
+            Some(Ok((raw, _))) => Some(restore_id(raw.get(), id_text)),
+            Some(Err(e)) => Some(response(id_text, errors::INVALID_REQUEST, &format!("invalid request: {e}"), None)),
+        }
+    };
+    if let Some(id) = &job.id {
+        in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    }
+    job.id.as_ref().and(result)
+}
+
+const PLACEHOLDER_PREFIX: &str = r#"{"jsonrpc":"2.0","id":0,"#;
+
+/// Puts the caller's id back in place of the placeholder jsonrpsee answered with.
+fn restore_id(response: &str, id: &str) -> String {
+    match response.strip_prefix(PLACEHOLDER_PREFIX) {
+        Some(rest) => format!(r#"{{"jsonrpc":"2.0","id":{id},{rest}"#),
+        None => {
+            // Not the shape jsonrpsee writes today; rebuild it field by field.
+            let mut value: serde_json::Value = serde_json::from_str(response).unwrap_or_default();
+            value["id"] = serde_json::from_str(id).unwrap_or_default();
+            value.to_string()
+        }
+    }
+}

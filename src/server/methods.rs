@@ -1,0 +1,337 @@
+//! Protocol v1 methods, registered on a jsonrpsee `RpcModule`.
+//!
+//! Each method parses its params into a typed struct (errors name the failing field), calls
+//! the thread service or a pure core function, and shapes the result as `protocol/` specifies.
+
+use super::errors::{from_service, invalid_params};
+use crate::event::AgentEvent;
+use crate::messages::{ContextMode, StoredMessage};
+use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered, ThreadService};
+use crate::store::{ThreadRecord, ThreadSettings};
+use crate::xml::{EscapeMode, XmlOptions};
+use jsonrpsee::types::{ErrorObjectOwned, Params};
+use jsonrpsee::RpcModule;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// What the methods share.
+pub struct Context {
+    pub service: Arc<ThreadService>,
+    pub max_frame_bytes: usize,
+}
+
+type RpcResult<T> = Result<T, ErrorObjectOwned>;
+
+/// Parses params (absent params read as `{}`), naming the failing field on error.
+fn parse<T: DeserializeOwned>(params: &Params) -> RpcResult<T> {
+    let text = params.as_str().unwrap_or("{}");
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let reason = e.inner().to_string();
+        // serde_json appends a position that means nothing to the caller; drop it.
+        let reason = reason.rfind(" at line ").map_or(reason.as_str(), |i| &reason[..i]);
+        invalid_params(&path, reason)
+    })
+}
+
+#[derive(Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThreadInfo {
+    thread_id: String,
+    version: u64,
+    event_count: u64,
+    settings: ThreadSettings,
+    metadata: Map<String, Value>,
+    created_at: u64,
+    updated_at: u64,
+}
+
+impl From<ThreadRecord> for ThreadInfo {
+    fn from(r: ThreadRecord) -> Self {
+        ThreadInfo {
+            thread_id: r.thread_id,
+            version: r.version,
+            event_count: r.event_count,
+            settings: r.settings,
+            metadata: r.metadata,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    #[serde(default)]
+    #[allow(dead_code)]
+    client_info: Option<Value>,
+    #[serde(default)]
+    protocol_version: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OpenParams {
+    thread_id: Option<String>,
+    settings: Option<ThreadSettings>,
+    metadata: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AppendParams {
+    thread_id: String,
+    events: Vec<Value>,
+    expected_version: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Format {
+    Xml,
+    Messages,
+    Text,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RenderOptionsParams {
+    context_mode: Option<ContextMode>,
+    instructions: Option<String>,
+    response_prefix: Option<String>,
+    #[serde(default)]
+    escape: EscapeMode,
+    #[serde(default)]
+    group_tool_calls: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RenderParams {
+    thread_id: String,
+    format: Format,
+    #[serde(default)]
+    options: Option<RenderOptionsParams>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct EventsParams {
+    thread_id: String,
+    #[serde(default)]
+    offset: u64,
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ThreadIdParams {
+    thread_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Empty {}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SerializeParams {
+    events: Vec<Value>,
+    #[serde(default)]
+    options: XmlOptions,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextParams {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MessagesParams {
+    messages: Vec<StoredMessage>,
+}
+
+fn events_json(events: &[Arc<AgentEvent>]) -> Vec<&serde_json::Map<String, Value>> {
+    events.iter().map(|e| e.fields()).collect()
+}
+
+/// Builds the module with every v1 method.
+pub fn module(context: Context) -> RpcModule<Context> {
+    let mut m = RpcModule::new(context);
+    register_lifecycle(&mut m);
+    register_threads(&mut m);
+    register_stateless(&mut m);
+    m
+}
+
+fn register_lifecycle(m: &mut RpcModule<Context>) {
+    m.register_method("initialize", |params, ctx, _| -> RpcResult<Value> {
+        let p: InitializeParams = parse(&params)?;
+        if let Some(v) = p.protocol_version {
+            if v != PROTOCOL_VERSION {
+                return Err(invalid_params(
+                    "protocolVersion",
+                    &format!("this server speaks protocol version {PROTOCOL_VERSION}, not {v}"),
+                ));
+            }
+        }
+        let limits = ctx.service.limits();
+        Ok(json!({
+            "serverInfo": { "name": "threadkeeper", "version": env!("CARGO_PKG_VERSION") },
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {
+                "renderFormats": ["xml", "messages", "text"],
+                "contextModes": ["standard", "xml"],
+                "escapeModes": ["full", "minimal"],
+                "turnFormats": ["yaml", "json"],
+                "store": { "kind": ctx.service.store_kind() },
+                "limits": {
+                    "maxFrameBytes": ctx.max_frame_bytes,
+                    "maxEventsPerCall": limits.max_events_per_call,
+                    "maxEventBytes": limits.max_event_bytes,
+                    "maxThreadsInMemory": limits.max_threads_in_memory,
+                },
+            },
+        }))
+    })
+    .expect("unique method name");
+    m.register_method("shutdown", |_, _, _| -> RpcResult<Value> { Ok(Value::Null) }).expect("unique method name");
+}
+
+fn register_threads(m: &mut RpcModule<Context>) {
+    m.register_async_method("thread/open", |params, ctx, _| async move {
+        let p: OpenParams = parse(&params)?;
+        let record = ctx.service.open(p.thread_id, p.settings, p.metadata).await.map_err(from_service)?;
+        RpcResult::Ok(ThreadInfo::from(record))
+    })
+    .expect("unique method name");
+
+    m.register_async_method("thread/append", |params, ctx, _| async move {
+        let p: AppendParams = parse(&params)?;
+        let events = ctx.service.validate_events(p.events).map_err(from_service)?;
+        let record = ctx.service.append(&p.thread_id, events, p.expected_version).await.map_err(from_service)?;
+        RpcResult::Ok(json!({
+            "threadId": record.thread_id,
+            "version": record.version,
+            "eventCount": record.event_count,
+        }))
+    })
+    .expect("unique method name");
+
+    m.register_async_method("thread/render", |params, ctx, _| async move {
+        let p: RenderParams = parse(&params)?;
+        let o = p.options.unwrap_or_default();
+        let format = match p.format {
+            Format::Xml => RenderFormat::Xml,
+            Format::Messages => RenderFormat::Messages,
+            Format::Text => RenderFormat::Text,
+        };
+        let options = RenderOptions {
+            context_mode: o.context_mode,
+            instructions: o.instructions,
+            response_prefix: o.response_prefix,
+            escape: o.escape,
+            group_tool_calls: o.group_tool_calls,
+        };
+        let rendered = ctx.service.render(&p.thread_id, format, options).await.map_err(from_service)?;
+        RpcResult::Ok(match rendered {
+            Rendered::Xml { version, text } => json!({ "format": "xml", "version": version, "text": text }),
+            Rendered::Text { version, text } => json!({ "format": "text", "version": version, "text": text }),
+            Rendered::Messages { version, context_mode, messages } => json!({
+                "format": "messages",
+                "version": version,
+                "contextMode": context_mode,
+                "messages": messages,
+            }),
+        })
+    })
+    .expect("unique method name");
+
+    m.register_async_method("thread/events", |params, ctx, _| async move {
+        let p: EventsParams = parse(&params)?;
+        let EventPage { version, event_count, events } =
+            ctx.service.events(&p.thread_id, p.offset, p.limit).await.map_err(from_service)?;
+        RpcResult::Ok(json!({ "version": version, "eventCount": event_count, "events": events_json(&events) }))
+    })
+    .expect("unique method name");
+
+    m.register_async_method("thread/list", |params, ctx, _| async move {
+        let _: Empty = parse(&params)?;
+        let records = ctx.service.list().await.map_err(from_service)?;
+        let threads: Vec<ThreadInfo> = records.into_iter().map(ThreadInfo::from).collect();
+        RpcResult::Ok(json!({ "threads": threads }))
+    })
+    .expect("unique method name");
+
+    m.register_async_method("thread/close", |params, ctx, _| async move {
+        let p: ThreadIdParams = parse(&params)?;
+        ctx.service.close(&p.thread_id).await.map_err(from_service)?;
+        RpcResult::Ok(json!({ "threadId": p.thread_id, "closed": true }))
+    })
+    .expect("unique method name");
+
+    m.register_async_method("thread/delete", |params, ctx, _| async move {
+        let p: ThreadIdParams = parse(&params)?;
+        let deleted = ctx.service.delete(&p.thread_id).await.map_err(from_service)?;
+        RpcResult::Ok(json!({ "threadId": p.thread_id, "deleted": deleted }))
+    })
+    .expect("unique method name");
+}
+
+fn register_stateless(m: &mut RpcModule<Context>) {
+    m.register_method("xml/serializeThread", |params, ctx, _| -> RpcResult<Value> {
+        let p: SerializeParams = parse(&params)?;
+        let events: Vec<AgentEvent> = ctx
+            .service
+            .validate_events(p.events)
+            .map_err(from_service)?
+            .into_iter()
+            .map(|e| Arc::try_unwrap(e).unwrap_or_else(|e| (*e).clone()))
+            .collect();
+        Ok(json!({ "text": crate::xml::serialize_thread_to_xml(&events, &p.options) }))
+    })
+    .expect("unique method name");
+
+    m.register_method("xml/escape", |params, _, _| -> RpcResult<Value> {
+        let p: TextParams = parse(&params)?;
+        Ok(json!({ "text": crate::xml::escape_xml(&p.text) }))
+    })
+    .expect("unique method name");
+
+    m.register_method("xml/parseThread", |params, _, _| -> RpcResult<Value> {
+        let p: TextParams = parse(&params)?;
+        let events = crate::xml::parse_thread_xml(&p.text).map_err(|e| invalid_params("text", &e.to_string()))?;
+        let events: Vec<&Map<String, Value>> = events.iter().map(AgentEvent::fields).collect();
+        Ok(json!({ "events": events }))
+    })
+    .expect("unique method name");
+
+    m.register_method("messages/toXml", |params, _, _| -> RpcResult<Value> {
+        let p: MessagesParams = parse(&params)?;
+        Ok(json!({ "text": crate::convert::messages_to_xml(&p.messages) }))
+    })
+    .expect("unique method name");
+
+    m.register_method("messages/toText", |params, _, _| -> RpcResult<Value> {
+        let p: MessagesParams = parse(&params)?;
+        Ok(json!({ "text": crate::messages::messages_to_prompt(&p.messages) }))
+    })
+    .expect("unique method name");
+
+    m.register_method("toolCalls/parse", |params, _, _| -> RpcResult<Value> {
+        let p: TextParams = parse(&params)?;
+        Ok(serde_json::to_value(crate::convert::parse_tool_calls(&p.text)).map_err(|e| {
+            ErrorObjectOwned::owned(super::errors::INTERNAL_ERROR, e.to_string(), None::<()>)
+        })?)
+    })
+    .expect("unique method name");
+}

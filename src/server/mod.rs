@@ -1,0 +1,160 @@
+//! The sidecar: protocol v1 (JSON-RPC 2.0) over a byte stream, usually stdin/stdout.
+//!
+//! Layers, outside in: [`framing`] cuts the stream into messages, [`dispatch`] applies the
+//! lifecycle, batches, cancellation and per-thread ordering, and [`methods`] is the jsonrpsee
+//! module that turns params into calls on the thread service.
+
+pub mod dispatch;
+pub mod errors;
+pub mod framing;
+pub mod methods;
+
+use crate::service::ThreadService;
+use bytes::Bytes;
+use dispatch::{Control, Dispatcher};
+use framing::{Frame, FrameCodec, Framing};
+use futures_util::{SinkExt, StreamExt};
+use std::io::Read;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_util::codec::{FramedRead, FramedWrite};
+
+/// How long `exit` (or end of input) waits for running requests to answer.
+pub const EXIT_GRACE: Duration = Duration::from_secs(10);
+
+/// Server settings that are not the service's.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerConfig {
+    /// Largest message accepted, in bytes.
+    pub max_frame_bytes: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig { max_frame_bytes: 64 << 20 }
+    }
+}
+
+/// Serves one connection until `exit` or end of input; returns the exit status
+/// (0 when `shutdown` came first, else 1).
+pub async fn serve<R, W>(input: R, output: W, service: Arc<ThreadService>, config: ServerConfig) -> i32
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let context = methods::Context { service, max_frame_bytes: config.max_frame_bytes };
+    let framing = Arc::new(OnceLock::new());
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(write_loop(output, out_rx, framing.clone(), config.max_frame_bytes));
+    let mut dispatcher = Dispatcher::new(methods::module(context), out_tx);
+    let mut frames = FramedRead::new(input, FrameCodec::new(config.max_frame_bytes));
+
+    while let Some(frame) = frames.next().await {
+        if let Some(detected) = frames.decoder().framing() {
+            let _ = framing.set(detected);
+        }
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(e) => {
+                tracing::warn!(error = %e, "input failed");
+                break;
+            }
+        };
+        let control = match frame {
+            Frame::Message(body) => dispatcher.handle(&body),
+            Frame::TooLarge { len, max } => {
+                let error = errors::limit_exceeded("maxFrameBytes", len as u64, max as u64);
+                let data = error.data().and_then(|d| serde_json::from_str(d.get()).ok());
+                dispatcher.send_error(errors::LIMIT_EXCEEDED, error.message(), data);
+                Control::Continue
+            }
+            Frame::Garbage { reason } => {
+                dispatcher.send_error(errors::PARSE_ERROR, &format!("parse error: {reason}"), None);
+                Control::Continue
+            }
+        };
+        if control == Control::Exit {
+            break;
+        }
+    }
+
+    let status = if dispatcher.shutdown_requested() { 0 } else { 1 };
+    let tracker = dispatcher.tracker().clone();
+    tracker.close();
+    if tokio::time::timeout(EXIT_GRACE, tracker.wait()).await.is_err() {
+        tracing::warn!("exiting with requests still running");
+    }
+    drop(dispatcher); // closes the output channel, so the writer drains and ends
+    let _ = writer.await;
+    status
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    output: W,
+    mut rx: mpsc::UnboundedReceiver<String>,
+    framing: Arc<OnceLock<Framing>>,
+    max_frame_bytes: usize,
+) {
+    let mut sink: Option<FramedWrite<W, FrameCodec>> = None;
+    let mut output = Some(output);
+    while let Some(message) = rx.recv().await {
+        let sink = sink.get_or_insert_with(|| {
+            let framing = framing.get().copied().unwrap_or(Framing::Lsp);
+            FramedWrite::new(output.take().expect("taken once"), FrameCodec::with_framing(framing, max_frame_bytes))
+        });
+        // Write everything queued, then flush once.
+        let mut batch = vec![message];
+        while let Ok(more) = rx.try_recv() {
+            batch.push(more);
+        }
+        for message in batch {
+            if let Err(e) = sink.feed(message.as_bytes()).await {
+                tracing::warn!(error = %e, "output failed");
+                return;
+            }
+        }
+        if let Err(e) = sink.flush().await {
+            tracing::warn!(error = %e, "output failed");
+            return;
+        }
+    }
+}
+
+/// Standard input as an async reader that never blocks shutdown.
+///
+/// tokio's stdin reads on a blocking-pool thread that cannot be cancelled, which can keep a
+/// runtime from shutting down; a plain thread feeding a channel can simply be abandoned.
+pub fn stdin_reader() -> impl AsyncRead + Unpin {
+    let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(16);
+    std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if tx.blocking_send(Ok(Bytes::copy_from_slice(&buf[..n]))).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(e));
+                        break;
+                    }
+                }
+            }
+        })
+        .expect("spawn stdin thread");
+    tokio_util::io::StreamReader::new(tokio_stream_from(rx))
+}
+
+fn tokio_stream_from(
+    mut rx: mpsc::Receiver<std::io::Result<Bytes>>,
+) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Unpin {
+    Box::pin(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+}

@@ -1,0 +1,382 @@
+//! The thread service: open threads, append events, render them. No protocol knowledge.
+//!
+//! Threads are loaded from the store on first use and kept in a bounded LRU cache of
+//! [`ThreadState`]s. Callers are expected to order the requests of one thread (the server does
+//! it with one lane per thread); the per-thread mutex only guards against the rest.
+
+mod lru;
+mod state;
+
+use crate::event::{AgentEvent, EventError};
+use crate::messages::{messages_to_prompt, ContextMode, StoredMessage};
+use crate::store::{OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
+use crate::xml::EscapeMode;
+use lru::Lru;
+use serde_json::{Map, Value};
+use state::ThreadState;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::Mutex as AsyncMutex;
+
+/// Explicit bounds on what one request may ask of the service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Events in one `thread/append` (or any call that takes an event list).
+    pub max_events_per_call: usize,
+    /// Compact JSON size of one event, in bytes.
+    pub max_event_bytes: usize,
+    /// Threads held in memory; the memory store refuses more, durable stores evict.
+    pub max_threads_in_memory: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_events_per_call: 50_000, max_event_bytes: 4 << 20, max_threads_in_memory: 10_000 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServiceError {
+    NotFound { thread_id: String },
+    VersionConflict { thread_id: String, current_version: u64 },
+    Limit { limit: &'static str, value: u64, max: u64 },
+    InvalidParams { path: String, reason: String },
+    Store(String),
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound { thread_id } => ServiceError::NotFound { thread_id },
+            StoreError::VersionConflict { thread_id, current_version } => {
+                ServiceError::VersionConflict { thread_id, current_version }
+            }
+            StoreError::Full { limit } => {
+                ServiceError::Limit { limit: "maxThreadsInMemory", value: limit + 1, max: limit }
+            }
+            StoreError::Unavailable(reason) => ServiceError::Store(reason),
+        }
+    }
+}
+
+impl From<EventError> for ServiceError {
+    fn from(e: EventError) -> Self {
+        ServiceError::InvalidParams { path: e.path, reason: e.reason }
+    }
+}
+
+pub type ServiceResult<T> = Result<T, ServiceError>;
+
+/// How a render request wants the thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderFormat {
+    Xml,
+    Messages,
+    Text,
+}
+
+/// Per-render overrides of the thread's settings, and format switches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    pub context_mode: Option<ContextMode>,
+    pub instructions: Option<String>,
+    pub response_prefix: Option<String>,
+    pub escape: EscapeMode,
+    pub group_tool_calls: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rendered {
+    Xml { version: u64, text: String },
+    Messages { version: u64, context_mode: ContextMode, messages: Vec<StoredMessage> },
+    Text { version: u64, text: String },
+}
+
+/// A page of a thread's events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventPage {
+    pub version: u64,
+    pub event_count: u64,
+    pub events: Vec<Arc<AgentEvent>>,
+}
+
+type Shared = Arc<AsyncMutex<ThreadState>>;
+
+pub struct ThreadService {
+    store: Arc<dyn Store>,
+    limits: Limits,
+    open: Mutex<Lru<Shared>>,
+}
+
+impl ThreadService {
+    pub fn new(store: Arc<dyn Store>, limits: Limits) -> Self {
+        ThreadService { store, limits, open: Mutex::new(Lru::new(limits.max_threads_in_memory)) }
+    }
+
+    pub fn store_kind(&self) -> StoreKind {
+        self.store.kind()
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Validates raw JSON events against the limits and the event model, all or nothing.
+    pub fn validate_events(&self, values: Vec<Value>) -> ServiceResult<Vec<Arc<AgentEvent>>> {
+        let max = self.limits.max_events_per_call;
+        if values.len() > max {
+            return Err(ServiceError::Limit {
+                limit: "maxEventsPerCall",
+                value: values.len() as u64,
+                max: max as u64,
+            });
+        }
+        let mut events = Vec::with_capacity(values.len());
+        for (i, value) in values.into_iter().enumerate() {
+            let size = compact_json_size(&value);
+            if size > self.limits.max_event_bytes {
+                return Err(ServiceError::Limit {
+                    limit: "maxEventBytes",
+                    value: size as u64,
+                    max: self.limits.max_event_bytes as u64,
+                });
+            }
+            events.push(Arc::new(AgentEvent::from_value(value, &format!("events[{i}]"))?));
+        }
+        Ok(events)
+    }
+
+    pub async fn open(
+        &self,
+        thread_id: Option<String>,
+        settings: Option<ThreadSettings>,
+        metadata: Option<Map<String, Value>>,
+    ) -> ServiceResult<ThreadRecord> {
+        let thread_id = match thread_id {
+            Some(id) => {
+                check_thread_id(&id)?;
+                id
+            }
+            None => new_thread_id(),
+        };
+        let record =
+            self.store.open(OpenThread { thread_id: thread_id.clone(), settings, metadata, now: now_ms() }).await?;
+        if let Some(shared) = self.cached(&thread_id) {
+            let mut state = shared.lock().await;
+            state.record.settings = record.settings.clone();
+            state.record.metadata = record.metadata.clone();
+            state.record.updated_at = record.updated_at;
+        }
+        Ok(record)
+    }
+
+    pub async fn append(
+        &self,
+        thread_id: &str,
+        events: Vec<Arc<AgentEvent>>,
+        expected_version: Option<u64>,
+    ) -> ServiceResult<ThreadRecord> {
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        let appended = self.store.append(thread_id, expected_version, &events, now_ms()).await;
+        let appended = match appended {
+            Err(StoreError::VersionConflict { .. }) if self.store.is_shared() => {
+                // Someone else appended: catch up so the next render shows their events.
+                self.catch_up(&mut state).await?;
+                appended?
+            }
+            other => other?,
+        };
+        state.apply(events, appended);
+        Ok(state.record.clone())
+    }
+
+    pub async fn render(
+        &self,
+        thread_id: &str,
+        format: RenderFormat,
+        options: RenderOptions,
+    ) -> ServiceResult<Rendered> {
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        self.catch_up(&mut state).await?;
+        let settings = state.record.settings.clone();
+        let version = state.record.version;
+        let prefix = options.response_prefix.or(settings.response_prefix);
+        let instructions = options.instructions.or(settings.instructions);
+        let mode = options.context_mode.or(settings.context_mode).unwrap_or_default();
+        Ok(match format {
+            RenderFormat::Xml => {
+                Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) }
+            }
+            RenderFormat::Messages | RenderFormat::Text => {
+                let messages = state.messages(
+                    mode,
+                    instructions.as_deref(),
+                    prefix.as_deref(),
+                    options.escape,
+                    options.group_tool_calls,
+                );
+                if format == RenderFormat::Text {
+                    Rendered::Text { version, text: messages_to_prompt(&messages) }
+                } else {
+                    Rendered::Messages { version, context_mode: mode, messages }
+                }
+            }
+        })
+    }
+
+    pub async fn events(&self, thread_id: &str, offset: u64, limit: Option<u64>) -> ServiceResult<EventPage> {
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        self.catch_up(&mut state).await?;
+        let start = (offset as usize).min(state.events.len());
+        let end = match limit {
+            Some(limit) => start.saturating_add(limit as usize).min(state.events.len()),
+            None => state.events.len(),
+        };
+        Ok(EventPage {
+            version: state.record.version,
+            event_count: state.record.event_count,
+            events: state.events[start..end].to_vec(),
+        })
+    }
+
+    pub async fn info(&self, thread_id: &str) -> ServiceResult<ThreadRecord> {
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        self.catch_up(&mut state).await?;
+        Ok(state.record.clone())
+    }
+
+    pub async fn list(&self) -> ServiceResult<Vec<ThreadRecord>> {
+        Ok(self.store.list().await?)
+    }
+
+    /// Frees the thread's memory. With a store that is not durable this discards the thread.
+    pub async fn close(&self, thread_id: &str) -> ServiceResult<()> {
+        let was_open = self.lock_open().remove(thread_id).is_some();
+        if !self.store.is_durable() {
+            if !self.store.delete(thread_id).await? {
+                return Err(ServiceError::NotFound { thread_id: thread_id.to_owned() });
+            }
+        } else if !was_open && self.store.record(thread_id).await?.is_none() {
+            return Err(ServiceError::NotFound { thread_id: thread_id.to_owned() });
+        }
+        Ok(())
+    }
+
+    pub async fn delete(&self, thread_id: &str) -> ServiceResult<bool> {
+        self.lock_open().remove(thread_id);
+        Ok(self.store.delete(thread_id).await?)
+    }
+
+    fn lock_open(&self) -> std::sync::MutexGuard<'_, Lru<Shared>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn cached(&self, thread_id: &str) -> Option<Shared> {
+        self.lock_open().get(thread_id)
+    }
+
+    /// The open thread, loaded from the store if it is not in memory.
+    async fn load(&self, thread_id: &str) -> ServiceResult<Shared> {
+        if let Some(shared) = self.cached(thread_id) {
+            return Ok(shared);
+        }
+        let (record, events) = self.store.events_from(thread_id, 0).await?;
+        let shared = Arc::new(AsyncMutex::new(ThreadState::new(record, events)));
+        let mut open = self.lock_open();
+        // Another request may have loaded it meanwhile; keep the first.
+        if let Some(existing) = open.get(thread_id) {
+            return Ok(existing);
+        }
+        let evicted = open.insert(thread_id.to_owned(), shared.clone());
+        if !evicted.is_empty() {
+            tracing::debug!(count = evicted.len(), "evicted least recently used threads from memory");
+        }
+        Ok(shared)
+    }
+
+    /// Applies events other servers appended to a shared store.
+    async fn catch_up(&self, state: &mut ThreadState) -> ServiceResult<()> {
+        if !self.store.is_shared() {
+            return Ok(());
+        }
+        let from = state.events.len() as u64;
+        let (record, events) = self.store.events_from(&state.record.thread_id, from).await?;
+        if !events.is_empty() || record.version != state.record.version {
+            state.catch_up(record, events);
+        }
+        Ok(())
+    }
+}
+
+/// Thread ids: 1–128 characters of `[A-Za-z0-9._:-]`.
+pub fn check_thread_id(id: &str) -> ServiceResult<()> {
+    let valid = (1..=128).contains(&id.len())
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
+    if valid {
+        Ok(())
+    } else {
+        Err(ServiceError::InvalidParams {
+            path: "threadId".into(),
+            reason: "must be 1 to 128 characters of A-Z a-z 0-9 . _ : -".into(),
+        })
+    }
+}
+
+fn new_thread_id() -> String {
+    format!("t-{}", uuid::Uuid::new_v4().simple())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// The length of a value's compact JSON, computed without writing it.
+pub fn compact_json_size(value: &Value) -> usize {
+    match value {
+        Value::Null => 4,
+        Value::Bool(b) => if *b { 4 } else { 5 },
+        Value::Number(n) => n.to_string().len(),
+        Value::String(s) => string_size(s),
+        Value::Array(items) => 2 + items.len().saturating_sub(1) + items.iter().map(compact_json_size).sum::<usize>(),
+        Value::Object(map) => {
+            2 + map.len().saturating_sub(1)
+                + map.iter().map(|(k, v)| string_size(k) + 1 + compact_json_size(v)).sum::<usize>()
+        }
+    }
+}
+
+fn string_size(s: &str) -> usize {
+    2 + s.len()
+        + s.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                0x00..=0x1f => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compact_size_matches_serialized_length() {
+        let v = json!({"a": [1, 2.5, null, true, false], "b\"": "x\n\u{1}😀", "c": {}});
+        assert_eq!(compact_json_size(&v), serde_json::to_string(&v).unwrap().len());
+    }
+
+    #[test]
+    fn thread_ids_are_checked() {
+        assert!(check_thread_id("abc-1.2_3:4").is_ok());
+        assert!(check_thread_id("").is_err());
+        assert!(check_thread_id(&"a".repeat(129)).is_err());
+        assert!(check_thread_id("a b").is_err());
+        assert!(check_thread_id("é").is_err());
+    }
+}

@@ -1,0 +1,100 @@
+//! One open thread: its events and everything rendered from them so far.
+//!
+//! Renderers are built lazily per variant (escape mode, tool-call grouping) and then kept up
+//! to date on every append, so a render after an append costs only the new events plus
+//! copying the output.
+
+use crate::event::AgentEvent;
+use crate::messages::{ContextMode, StandardMessages, StoredMessage};
+use crate::store::{Appended, ThreadRecord};
+use crate::xml::{EscapeMode, XmlRenderer};
+use std::sync::Arc;
+
+pub struct ThreadState {
+    pub record: ThreadRecord,
+    pub events: Vec<Arc<AgentEvent>>,
+    xml: Vec<XmlRenderer>,
+    standard: Vec<(bool, StandardMessages)>,
+}
+
+impl ThreadState {
+    pub fn new(record: ThreadRecord, events: Vec<Arc<AgentEvent>>) -> Self {
+        ThreadState { record, events, xml: Vec::new(), standard: Vec::new() }
+    }
+
+    /// Records events the store has acknowledged.
+    pub fn apply(&mut self, events: Vec<Arc<AgentEvent>>, appended: Appended) {
+        for renderer in &mut self.xml {
+            renderer.extend(events.iter().map(Arc::as_ref));
+        }
+        for (_, builder) in &mut self.standard {
+            for event in &events {
+                builder.push(event);
+            }
+        }
+        self.events.extend(events);
+        self.record.version = appended.version;
+        self.record.event_count = appended.event_count;
+        self.record.updated_at = appended.updated_at;
+    }
+
+    /// Events another writer appended to the store, caught up with.
+    pub fn catch_up(&mut self, record: ThreadRecord, events: Vec<Arc<AgentEvent>>) {
+        let appended = Appended {
+            version: record.version,
+            event_count: record.event_count,
+            updated_at: record.updated_at,
+        };
+        self.record.settings = record.settings;
+        self.record.metadata = record.metadata;
+        self.apply(events, appended);
+    }
+
+    pub fn xml_renderer(&mut self, escape: EscapeMode) -> &XmlRenderer {
+        let index = match self.xml.iter().position(|r| r.escape() == escape) {
+            Some(index) => index,
+            None => {
+                let mut renderer = XmlRenderer::new(escape);
+                renderer.extend(self.events.iter().map(Arc::as_ref));
+                self.xml.push(renderer);
+                self.xml.len() - 1
+            }
+        };
+        &self.xml[index]
+    }
+
+    fn standard_builder(&mut self, group_tool_calls: bool) -> &StandardMessages {
+        let index = match self.standard.iter().position(|(g, _)| *g == group_tool_calls) {
+            Some(index) => index,
+            None => {
+                let mut builder = StandardMessages::new(group_tool_calls);
+                for event in &self.events {
+                    builder.push(event);
+                }
+                self.standard.push((group_tool_calls, builder));
+                self.standard.len() - 1
+            }
+        };
+        &self.standard[index].1
+    }
+
+    /// The thread as chat messages in the given context mode.
+    pub fn messages(
+        &mut self,
+        mode: ContextMode,
+        instructions: Option<&str>,
+        response_prefix: Option<&str>,
+        escape: EscapeMode,
+        group_tool_calls: bool,
+    ) -> Vec<StoredMessage> {
+        match mode {
+            ContextMode::Standard => self.standard_builder(group_tool_calls).messages(instructions),
+            ContextMode::Xml => {
+                // The system message depends only on summaries, never on grouping.
+                let system = self.standard_builder(false).system_message(instructions);
+                let document = self.xml_renderer(escape).document(response_prefix);
+                system.into_iter().chain([StoredMessage::human(document)]).collect()
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The in-memory store: threads live as long as the process, or until closed.
+
+use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
+use crate::event::AgentEvent;
+use futures_util::future::{BoxFuture, FutureExt};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+struct Entry {
+    record: ThreadRecord,
+    events: Vec<Arc<AgentEvent>>,
+    /// Creation order, for `list`.
+    serial: u64,
+}
+
+/// Threads in a `HashMap`, bounded by a thread count.
+pub struct MemoryStore {
+    max_threads: u64,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    threads: HashMap<String, Entry>,
+    next_serial: u64,
+}
+
+impl MemoryStore {
+    pub fn new(max_threads: u64) -> Self {
+        MemoryStore { max_threads, inner: Mutex::new(Inner::default()) }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
+        // A panic while holding the lock cannot leave a half-applied change (every change is a
+        // single insert or push), so a poisoned lock is still consistent.
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+}
+
+impl Store for MemoryStore {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Memory
+    }
+
+    fn open(&self, request: OpenThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
+        let result = self.with(|inner| {
+            if let Some(entry) = inner.threads.get_mut(&request.thread_id) {
+                if let Some(settings) = request.settings {
+                    entry.record.settings = settings;
+                }
+                if let Some(metadata) = request.metadata {
+                    entry.record.metadata = metadata;
+                }
+                entry.record.updated_at = request.now;
+                return Ok(entry.record.clone());
+            }
+            if inner.threads.len() as u64 >= self.max_threads {
+                return Err(StoreError::Full { limit: self.max_threads });
+            }
+            let record = ThreadRecord {
+                thread_id: request.thread_id.clone(),
+                version: 0,
+                event_count: 0,
+                settings: request.settings.unwrap_or_default(),
+                metadata: request.metadata.unwrap_or_default(),
+                created_at: request.now,
+                updated_at: request.now,
+            };
+            let serial = inner.next_serial;
+            inner.next_serial += 1;
+            inner.threads.insert(request.thread_id, Entry { record: record.clone(), events: Vec::new(), serial });
+            Ok(record)
+        });
+        async move { result }.boxed()
+    }
+
+    fn record(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<Option<ThreadRecord>>> {
+        let result = self.with(|inner| inner.threads.get(thread_id).map(|e| e.record.clone()));
+        async move { Ok(result) }.boxed()
+    }
+
+    fn events_from(
+        &self,
+        thread_id: &str,
+        from: u64,
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>> {
+        let result = self.with(|inner| match inner.threads.get(thread_id) {
+            Some(entry) => {
+                let from = (from as usize).min(entry.events.len());
+                Ok((entry.record.clone(), entry.events[from..].to_vec()))
+            }
+            None => Err(StoreError::NotFound { thread_id: thread_id.to_owned() }),
+        });
+        async move { result }.boxed()
+    }
+
+    fn append(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &[Arc<AgentEvent>],
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>> {
+        let result = self.with(|inner| {
+            let Some(entry) = inner.threads.get_mut(thread_id) else {
+                return Err(StoreError::NotFound { thread_id: thread_id.to_owned() });
+            };
+            if let Some(expected) = expected_version {
+                if expected != entry.record.version {
+                    return Err(StoreError::VersionConflict {
+                        thread_id: thread_id.to_owned(),
+                        current_version: entry.record.version,
+                    });
+                }
+            }
+            entry.events.extend_from_slice(events);
+            entry.record.version += 1;
+            entry.record.event_count = entry.events.len() as u64;
+            entry.record.updated_at = now;
+            Ok(Appended { version: entry.record.version, event_count: entry.record.event_count, updated_at: now })
+        });
+        async move { result }.boxed()
+    }
+
+    fn list(&self) -> BoxFuture<'_, StoreResult<Vec<ThreadRecord>>> {
+        let mut entries: Vec<(u64, ThreadRecord)> =
+            self.with(|inner| inner.threads.values().map(|e| (e.serial, e.record.clone())).collect());
+        entries.sort_by_key(|(serial, _)| *serial);
+        let records = entries.into_iter().map(|(_, r)| r).collect();
+        async move { Ok(records) }.boxed()
+    }
+
+    fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>> {
+        let removed = self.with(|inner| inner.threads.remove(thread_id).is_some());
+        async move { Ok(removed) }.boxed()
+    }
+}

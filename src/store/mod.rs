@@ -1,0 +1,145 @@
+//! Where threads live: an append-only event log per thread, behind one trait.
+//!
+//! The service keeps rendered state in memory and treats the store as the source of truth:
+//! every append is acknowledged only after the store has it. Durable stores (SQLite,
+//! PostgreSQL) implement the same trait as the in-memory one.
+
+mod memory;
+
+pub use memory::MemoryStore;
+
+use crate::event::AgentEvent;
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::Arc;
+
+/// Per-thread rendering settings, persisted with the thread.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ThreadSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_mode: Option<crate::messages::ContextMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_prefix: Option<String>,
+}
+
+/// Everything about a thread except its events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadRecord {
+    pub thread_id: String,
+    /// Number of successful appends; starts at 0.
+    pub version: u64,
+    pub event_count: u64,
+    pub settings: ThreadSettings,
+    pub metadata: Map<String, Value>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: u64,
+    pub updated_at: u64,
+}
+
+/// The result of a successful append.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Appended {
+    pub version: u64,
+    pub event_count: u64,
+    pub updated_at: u64,
+}
+
+/// Which kind of store backs the server (reported by `initialize`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoreError {
+    /// No thread with this id.
+    NotFound { thread_id: String },
+    /// `expectedVersion` did not match.
+    VersionConflict { thread_id: String, current_version: u64 },
+    /// The store refuses to hold more threads.
+    Full { limit: u64 },
+    /// The backing database failed or is unreachable.
+    Unavailable(String),
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::NotFound { thread_id } => write!(f, "thread {thread_id:?} not found"),
+            StoreError::VersionConflict { thread_id, current_version } => {
+                write!(f, "thread {thread_id:?} is at version {current_version}")
+            }
+            StoreError::Full { limit } => write!(f, "the store holds its limit of {limit} threads"),
+            StoreError::Unavailable(reason) => write!(f, "store unavailable: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Changes to a thread's settings and metadata on open; `None` keeps the stored value.
+#[derive(Clone, Debug, Default)]
+pub struct OpenThread {
+    pub thread_id: String,
+    pub settings: Option<ThreadSettings>,
+    pub metadata: Option<Map<String, Value>>,
+    /// Milliseconds since the Unix epoch.
+    pub now: u64,
+}
+
+/// An append-only event log of threads.
+///
+/// Implementations must make `append` atomic (all events or none) and durable before it
+/// returns, and must detect `expected_version` conflicts themselves (not read-then-write).
+pub trait Store: Send + Sync + 'static {
+    fn kind(&self) -> StoreKind;
+
+    /// Creates the thread, or updates the given settings/metadata of an existing one.
+    fn open(&self, request: OpenThread) -> BoxFuture<'_, StoreResult<ThreadRecord>>;
+
+    /// The thread's record, if it exists.
+    fn record(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<Option<ThreadRecord>>>;
+
+    /// Events from position `from` (0-based) to the end, with the record they belong to.
+    fn events_from(
+        &self,
+        thread_id: &str,
+        from: u64,
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>>;
+
+    /// Appends all `events` or none. With `expected_version`, fails with `VersionConflict`
+    /// unless the thread is at that version.
+    fn append(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &[Arc<AgentEvent>],
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>>;
+
+    /// Every thread's record, oldest first.
+    fn list(&self) -> BoxFuture<'_, StoreResult<Vec<ThreadRecord>>>;
+
+    /// Removes the thread; `false` when there was none.
+    fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>>;
+
+    /// Whether the store keeps threads after the server lets go of them (`thread/close`).
+    fn is_durable(&self) -> bool {
+        self.kind() != StoreKind::Memory
+    }
+
+    /// Whether other processes may append to the same threads (so reads must catch up).
+    fn is_shared(&self) -> bool {
+        false
+    }
+}
