@@ -76,6 +76,35 @@ struct Lane {
     pending: Arc<AtomicUsize>,
 }
 
+/// Deepest nesting of arrays and objects accepted in a message (serde_json stops at 128).
+pub const MAX_JSON_DEPTH: usize = 100;
+
+/// The deepest nesting of arrays and objects in a JSON text, found without parsing it.
+fn json_depth(text: &[u8]) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in text {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
 /// Lanes beyond this many are pruned of idle ones.
 const LANE_PRUNE_THRESHOLD: usize = 256;
 
@@ -126,6 +155,13 @@ impl Dispatcher {
                 return Control::Continue;
             }
         };
+        let depth = json_depth(body);
+        if depth > MAX_JSON_DEPTH {
+            let error = errors::limit_exceeded("maxJsonDepth", depth as u64, MAX_JSON_DEPTH as u64);
+            let data = error.data().and_then(|d| serde_json::from_str(d.get()).ok());
+            self.send_error(errors::LIMIT_EXCEEDED, error.message(), data);
+            return Control::Continue;
+        }
         if text.trim_start().starts_with('[') {
             return self.handle_batch(text);
         }
@@ -150,13 +186,7 @@ impl Dispatcher {
     }
 
     fn send_parse_error(&self, e: &serde_json::Error) {
-        if e.to_string().contains("recursion limit exceeded") {
-            let error = errors::limit_exceeded("maxJsonDepth", 129, 128);
-            let data = error.data().and_then(|d| serde_json::from_str(d.get()).ok());
-            self.send_error(errors::LIMIT_EXCEEDED, error.message(), data);
-        } else {
-            self.send_error(errors::PARSE_ERROR, &format!("parse error: {e}"), None);
-        }
+        self.send_error(errors::PARSE_ERROR, &format!("parse error: {e}"), None);
     }
 
     fn handle_batch(&mut self, text: &str) -> Control {
@@ -201,8 +231,8 @@ impl Dispatcher {
     /// Checks one entry and starts it; the receiver yields its response (or `None`).
     fn start(&mut self, raw: &RawValue) -> Started {
         let envelope = match serde_json::from_str::<Envelope>(raw.get()) {
-            Ok(envelope) => envelope,
-            Err(_) => {
+            Ok(envelope) if raw.get().starts_with('{') => envelope,
+            _ => {
                 return ready(Some(response("null", errors::INVALID_REQUEST, "invalid request: not a JSON-RPC request object", None)));
             }
         };

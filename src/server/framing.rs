@@ -100,7 +100,7 @@ impl FrameCodec {
     fn skip_garbage(&mut self, buf: &mut BytesMut, reason: &str) -> Frame {
         let skip = find_ignore_case(&buf[1..], CONTENT_LENGTH)
             .map(|i| i + 1)
-            .unwrap_or_else(|| buf.len().saturating_sub(CONTENT_LENGTH.len() - 1).max(1));
+            .unwrap_or_else(|| (buf.len() - partial_header_suffix(buf)).max(1));
         buf.advance(skip.min(buf.len()));
         self.state = State::Header;
         Frame::Garbage { reason: format!("{reason}; skipped {skip} bytes") }
@@ -272,6 +272,14 @@ fn truncate(s: &str) -> &str {
         Some((i, _)) => &s[..i],
         None => s,
     }
+}
+
+/// Length of the longest tail of `buf` that could begin a `Content-Length` header still arriving.
+fn partial_header_suffix(buf: &[u8]) -> usize {
+    (1..CONTENT_LENGTH.len().min(buf.len() + 1))
+        .rev()
+        .find(|&n| buf[buf.len() - n..].eq_ignore_ascii_case(&CONTENT_LENGTH[..n]))
+        .unwrap_or(0)
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
