@@ -3,8 +3,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use threadkeeper::messages::{
-    build_messages, context_injection, system_message, xml_messages_from, ContextMode, MessageOptions,
-    MessageType, StandardMessages, StoredMessage,
+    build_messages, context_injection, system_message, xml_messages_from, ContextMode, MessageOptions, MessageType,
+    StandardMessages, StoredMessage,
 };
 use threadkeeper::{escape_xml, serialize_thread_to_xml, AgentEvent, EscapeMode, XmlOptions, XmlRenderer};
 
@@ -158,12 +158,8 @@ fn tool_result_events_become_tool_messages_with_call_id() {
             (m.data.tool_call_id.clone().unwrap(), m.content_str().unwrap().to_owned())
         })
         .collect();
-    let expected = [
-        ("c&<1>", "plain \"text\""),
-        ("c2", "[1.5,true,{\"k\":\"v\\n\"}]"),
-        ("c3", "null"),
-        ("c4", "1e+21"),
-    ];
+    let expected =
+        [("c&<1>", "plain \"text\""), ("c2", "[1.5,true,{\"k\":\"v\\n\"}]"), ("c3", "null"), ("c4", "1e+21")];
     assert_eq!(contents, expected.map(|(a, b)| (a.to_owned(), b.to_owned())));
 }
 
@@ -338,7 +334,9 @@ fn xml_mode_produces_system_and_single_human_message() {
     assert_eq!(
         messages,
         vec![
-            StoredMessage::system("## Previous Iteration Summaries\n\n### Iteration(s) 0\nUser asked.\n\n\n\nBe helpful."),
+            StoredMessage::system(
+                "## Previous Iteration Summaries\n\n### Iteration(s) 0\nUser asked.\n\n\n\nBe helpful."
+            ),
             StoredMessage::human(THREAD_XML),
         ]
     );
@@ -443,7 +441,10 @@ fn both_modes_convey_equivalent_information() {
             "tool_call" => {
                 let args = threadkeeper::js_json::to_string(&fields["args"]);
                 let call = standard.iter().flat_map(|m| m.tool_calls()).find(|c| c.id.as_deref() == Some("call_1"));
-                assert_eq!(call.map(|c| (c.name.as_str(), Value::Object(c.args.clone()))), Some(("calculator", fields["args"].clone())));
+                assert_eq!(
+                    call.map(|c| (c.name.as_str(), Value::Object(c.args.clone()))),
+                    Some(("calculator", fields["args"].clone()))
+                );
                 (args, false)
             }
             // Terminal and control events are XML-only by design; summaries go to the system message.

@@ -102,7 +102,8 @@ mod tests {
             json!({"type":"message","role":"user","content":"hi","iteration":3}),
             json!({"type":"summary","iteration":4,"summarizedIterations":[3],"summary":"Did B."}),
         ]);
-        let injection = "## Previous Iteration Summaries\n\n### Iteration(s) 1, 2\nDid A.\n\n### Iteration(s) 3\nDid B.\n\n";
+        let injection =
+            "## Previous Iteration Summaries\n\n### Iteration(s) 1, 2\nDid A.\n\n### Iteration(s) 3\nDid B.\n\n";
         assert_eq!(context_injection(&thread), injection);
         assert_eq!(system_message(&thread, None), Some(StoredMessage::system(injection)));
         assert_eq!(

@@ -36,7 +36,12 @@ pub struct StandardMessages {
 
 impl StandardMessages {
     pub fn new(group_tool_calls: bool) -> Self {
-        StandardMessages { group_tool_calls, injection: ContextInjection::new(), messages: Vec::new(), open_group: None }
+        StandardMessages {
+            group_tool_calls,
+            injection: ContextInjection::new(),
+            messages: Vec::new(),
+            open_group: None,
+        }
     }
 
     pub fn group_tool_calls(&self) -> bool {

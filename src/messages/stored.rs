@@ -260,16 +260,15 @@ mod tests {
         let message: StoredMessage = serde_json::from_str(r#"{"type":"generic","data":{"role":"x"}}"#).unwrap();
         assert_eq!(message.message_type, MessageType::Other("generic".into()));
         assert_eq!(message.content_text(), "");
-        assert_eq!(
-            serde_json::to_string(&message).unwrap(),
-            r#"{"type":"generic","data":{"content":"","role":"x"}}"#
-        );
+        assert_eq!(serde_json::to_string(&message).unwrap(), r#"{"type":"generic","data":{"content":"","role":"x"}}"#);
     }
 
     #[test]
     fn malformed_tool_calls_are_rejected_with_a_reason() {
         let err = |text: &str| serde_json::from_str::<StoredMessage>(text).unwrap_err().to_string();
-        assert!(err(r#"{"type":"ai","data":{"content":"","tool_calls":[{"args":{}}]}}"#).contains("missing field `name`"));
+        assert!(
+            err(r#"{"type":"ai","data":{"content":"","tool_calls":[{"args":{}}]}}"#).contains("missing field `name`")
+        );
         assert!(err(r#"{"type":"ai","data":{"content":"","tool_calls":[{"name":"a","args":"x"}]}}"#)
             .contains("`args` must be an object"));
     }
