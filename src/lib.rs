@@ -14,5 +14,10 @@ pub mod service;
 pub mod store;
 pub mod xml;
 
+pub use convert::{messages_to_prompt, messages_to_xml, parse_tool_calls, ParsedToolCall, ParsedToolCalls};
 pub use event::{AgentEvent, EventError, EventKind, Role};
+pub use messages::{
+    build_messages, context_injection, system_message, ContextMode, MessageOptions, MessageType, StandardMessages,
+    StoredMessage, ToolCall,
+};
 pub use xml::{escape_xml, serialize_thread_to_xml, EscapeMode, XmlOptions, XmlRenderer};

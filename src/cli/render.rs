@@ -3,7 +3,7 @@
 use super::input::{parse_events, read_source};
 use clap::{Args, ValueEnum};
 use std::io::Write;
-use threadkeeper::messages::{build_messages, messages_to_prompt, ContextMode, MessageOptions};
+use threadkeeper::{build_messages, messages_to_prompt, ContextMode, MessageOptions};
 use threadkeeper::{serialize_thread_to_xml, EscapeMode, XmlOptions};
 
 #[derive(Args, Debug)]

@@ -1,4 +1,12 @@
-//! TEMPORARY stub until the convert module lands.
-use crate::messages::StoredMessage;
-pub fn messages_to_xml(_m: &[StoredMessage]) -> String { String::new() }
-pub fn parse_tool_calls(_t: &str) -> serde_json::Value { serde_json::Value::Null }
+//! Stateless conversions for CLI model providers (seed 003): stored messages to a `<thread>`
+//! document or a labelled text prompt, and tool calls out of a model's text reply.
+
+mod js_whitespace;
+mod thread_splice;
+mod to_prompt;
+mod to_xml;
+mod tool_calls;
+
+pub use to_prompt::messages_to_prompt;
+pub use to_xml::messages_to_xml;
+pub use tool_calls::{parse_tool_calls, ParsedToolCall, ParsedToolCalls};

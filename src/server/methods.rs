@@ -323,7 +323,7 @@ fn register_stateless(m: &mut RpcModule<Context>) {
 
     m.register_method("messages/toText", |params, _, _| -> RpcResult<Value> {
         let p: MessagesParams = parse(&params)?;
-        Ok(json!({ "text": crate::messages::messages_to_prompt(&p.messages) }))
+        Ok(json!({ "text": crate::convert::messages_to_prompt(&p.messages) }))
     })
     .expect("unique method name");
 

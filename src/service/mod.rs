@@ -8,7 +8,8 @@ mod lru;
 mod state;
 
 use crate::event::{AgentEvent, EventError};
-use crate::messages::{messages_to_prompt, ContextMode, StoredMessage};
+use crate::convert::messages_to_prompt;
+use crate::messages::{ContextMode, StoredMessage};
 use crate::store::{OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
 use crate::xml::EscapeMode;
 use lru::Lru;

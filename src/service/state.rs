@@ -5,7 +5,7 @@
 //! copying the output.
 
 use crate::event::AgentEvent;
-use crate::messages::{ContextMode, StandardMessages, StoredMessage};
+use crate::messages::{xml_messages_from, ContextInjection, ContextMode, StandardMessages, StoredMessage};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
 use std::sync::Arc;
@@ -13,17 +13,22 @@ use std::sync::Arc;
 pub struct ThreadState {
     pub record: ThreadRecord,
     pub events: Vec<Arc<AgentEvent>>,
+    /// Summaries as the system message presents them; kept eagerly, it grows only with summaries.
+    injection: ContextInjection,
     xml: Vec<XmlRenderer>,
     standard: Vec<(bool, StandardMessages)>,
 }
 
 impl ThreadState {
     pub fn new(record: ThreadRecord, events: Vec<Arc<AgentEvent>>) -> Self {
-        ThreadState { record, events, xml: Vec::new(), standard: Vec::new() }
+        let mut injection = ContextInjection::new();
+        injection.extend(events.iter().map(Arc::as_ref));
+        ThreadState { record, events, injection, xml: Vec::new(), standard: Vec::new() }
     }
 
     /// Records events the store has acknowledged.
     pub fn apply(&mut self, events: Vec<Arc<AgentEvent>>, appended: Appended) {
+        self.injection.extend(events.iter().map(Arc::as_ref));
         for renderer in &mut self.xml {
             renderer.extend(events.iter().map(Arc::as_ref));
         }
@@ -51,31 +56,32 @@ impl ThreadState {
     }
 
     pub fn xml_renderer(&mut self, escape: EscapeMode) -> &XmlRenderer {
-        let index = match self.xml.iter().position(|r| r.escape() == escape) {
-            Some(index) => index,
-            None => {
-                let mut renderer = XmlRenderer::new(escape);
-                renderer.extend(self.events.iter().map(Arc::as_ref));
-                self.xml.push(renderer);
-                self.xml.len() - 1
-            }
-        };
+        let index = self.xml_index(escape);
         &self.xml[index]
     }
 
-    fn standard_builder(&mut self, group_tool_calls: bool) -> &StandardMessages {
-        let index = match self.standard.iter().position(|(g, _)| *g == group_tool_calls) {
-            Some(index) => index,
-            None => {
-                let mut builder = StandardMessages::new(group_tool_calls);
-                for event in &self.events {
-                    builder.push(event);
-                }
-                self.standard.push((group_tool_calls, builder));
-                self.standard.len() - 1
-            }
-        };
-        &self.standard[index].1
+    /// The renderer for `escape`, built from the events on first use.
+    fn xml_index(&mut self, escape: EscapeMode) -> usize {
+        if let Some(index) = self.xml.iter().position(|r| r.escape() == escape) {
+            return index;
+        }
+        let mut renderer = XmlRenderer::new(escape);
+        renderer.extend(self.events.iter().map(Arc::as_ref));
+        self.xml.push(renderer);
+        self.xml.len() - 1
+    }
+
+    /// The standard-mode builder for a grouping choice, built from the events on first use.
+    fn standard_index(&mut self, group_tool_calls: bool) -> usize {
+        if let Some(index) = self.standard.iter().position(|(g, _)| *g == group_tool_calls) {
+            return index;
+        }
+        let mut builder = StandardMessages::new(group_tool_calls);
+        for event in &self.events {
+            builder.push(event);
+        }
+        self.standard.push((group_tool_calls, builder));
+        self.standard.len() - 1
     }
 
     /// The thread as chat messages in the given context mode.
@@ -88,12 +94,13 @@ impl ThreadState {
         group_tool_calls: bool,
     ) -> Vec<StoredMessage> {
         match mode {
-            ContextMode::Standard => self.standard_builder(group_tool_calls).messages(instructions),
+            ContextMode::Standard => {
+                let index = self.standard_index(group_tool_calls);
+                self.standard[index].1.to_messages(instructions)
+            }
             ContextMode::Xml => {
-                // The system message depends only on summaries, never on grouping.
-                let system = self.standard_builder(false).system_message(instructions);
-                let document = self.xml_renderer(escape).document(response_prefix);
-                system.into_iter().chain([StoredMessage::human(document)]).collect()
+                let renderer = self.xml_index(escape);
+                xml_messages_from(&self.injection, &self.xml[renderer], instructions, response_prefix)
             }
         }
     }
