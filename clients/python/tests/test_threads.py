@@ -77,13 +77,15 @@ async def test_events_come_back_exactly(tk: AsyncThreadKeeper) -> None:
         {"iteration": 3, "type": "message", "content": "keys out of order", "role": "user", "extra": {"nested": [1, 2.5, "x"]}},
         {"type": "approval", "iteration": 4, "decision": "granted", "by": {"name": "ann"}, "timestamp": 5},
         {"type": "tool_result", "toolCallId": "none", "result": {"ok": True, "list": [None, "é", "😀"]}, "iteration": 4, "durationMs": 12},
+        # Looks like a JSON-RPC response inside the data: must come back as data.
+        {"type": "rpc_log", "iteration": 5, "jsonrpc": "2.0", "id": 1, "result": {"error": {"code": -1}}},
     ]
     await thread.append(events)
     back = await thread.events()
     assert back == events
     assert [list(e) for e in back] == [list(e) for e in events], "same key order"
-    assert await thread.events_page(offset=1, limit=1) == EventsPage(1, 3, [events[1]])
-    assert await thread.events(offset=2) == [events[2]]
+    assert await thread.events_page(offset=1, limit=1) == EventsPage(1, 4, [events[1]])
+    assert await thread.events(offset=2) == events[2:]
     assert await thread.events(offset=10) == []
 
 

@@ -85,14 +85,16 @@ describe("threads", () => {
       { iteration: 3, type: "message", content: "keys out of order", role: "user", extra: { nested: [1, 2.5, "x"] } },
       { type: "approval", iteration: 4, decision: "granted", by: { name: "ann" }, timestamp: 5 },
       { type: "tool_result", toolCallId: "none", result: { ok: true, list: [null, "é", "\u{1F600}"] }, iteration: 4, durationMs: 12 },
+      // Looks like a JSON-RPC response inside the data: must come back as data.
+      { type: "rpc_log", iteration: 5, jsonrpc: "2.0", id: 1, result: { error: { code: -1 } } },
     ];
     await thread.append(events);
     const back = await thread.events();
     assert.deepEqual(back, events);
     assert.deepEqual(back.map((e) => Object.keys(e)), events.map((e) => Object.keys(e)), "same key order");
     const page = await thread.eventsPage({ offset: 1, limit: 1 });
-    assert.deepEqual(page, { version: 1, eventCount: 3, events: [events[1]] });
-    assert.deepEqual(await thread.events({ offset: 2 }), [events[2]]);
+    assert.deepEqual(page, { version: 1, eventCount: 4, events: [events[1]] });
+    assert.deepEqual(await thread.events({ offset: 2 }), events.slice(2));
     assert.deepEqual(await thread.events({ offset: 10 }), []);
   });
 
