@@ -1,11 +1,13 @@
 import { spawn as spawnProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
 import {
+  CancellationTokenSource,
   ConnectionError,
   createMessageConnection,
   ErrorCodes as RpcErrorCodes,
   ResponseError,
   StreamMessageReader,
   StreamMessageWriter,
+  type CancellationToken,
   type MessageConnection,
 } from "vscode-jsonrpc/node";
 import { findBinary } from "./discovery.js";
@@ -209,15 +211,27 @@ export class ThreadKeeper {
     this.connection.dispose();
   }
 
-  /** Sends any request; resolves with its result or rejects with a `ThreadKeeperError`. */
-  call<T = unknown>(method: string, params?: object): Promise<T> {
+  /**
+   * Sends any request; resolves with its result or rejects with a `ThreadKeeperError`. Aborting
+   * `signal` sends `$/cancelRequest`: a read-only request still running then rejects with -32800.
+   */
+  call<T = unknown>(method: string, params?: object, options: { signal?: AbortSignal } = {}): Promise<T> {
     if (this.stopped) return Promise.reject(this.stopped);
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(new ThreadKeeperError(ErrorCodes.Cancelled, "request cancelled before it was sent"));
+    let token: CancellationToken | undefined;
+    if (signal) {
+      const source = new CancellationTokenSource();
+      signal.addEventListener("abort", () => source.cancel(), { once: true });
+      token = source.token;
+    }
     return new Promise<T>((resolve, reject) => {
       const entry: Pending = { reject };
       this.pending.add(entry);
       let sent: Promise<T>;
       try {
-        sent = params === undefined ? this.connection.sendRequest<T>(method) : this.connection.sendRequest<T>(method, params);
+        if (params === undefined) sent = token ? this.connection.sendRequest<T>(method, token) : this.connection.sendRequest<T>(method);
+        else sent = token ? this.connection.sendRequest<T>(method, params, token) : this.connection.sendRequest<T>(method, params);
       } catch (error) {
         sent = Promise.reject(error);
       }

@@ -50,6 +50,29 @@ describe("concurrency", () => {
   });
 });
 
+describe("cancellation", () => {
+  test("aborting a call sends $/cancelRequest; the connection goes on", async () => {
+    const tk = await spawnMemory();
+    try {
+      const thread = await tk.openThread();
+      await thread.append(loopEvents(4000));
+      const controller = new AbortController();
+      const call = tk.call<{ text: string }>("thread/render", { threadId: thread.id, format: "xml" }, { signal: controller.signal });
+      controller.abort();
+      // Either the server stopped it (-32800) or it had already finished: both are correct.
+      await call.then(
+        (result) => assert.match(result.text, /^<thread>/),
+        (error) => assert.equal(error.code, ErrorCodes.Cancelled),
+      );
+      await rejectsWithCode(tk.call("xml/escape", { text: "x" }, { signal: AbortSignal.abort() }), ErrorCodes.Cancelled);
+      assert.equal(await tk.escapeXml("<"), "&lt;");
+      assert.equal((await thread.eventsPage()).eventCount, 4000);
+    } finally {
+      await tk.close();
+    }
+  });
+});
+
 describe("server death", () => {
   test("killing the server mid-call rejects every pending call at once, and later calls too", async () => {
     const tk = await spawnMemory();
