@@ -1,0 +1,57 @@
+"""Errors: those the server answers with, and those about the server process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ErrorCode:
+    """Error codes of protocol v1 (negative: sent by the server) and of this client (positive)."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    NOT_INITIALIZED = -32002
+    CANCELLED = -32800
+    THREAD_NOT_FOUND = -32001
+    VERSION_CONFLICT = -32003
+    LIMIT_EXCEEDED = -32004
+    STORE_FAILED = -32005
+    #: Client side: the server process ended (or never started) while a call needed it.
+    SERVER_EXITED = 1
+    #: Client side: no server binary could be found.
+    BINARY_NOT_FOUND = 2
+
+
+class ThreadKeeperError(Exception):
+    """An error answered by the server (``code``, ``message``, ``data`` as on the wire)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
+
+
+class ServerExitedError(ThreadKeeperError):
+    """The server process ended: every pending and later call fails with this."""
+
+    def __init__(self, message: str, exit_code: int | None, stderr: str) -> None:
+        super().__init__(ErrorCode.SERVER_EXITED, message, {"exitCode": exit_code, "stderr": stderr})
+        #: The exit status; negative for a signal (``-9`` after SIGKILL), as asyncio reports it.
+        self.exit_code = exit_code
+        #: The last part of what the server wrote to stderr.
+        self.stderr = stderr
+
+
+class BinaryNotFoundError(ThreadKeeperError):
+    """No server binary was found; the message says where we looked and how to build one."""
+
+    def __init__(self, message: str, searched: list[str]) -> None:
+        super().__init__(ErrorCode.BINARY_NOT_FOUND, message, {"searched": searched})
+        self.searched = searched

@@ -1,0 +1,220 @@
+"""Wire types of threadkeeper protocol v1. Keys are exactly those on the wire (camelCase).
+
+Events and messages are plain dicts: what is appended comes back unchanged, extra keys and
+unknown event types included. The TypedDicts below describe the known shapes for type checkers.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # pragma: no cover
+    from typing_extensions import NotRequired, TypedDict
+
+
+class MessageEvent(TypedDict):
+    type: Literal["message"]
+    iteration: int
+    role: Literal["user", "assistant", "system"]
+    content: str
+    timestamp: NotRequired[int]
+
+
+class ToolCallEvent(TypedDict):
+    type: Literal["tool_call"]
+    iteration: int
+    toolName: str
+    toolCallId: str
+    args: dict[str, Any]
+    timestamp: NotRequired[int]
+
+
+class ToolResultEvent(TypedDict):
+    type: Literal["tool_result"]
+    iteration: int
+    toolCallId: str
+    result: Any
+    timestamp: NotRequired[int]
+
+
+class ErrorEvent(TypedDict):
+    type: Literal["error"]
+    iteration: int
+    error: str
+    recoverable: bool
+    toolCallId: NotRequired[str]
+    timestamp: NotRequired[int]
+
+
+class HumanInputRequestedEvent(TypedDict):
+    type: Literal["human_input_requested"]
+    iteration: int
+    question: str
+    context: NotRequired[str]
+    urgency: NotRequired[Literal["low", "medium", "high"]]
+    format: NotRequired[Literal["free_text", "yes_no", "multiple_choice"]]
+    choices: NotRequired[list[str]]
+    timestamp: NotRequired[int]
+
+
+class HumanInputReceivedEvent(TypedDict):
+    type: Literal["human_input_received"]
+    iteration: int
+    response: str
+    timestamp: NotRequired[int]
+
+
+class CompletionEvent(TypedDict):
+    type: Literal["completion"]
+    iteration: int
+    result: str
+    verified: bool
+    timestamp: NotRequired[int]
+
+
+class SummaryEvent(TypedDict):
+    type: Literal["summary"]
+    iteration: int
+    summarizedIterations: list[int]
+    summary: str
+    timestamp: NotRequired[int]
+
+
+#: The agent events the server knows, discriminated by ``type``.
+AgentEvent = Union[
+    MessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ErrorEvent,
+    HumanInputRequestedEvent,
+    HumanInputReceivedEvent,
+    CompletionEvent,
+    SummaryEvent,
+]
+
+#: Any event, including types this version does not know (the server keeps them whole).
+AnyAgentEvent = Union[AgentEvent, dict[str, Any]]
+
+
+class StoredToolCall(TypedDict):
+    id: str
+    name: str
+    args: dict[str, Any]
+    type: NotRequired[Literal["tool_call"]]
+
+
+class StoredMessage(TypedDict):
+    """LangChain's stored-message form: ``{"type": "human"|"ai"|"system"|"tool", "data": {...}}``."""
+
+    type: Literal["system", "human", "ai", "tool"]
+    data: dict[str, Any]
+
+
+ContextMode = Literal["standard", "xml"]
+EscapeMode = Literal["full", "minimal"]
+TurnFormat = Literal["yaml", "json"]
+RenderFormat = Literal["xml", "messages", "text"]
+
+
+class ThreadSettings(TypedDict, total=False):
+    contextMode: ContextMode
+    instructions: str
+    responsePrefix: str
+
+
+@dataclass(frozen=True)
+class ThreadInfo:
+    thread_id: str
+    #: Number of successful appends; starts at 0.
+    version: int
+    event_count: int
+    settings: ThreadSettings
+    metadata: dict[str, Any]
+    #: Milliseconds since the Unix epoch.
+    created_at: int
+    updated_at: int
+
+    @classmethod
+    def from_wire(cls, value: dict[str, Any]) -> ThreadInfo:
+        return cls(
+            thread_id=value["threadId"],
+            version=value["version"],
+            event_count=value["eventCount"],
+            settings=value.get("settings", {}),
+            metadata=value.get("metadata", {}),
+            created_at=value["createdAt"],
+            updated_at=value["updatedAt"],
+        )
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    thread_id: str
+    version: int
+    event_count: int
+
+
+@dataclass(frozen=True)
+class EventsPage:
+    version: int
+    event_count: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ParsedToolCall(TypedDict):
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+class ParsedToolCalls(TypedDict):
+    toolCalls: list[ParsedToolCall]
+    content: str
+
+
+# Turns (geppetto turn documents): snake_case keys on the wire.
+
+BlockKind = Literal["user", "llm_text", "tool_call", "tool_use", "system", "reasoning", "other"]
+
+
+class Block(TypedDict, total=False):
+    id: str
+    turn_id: str
+    kind: BlockKind
+    role: str
+    payload: dict[str, Any]
+    metadata: dict[str, Any]
+
+
+class Turn(TypedDict, total=False):
+    version: int
+    id: str
+    run_id: str
+    blocks: list[Block]
+    metadata: dict[str, Any]
+    data: dict[str, Any]
+
+
+class TurnRead(TypedDict):
+    turn: Turn
+    warnings: list[str]
+
+
+class TurnProblem(TypedDict):
+    path: str
+    message: str
+
+
+class TurnValidation(TypedDict):
+    valid: bool
+    problems: list[TurnProblem]
+
+
+class InitializeResult(TypedDict):
+    serverInfo: dict[str, Any]
+    protocolVersion: int
+    capabilities: dict[str, Any]

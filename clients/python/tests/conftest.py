@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from threadkeeper import AsyncThreadKeeper, ThreadKeeper, ThreadKeeperError, find_binary
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PACKAGE_DIR))  # for bench.reference_serializer
+
+#: The binary under test: THREADKEEPER_BIN, else the usual discovery.
+BINARY = find_binary()
+#: Tests pass the store explicitly: the server's default store may change.
+MEMORY_ARGS = ["--store", "memory"]
+
+
+def repo_root() -> Path:
+    for directory in [PACKAGE_DIR, *PACKAGE_DIR.parents]:
+        if (directory / "Cargo.toml").is_file():
+            return directory
+    raise RuntimeError("not inside the threadkeeper repository")
+
+
+async def spawn_memory(*extra: str) -> AsyncThreadKeeper:
+    return await AsyncThreadKeeper.spawn(binary=BINARY, args=[*MEMORY_ARGS, *extra], client_info={"name": "threadkeeper-py-tests"})
+
+
+@pytest.fixture
+async def tk() -> AsyncIterator[AsyncThreadKeeper]:
+    client = await spawn_memory()
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+def sample_events() -> list[dict[str, Any]]:
+    """The seed's example thread."""
+    return [
+        {"type": "message", "role": "user", "content": "What is 2+2?", "iteration": 0, "timestamp": 1700000000000},
+        {"type": "tool_call", "toolName": "calculator", "toolCallId": "c1", "args": {"expression": "2+2"}, "iteration": 1, "timestamp": 1700000000001},
+        {"type": "tool_result", "toolCallId": "c1", "result": "4", "iteration": 1, "timestamp": 1700000000002},
+        {"type": "message", "role": "assistant", "content": "The answer is 4.", "iteration": 1, "timestamp": 1700000000003},
+        {"type": "completion", "result": "The answer is 4.", "verified": True, "iteration": 1, "timestamp": 1700000000004},
+    ]
+
+
+#: The seed-000 document of ``sample_events()``, written out by hand.
+SAMPLE_XML = "\n".join(
+    [
+        "<thread>",
+        '  <event type="human" id="0" iteration="0">What is 2+2?</event>',
+        '  <event type="tool_input" id="1" name="calculator" iteration="1">{&quot;expression&quot;:&quot;2+2&quot;}</event>',
+        '  <event type="tool_output" id="2" name="calculator" status="success" iteration="1">4</event>',
+        '  <event type="ai" id="3" iteration="1">The answer is 4.</event>',
+        '  <event type="completion" id="4" iteration="1">The answer is 4.</event>',
+        "</thread>",
+    ]
+)
+
+
+def loop_events(n: int, start: int = 0) -> list[dict[str, Any]]:
+    """``n`` events of an agent loop: user turn, tool call, tool result, assistant reply, repeated."""
+    events: list[dict[str, Any]] = []
+    for i in range(start, start + n):
+        step = i // 4
+        call_id = f"call_{step}"
+        ts = 1700000000000 + i
+        if i % 4 == 0:
+            events.append({"type": "message", "role": "user", "content": f'Step {step}: what is {step} * 3 & "why"?', "iteration": step, "timestamp": ts})
+        elif i % 4 == 1:
+            events.append({"type": "tool_call", "toolName": "calculator", "toolCallId": call_id, "args": {"expression": f"{step} * 3", "precise": True}, "iteration": step, "timestamp": ts})
+        elif i % 4 == 2:
+            events.append({"type": "tool_result", "toolCallId": call_id, "result": {"value": step * 3, "unit": None}, "iteration": step, "timestamp": ts})
+        else:
+            events.append({"type": "message", "role": "assistant", "content": f"It is <b>{step * 3}</b>.", "iteration": step, "timestamp": ts})
+    return events
+
+
+def assert_subset(actual: Any, expected: Any, path: str = "$") -> None:
+    """Every field of ``expected`` is in ``actual`` with an equal value (extra fields allowed)."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f"{path}: expected an object, got {actual!r}"
+        for key, value in expected.items():
+            assert key in actual, f"{path}.{key}: missing in {actual!r}"
+            assert_subset(actual[key], value, f"{path}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), f"{path}: expected {len(expected)} items, got {actual!r}"
+        for i, item in enumerate(expected):
+            assert_subset(actual[i], item, f"{path}[{i}]")
+    else:
+        assert actual == expected, f"{path}: expected {expected!r}, got {actual!r}"
+
+
+# Some renderers may still be stubs in the server under test. Tests of their specified
+# behaviour skip when a probe shows the stub; THREADKEEPER_REQUIRE_ALL=1 makes them run.
+REQUIRE_ALL = os.environ.get("THREADKEEPER_REQUIRE_ALL") == "1"
+
+
+def _answers(call: Any) -> bool:
+    try:
+        call()
+    except ThreadKeeperError as error:
+        return error.code != -32601
+    return True
+
+
+def _probe() -> dict[str, bool]:
+    with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as client:
+        human = [{"type": "human", "data": {"content": "x"}}]
+        thread = client.open_thread()
+        thread.append(sample_events())
+        found = {
+            "messages": len(thread.render_messages()) > 0,
+            "messages_to_text": client.messages_to_text(human) != "",  # type: ignore[arg-type]
+            "messages_to_xml": client.messages_to_xml(human) != "",  # type: ignore[arg-type]
+            "parse_tool_calls": client.parse_tool_calls("hi") is not None,
+            "parse_thread_xml": len(client.parse_thread_xml(SAMPLE_XML)) > 0,
+            "turns": _answers(lambda: client.validate_turn({"blocks": []})),
+            "export": _answers(lambda: thread.export("json")),
+        }
+    return {name: value or REQUIRE_ALL for name, value in found.items()}
+
+
+AVAILABLE = _probe()
+
+
+def requires(feature: str, what: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(not AVAILABLE[feature], reason=f"{what} is not implemented by this server build yet")

@@ -1,0 +1,262 @@
+/**
+ * Wire types of threadkeeper protocol v1. Field names are exactly those on the wire.
+ */
+
+/** Fields every agent event has. Extra fields are kept by the server and returned as sent. */
+export interface EventBase {
+  iteration: number;
+  /** Milliseconds since the Unix epoch. */
+  timestamp?: number;
+  [extra: string]: unknown;
+}
+
+export interface MessageEvent extends EventBase {
+  type: "message";
+  role: "user" | "assistant" | "system";
+  content: string;
+}
+
+export interface ToolCallEvent extends EventBase {
+  type: "tool_call";
+  toolName: string;
+  toolCallId: string;
+  args: Record<string, unknown>;
+}
+
+export interface ToolResultEvent extends EventBase {
+  type: "tool_result";
+  toolCallId: string;
+  result: unknown;
+}
+
+export interface ErrorEvent extends EventBase {
+  type: "error";
+  error: string;
+  recoverable: boolean;
+  toolCallId?: string;
+}
+
+export interface HumanInputRequestedEvent extends EventBase {
+  type: "human_input_requested";
+  question: string;
+  context?: string;
+  urgency?: "low" | "medium" | "high";
+  format?: "free_text" | "yes_no" | "multiple_choice";
+  choices?: string[];
+}
+
+export interface HumanInputReceivedEvent extends EventBase {
+  type: "human_input_received";
+  response: string;
+}
+
+export interface CompletionEvent extends EventBase {
+  type: "completion";
+  result: string;
+  verified: boolean;
+}
+
+export interface SummaryEvent extends EventBase {
+  type: "summary";
+  summarizedIterations: number[];
+  summary: string;
+}
+
+/** The agent events the server knows, discriminated by `type`. */
+export type AgentEvent =
+  | MessageEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | ErrorEvent
+  | HumanInputRequestedEvent
+  | HumanInputReceivedEvent
+  | CompletionEvent
+  | SummaryEvent;
+
+export type AgentEventType = AgentEvent["type"];
+
+/** An event of a type this version does not know; the server keeps it whole. */
+export interface UnknownAgentEvent extends EventBase {
+  type: string;
+}
+
+/** What a thread holds: known events, and events of newer types passed through as they are. */
+export type AnyAgentEvent = AgentEvent | UnknownAgentEvent;
+
+const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set<AgentEventType>([
+  "message",
+  "tool_call",
+  "tool_result",
+  "error",
+  "human_input_requested",
+  "human_input_received",
+  "completion",
+  "summary",
+]);
+
+/** Narrows an event to the known union. */
+export function isKnownEvent(event: AnyAgentEvent): event is AgentEvent {
+  return KNOWN_EVENT_TYPES.has(event.type);
+}
+
+/** A tool call as LangChain stores it on an AI message. */
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  type?: "tool_call";
+}
+
+export interface StoredMessageData {
+  content: string;
+  [extra: string]: unknown;
+}
+
+/** LangChain's stored-message form (`mapStoredMessagesToChatMessages` / `messages_from_dict`). */
+export type StoredMessage =
+  | { type: "system"; data: StoredMessageData }
+  | { type: "human"; data: StoredMessageData }
+  | { type: "ai"; data: StoredMessageData & { tool_calls?: StoredToolCall[] } }
+  | { type: "tool"; data: StoredMessageData & { tool_call_id: string } };
+
+export type ContextMode = "standard" | "xml";
+export type EscapeMode = "full" | "minimal";
+
+export interface ThreadSettings {
+  contextMode?: ContextMode;
+  instructions?: string;
+  responsePrefix?: string;
+}
+
+export interface ThreadInfo {
+  threadId: string;
+  /** Number of successful appends; starts at 0. */
+  version: number;
+  eventCount: number;
+  settings: ThreadSettings;
+  metadata: Record<string, unknown>;
+  /** Milliseconds since the Unix epoch. */
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface AppendResult {
+  threadId: string;
+  version: number;
+  eventCount: number;
+}
+
+/** Per-render overrides of the thread's settings, and format switches. */
+export interface RenderOptions {
+  contextMode?: ContextMode;
+  instructions?: string;
+  responsePrefix?: string;
+  /** Body escaping of the XML document; attribute values are always fully escaped. */
+  escape?: EscapeMode;
+  /** Merge adjacent tool calls of one iteration into one AI message. */
+  groupToolCalls?: boolean;
+}
+
+export interface XmlRender {
+  format: "xml";
+  version: number;
+  text: string;
+}
+
+export interface TextRender {
+  format: "text";
+  version: number;
+  text: string;
+}
+
+export interface MessagesRender {
+  format: "messages";
+  version: number;
+  contextMode: ContextMode;
+  messages: StoredMessage[];
+}
+
+export interface EventsPage {
+  version: number;
+  eventCount: number;
+  events: AnyAgentEvent[];
+}
+
+export interface SerializeOptions {
+  responsePrefix?: string;
+  escape?: EscapeMode;
+}
+
+export interface ParsedToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export interface ParsedToolCalls {
+  toolCalls: ParsedToolCall[];
+  content: string;
+}
+
+// Turns (geppetto turn documents).
+
+export type BlockKind = "user" | "llm_text" | "tool_call" | "tool_use" | "system" | "reasoning" | "other";
+
+export interface Block {
+  id?: string;
+  turn_id?: string;
+  kind: BlockKind;
+  role?: "user" | "assistant" | "system" | string;
+  payload?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Turn {
+  version?: number;
+  id?: string;
+  run_id?: string;
+  blocks: Block[];
+  metadata?: Record<string, unknown>;
+  data?: Record<string, unknown>;
+}
+
+export type TurnFormat = "yaml" | "json";
+
+export interface TurnWriteOptions {
+  redactEncryptedContent?: boolean;
+  omitData?: boolean;
+}
+
+export interface TurnRead {
+  turn: Turn;
+  warnings: string[];
+}
+
+export interface TurnProblem {
+  path: string;
+  message: string;
+}
+
+export interface TurnValidation {
+  valid: boolean;
+  problems: TurnProblem[];
+}
+
+// Lifecycle.
+
+export interface ServerInfo {
+  name: string;
+  version: string;
+}
+
+export interface ServerCapabilities {
+  renderFormats: string[];
+  store: { kind: "memory" | "sqlite" | "postgres" | string };
+  [extra: string]: unknown;
+}
+
+export interface InitializeResult {
+  serverInfo: ServerInfo;
+  protocolVersion: number;
+  capabilities: ServerCapabilities;
+}
