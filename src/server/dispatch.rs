@@ -143,7 +143,12 @@ impl Dispatcher {
 
     /// Sends an error that belongs to no request (id null).
     pub fn send_error(&self, code: i32, message: &str, data: Option<serde_json::Value>) {
-        let _ = self.out.send(response("null", code, message, data));
+        self.send_error_to("null", code, message, data);
+    }
+
+    /// Sends an error for the request whose id is the raw JSON `id`.
+    pub fn send_error_to(&self, id: &str, code: i32, message: &str, data: Option<serde_json::Value>) {
+        let _ = self.out.send(response(id, code, message, data));
     }
 
     /// Handles one message body: a request, a notification or a batch.
@@ -293,6 +298,10 @@ impl Dispatcher {
             }
         }
 
+        if self.module.method(&method).is_none() {
+            let message = format!("method not found: {method:?}");
+            return ready(id.as_deref().map(|id| response(id, errors::METHOD_NOT_FOUND, &message, None)));
+        }
         let params = envelope.params.map_or("", RawValue::get);
         let request = if params.is_empty() {
             format!(r#"{{"jsonrpc":"2.0","id":0,"method":{}}}"#, envelope.method.map_or("\"\"", RawValue::get))

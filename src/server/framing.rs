@@ -5,6 +5,7 @@
 //! and reported as [`Frame::TooLarge`]; garbage is skipped up to the next header and reported
 //! as [`Frame::Garbage`], so one bad frame never ends the connection.
 
+use super::sniff::{sniff_id, SNIFF_BYTES};
 use bytes::{Buf, Bytes, BytesMut};
 use std::io;
 use tokio_util::codec::{Decoder, Encoder};
@@ -23,8 +24,9 @@ pub enum Framing {
 pub enum Frame {
     /// One message body (not yet parsed).
     Message(Bytes),
-    /// A frame longer than the limit; its bytes were skipped.
-    TooLarge { len: usize, max: usize },
+    /// A frame longer than the limit; its bytes are skipped. `id` is the request id found in
+    /// its first bytes, if any, so the error can answer the request.
+    TooLarge { len: usize, max: usize, id: Option<String> },
     /// Bytes that are not a frame, skipped; `reason` says what was wrong.
     Garbage { reason: String },
 }
@@ -39,6 +41,8 @@ enum State {
     Detect,
     Header,
     Body(usize),
+    /// Waiting for the first bytes of an oversized LSP body, to find its id.
+    SniffBody(usize),
     /// Skipping the rest of an oversized LSP body.
     SkipBody(usize),
     /// Skipping the rest of an oversized NDJSON line.
@@ -85,8 +89,8 @@ impl FrameCodec {
             Ok(len) => {
                 buf.advance(end + terminator);
                 if len > self.max_frame {
-                    self.state = State::SkipBody(len);
-                    Some(Frame::TooLarge { len, max: self.max_frame })
+                    self.state = State::SniffBody(len);
+                    None
                 } else {
                     self.state = State::Body(len);
                     None
@@ -111,9 +115,10 @@ impl FrameCodec {
             let Some(newline) = memchr(b'\n', buf) else {
                 if buf.len() > self.max_frame {
                     let len = buf.len();
+                    let id = sniff_id(&buf[..SNIFF_BYTES.min(len)]);
                     buf.clear();
                     self.state = State::SkipLine;
-                    return Some(Frame::TooLarge { len, max: self.max_frame });
+                    return Some(Frame::TooLarge { len, max: self.max_frame, id });
                 }
                 return None;
             };
@@ -123,7 +128,8 @@ impl FrameCodec {
                 continue;
             }
             if body.len() > self.max_frame {
-                return Some(Frame::TooLarge { len: body.len(), max: self.max_frame });
+                let id = sniff_id(&body[..SNIFF_BYTES.min(body.len())]);
+                return Some(Frame::TooLarge { len: body.len(), max: self.max_frame, id });
             }
             return Some(Frame::Message(Bytes::copy_from_slice(body)));
         }
@@ -176,6 +182,15 @@ impl Decoder for FrameCodec {
                     self.state = State::Header;
                     let take = cut.unwrap_or(len);
                     return Ok(Some(Frame::Message(buf.split_to(take).freeze())));
+                }
+                State::SniffBody(len) => {
+                    let want = SNIFF_BYTES.min(len);
+                    if buf.len() < want {
+                        return Ok(None);
+                    }
+                    let id = sniff_id(&buf[..want]);
+                    self.state = State::SkipBody(len);
+                    return Ok(Some(Frame::TooLarge { len, max: self.max_frame, id }));
                 }
                 State::SkipBody(remaining) => {
                     let n = remaining.min(buf.len());
@@ -341,18 +356,20 @@ mod tests {
     fn oversized_lsp_body_is_skipped_without_buffering() {
         let mut codec = FrameCodec::new(4);
         let mut buf = BytesMut::from(&b"Content-Length: 10\r\n\r\n12345"[..]);
-        assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLarge { len: 10, max: 4 }));
+        assert_eq!(codec.decode(&mut buf).unwrap(), None, "waits for the bytes that may hold the id");
+        buf.extend_from_slice(b"67890");
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLarge { len: 10, max: 4, id: None }));
         assert_eq!(codec.decode(&mut buf).unwrap(), None);
         assert!(buf.is_empty());
-        buf.extend_from_slice(b"67890Content-Length: 2\r\n\r\n{}");
+        buf.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
         assert_eq!(codec.decode(&mut buf).unwrap(), Some(msg("{}")));
     }
 
     #[test]
     fn oversized_ndjson_line_is_skipped() {
         let mut codec = FrameCodec::new(4);
-        let frames = decode_all(&mut codec, b"{\"toolong\":1}\n{}\n");
-        assert_eq!(frames, vec![Frame::TooLarge { len: 13, max: 4 }, msg("{}")]);
+        let frames = decode_all(&mut codec, b"{\"id\":3,\"x\":1}\n{}\n");
+        assert_eq!(frames, vec![Frame::TooLarge { len: 14, max: 4, id: Some("3".into()) }, msg("{}")]);
     }
 
     #[test]

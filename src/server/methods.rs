@@ -192,7 +192,6 @@ fn register_lifecycle(m: &mut RpcModule<Context>) {
                 "renderFormats": ["xml", "messages", "text"],
                 "contextModes": ["standard", "xml"],
                 "escapeModes": ["full", "minimal"],
-                "turnFormats": ["yaml", "json"],
                 "store": { "kind": ctx.service.store_kind() },
                 "limits": {
                     "maxFrameBytes": ctx.max_frame_bytes,

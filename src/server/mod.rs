@@ -8,6 +8,7 @@ pub mod dispatch;
 pub mod errors;
 pub mod framing;
 pub mod methods;
+mod sniff;
 
 use crate::service::ThreadService;
 use bytes::Bytes;
@@ -64,10 +65,10 @@ where
         };
         let control = match frame {
             Frame::Message(body) => dispatcher.handle(&body),
-            Frame::TooLarge { len, max } => {
+            Frame::TooLarge { len, max, id } => {
                 let error = errors::limit_exceeded("maxFrameBytes", len as u64, max as u64);
                 let data = error.data().and_then(|d| serde_json::from_str(d.get()).ok());
-                dispatcher.send_error(errors::LIMIT_EXCEEDED, error.message(), data);
+                dispatcher.send_error_to(id.as_deref().unwrap_or("null"), errors::LIMIT_EXCEEDED, error.message(), data);
                 Control::Continue
             }
             Frame::Garbage { reason } => {
