@@ -1,0 +1,237 @@
+//! Whole-process benchmarks of the sidecar over real pipes (run: `cargo bench --bench protocol`).
+//!
+//! 1. Round trip of a small request (p50, p99) against a bare echo peer over the same framing.
+//! 2. Agent loop: 1,000 steps, each appends 4 events and renders the thread as XML; against the
+//!    Node reference serializer re-rendering the whole thread in-process each step.
+//! 3. Memory: resident size of 1,000 threads of 100 events against their raw JSON size.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_threadkeeper");
+
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Peer {
+    fn spawn(mut command: Command) -> Peer {
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Peer { child, stdin, stdout }
+    }
+
+    fn server() -> Peer {
+        let mut command = Command::new(BIN);
+        command.args(["serve", "--store", "memory"]);
+        let mut peer = Peer::spawn(command);
+        peer.call(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize"}));
+        peer
+    }
+
+    fn echo() -> Peer {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command.arg("--echo-peer");
+        Peer::spawn(command)
+    }
+
+    fn send_body(&mut self, body: &[u8]) {
+        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+        self.stdin.write_all(body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn recv_body(&mut self) -> Vec<u8> {
+        read_frame(&mut self.stdout).expect("a response")
+    }
+
+    fn call(&mut self, request: &Value) -> Value {
+        self.send_body(&serde_json::to_vec(request).unwrap());
+        serde_json::from_slice(&self.recv_body()).unwrap()
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_frame(reader: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((_, value)) = line.split_once(':') {
+            length = value.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(body)
+}
+
+/// The floor: a peer that answers each frame with the same bytes.
+fn echo_peer() {
+    let stdin = std::io::stdin();
+    let mut reader = stdin.lock();
+    let mut stdout = std::io::stdout().lock();
+    while let Some(body) = read_frame(&mut reader) {
+        write!(stdout, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+        stdout.write_all(&body).unwrap();
+        stdout.flush().unwrap();
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn round_trip() {
+    const CALLS: usize = 5_000;
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "xml/escape", "params": {"text": "a < b & \"c\""}});
+    let body = serde_json::to_vec(&request).unwrap();
+    for (name, mut peer) in [("threadkeeper xml/escape", Peer::server()), ("echo peer (floor)", Peer::echo())] {
+        for _ in 0..200 {
+            peer.send_body(&body);
+            peer.recv_body();
+        }
+        let mut times = Vec::with_capacity(CALLS);
+        for _ in 0..CALLS {
+            let start = Instant::now();
+            peer.send_body(&body);
+            peer.recv_body();
+            times.push(start.elapsed());
+        }
+        times.sort();
+        println!(
+            "round trip, {name}: p50 {}, p99 {} ({CALLS} calls)",
+            us(percentile(&times, 0.5)),
+            us(percentile(&times, 0.99))
+        );
+    }
+}
+
+/// The events of one agent-loop step: a tool call, its result, an assistant reply, a user turn.
+fn step_events(step: usize) -> Vec<Value> {
+    let call_id = format!("call_{step}");
+    vec![
+        json!({"type": "tool_call", "toolName": "search", "toolCallId": call_id, "args": {"query": format!("step {step} query"), "limit": 5}, "iteration": step, "timestamp": 1763769600000u64 + step as u64}),
+        json!({"type": "tool_result", "toolCallId": call_id, "result": format!("result {step}: {}", "lorem ipsum <dolor> & sit amet ".repeat(12)), "iteration": step, "timestamp": 1763769600001u64 + step as u64}),
+        json!({"type": "message", "role": "assistant", "content": format!("Step {step}: I found \"something\" worth checking."), "iteration": step, "timestamp": 1763769600002u64 + step as u64}),
+        json!({"type": "message", "role": "user", "content": "Go on, and mind the 'edge cases'.", "iteration": step, "timestamp": 1763769600003u64 + step as u64}),
+    ]
+}
+
+const STEPS: usize = 1_000;
+
+fn agent_loop() {
+    let mut peer = Peer::server();
+    peer.call(&json!({"jsonrpc": "2.0", "id": 1, "method": "thread/open", "params": {"threadId": "loop"}}));
+    let mut per_step = Vec::with_capacity(STEPS);
+    let mut last_len = 0;
+    let start = Instant::now();
+    for step in 0..STEPS {
+        let t = Instant::now();
+        peer.call(&json!({"jsonrpc": "2.0", "id": 2, "method": "thread/append", "params": {"threadId": "loop", "events": step_events(step)}}));
+        let rendered = peer.call(&json!({"jsonrpc": "2.0", "id": 3, "method": "thread/render", "params": {"threadId": "loop", "format": "xml"}}));
+        last_len = rendered["result"]["text"].as_str().unwrap().len();
+        per_step.push(t.elapsed());
+    }
+    let total = start.elapsed();
+    let first: Duration = per_step[..100].iter().sum::<Duration>() / 100;
+    let last: Duration = per_step[STEPS - 100..].iter().sum::<Duration>() / 100;
+    println!(
+        "agent loop, threadkeeper: {STEPS} steps in {:.3} s, {} per step; steps 1-100 {} avg, steps 901-1000 {} avg; final document {} kB",
+        total.as_secs_f64(),
+        us(total / STEPS as u32),
+        us(first),
+        us(last),
+        last_len / 1024
+    );
+    let events: Vec<Value> = (0..STEPS).flat_map(step_events).collect();
+    let path = std::env::temp_dir().join("threadkeeper-agent-loop-events.json");
+    std::fs::write(&path, serde_json::to_vec(&events).unwrap()).unwrap();
+    let node = Command::new("node").arg("bench/agent-loop-reference.mjs").arg(&path).output();
+    match node {
+        Ok(out) if out.status.success() => {
+            let report = String::from_utf8_lossy(&out.stdout);
+            print!("agent loop, {report}");
+            if let Some(ms) = report.split("total_ms=").nth(1).and_then(|s| s.split_whitespace().next()).and_then(|s| s.parse::<f64>().ok()) {
+                println!("agent loop, ratio: threadkeeper is {:.1}x faster end to end", ms / 1e3 / total.as_secs_f64());
+            }
+        }
+        Ok(out) => println!("agent loop, Node reference failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => println!("agent loop, Node reference not run ({e})"),
+    }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn memory() {
+    const THREADS: usize = 1_000;
+    const EVENTS: usize = 100;
+    let mut peer = Peer::server();
+    let baseline = rss_kib(peer.pid());
+    let mut raw = 0usize;
+    for t in 0..THREADS {
+        let id = format!("m{t}");
+        peer.call(&json!({"jsonrpc": "2.0", "id": 1, "method": "thread/open", "params": {"threadId": id}}));
+        let events: Vec<Value> = (0..EVENTS / 4).flat_map(step_events).collect();
+        raw += events.iter().map(|e| serde_json::to_string(e).unwrap().len()).sum::<usize>();
+        peer.call(&json!({"jsonrpc": "2.0", "id": 2, "method": "thread/append", "params": {"threadId": id, "events": events}}));
+        // Render once, as a host would, so the kept rendering counts too.
+        peer.call(&json!({"jsonrpc": "2.0", "id": 3, "method": "thread/render", "params": {"threadId": id, "format": "xml"}}));
+    }
+    let after = rss_kib(peer.pid());
+    println!(
+        "memory: {THREADS} threads x {EVENTS} events: raw JSON {:.1} MiB, resident {:.1} MiB after (baseline {:.1} MiB), {:.2}x the raw size",
+        raw as f64 / 1048576.0,
+        after as f64 / 1024.0,
+        baseline as f64 / 1024.0,
+        (after - baseline) as f64 * 1024.0 / raw as f64
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--echo-peer") {
+        return echo_peer();
+    }
+    // `cargo test --benches` runs benches once in test mode; skip the long measurement then.
+    if !args.iter().any(|a| a == "--bench") {
+        println!("protocol benches: run with `cargo bench --bench protocol`");
+        return;
+    }
+    round_trip();
+    agent_loop();
+    memory();
+}
+
