@@ -187,8 +187,13 @@ impl ThreadService {
             }
             other => other?,
         };
-        state.apply(events, appended);
-        Ok(state.record.clone())
+        if appended.event_count == (state.events.len() + events.len()) as u64 {
+            state.apply(events, appended);
+        } else {
+            // Others appended since we last looked, so ours landed after theirs: read them all.
+            self.catch_up(&mut state).await?;
+        }
+        Ok(ThreadRecord { version: appended.version, event_count: appended.event_count, ..state.record.clone() })
     }
 
     pub async fn render(
@@ -305,7 +310,11 @@ impl ThreadService {
         }
         let from = state.events.len() as u64;
         let (record, events) = self.store.events_from(&state.record.thread_id, from).await?;
-        if !events.is_empty() || record.version != state.record.version {
+        if record.event_count < from || record.created_at != state.record.created_at {
+            // Deleted and made anew elsewhere: what we hold belongs to the old thread.
+            let (record, events) = self.store.events_from(&record.thread_id, 0).await?;
+            *state = ThreadState::new(record, events);
+        } else if !events.is_empty() || record.version != state.record.version {
             state.catch_up(record, events);
         }
         Ok(())

@@ -1,0 +1,373 @@
+//! SQLite: one database file, one connection, one transaction per call.
+//!
+//! Durability: the journal is a write-ahead log with `synchronous = FULL`, so a commit returns
+//! only after its WAL frames are fsynced; an acknowledged append survives a process crash and
+//! a power loss, and an interrupted one leaves no trace (uncommitted frames are ignored on
+//! recovery). `NORMAL` would survive a process crash too, but may lose the last commits on
+//! power loss, which the store's contract does not allow.
+//!
+//! Calls run on tokio's blocking pool, so the async runtime never waits on disk. Several
+//! processes may use one file: writes are serialized by SQLite's lock (`BEGIN IMMEDIATE` with
+//! a busy timeout) and readers catch up, so the store reports itself as shared.
+
+use super::codec::{decode_event, encode_events, encode_json, RawRecord};
+use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
+use crate::event::AgentEvent;
+use futures_util::future::{BoxFuture, FutureExt};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The schema this version writes; `PRAGMA user_version` holds the database's.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Marks the file as ours (`PRAGMA application_id`, "TkTh").
+const APPLICATION_ID: i64 = 0x546b_5468;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: threads, and their events in append order.
+    "CREATE TABLE threads (
+        thread_key  INTEGER PRIMARY KEY AUTOINCREMENT,
+        thread_id   TEXT NOT NULL UNIQUE,
+        version     INTEGER NOT NULL,
+        event_count INTEGER NOT NULL,
+        settings    TEXT NOT NULL,
+        metadata    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL
+    );
+    CREATE TABLE events (
+        thread_key INTEGER NOT NULL,
+        seq        INTEGER NOT NULL,
+        body       TEXT NOT NULL,
+        PRIMARY KEY (thread_key, seq)
+    ) WITHOUT ROWID;",
+];
+
+/// How long a write waits for another process holding the database lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct SqliteStore {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    path: PathBuf,
+    /// `None` after a failure: the next call reopens the file.
+    conn: Mutex<Option<Connection>>,
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it if missing, and applies migrations.
+    /// Blocks; call it before serving or from a blocking context.
+    pub fn open(path: &Path) -> StoreResult<Self> {
+        let conn = connect(path, true)?;
+        Ok(SqliteStore { shared: Arc::new(Shared { path: path.to_owned(), conn: Mutex::new(Some(conn)) }) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    /// Runs `f` with the connection on the blocking pool.
+    fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    ) -> BoxFuture<'static, StoreResult<T>> {
+        let shared = self.shared.clone();
+        async move {
+            tokio::task::spawn_blocking(move || shared.with_connection(f))
+                .await
+                .map_err(|e| StoreError::Unavailable(format!("database task failed: {e}")))?
+        }
+        .boxed()
+    }
+}
+
+impl Shared {
+    fn with_connection<T>(&self, f: impl FnOnce(&mut Connection) -> StoreResult<T>) -> StoreResult<T> {
+        // Every change is one transaction, so a panic cannot leave a half-applied one behind.
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            // Reopen without creating: a database that vanished is an error, not a new empty one.
+            *guard = Some(connect(&self.path, false)?);
+            tracing::info!(path = %self.path.display(), "reopened the database");
+        }
+        let result = f(guard.as_mut().expect("connected above"));
+        if let Err(StoreError::Unavailable(reason)) = &result {
+            tracing::warn!(path = %self.path.display(), %reason, "database call failed; reopening on next use");
+            *guard = None;
+        }
+        result
+    }
+}
+
+fn unavailable(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |e| StoreError::Unavailable(format!("sqlite database {}: {}", path.display(), describe(&e)))
+}
+
+/// The error with SQLite's extended code named, e.g. "disk I/O error (SQLITE_IOERR_WRITE)".
+fn describe(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(code, message) => {
+            let text = message.clone().unwrap_or_else(|| code.to_string());
+            let name = rusqlite::ffi::code_to_str(code.extended_code);
+            format!("{text} ({name}, code {})", code.extended_code)
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Why the operating system refuses the file, when it does: SQLite only says "unable to open".
+fn os_reason(path: &Path) -> Option<String> {
+    let result = if path.exists() {
+        std::fs::OpenOptions::new().read(true).write(true).open(path).map(drop)
+    } else {
+        std::fs::OpenOptions::new().write(true).create_new(true).open(path).map(|_| {
+            let _ = std::fs::remove_file(path);
+        })
+    };
+    result.err().map(|e| e.to_string())
+}
+
+fn connect(path: &Path, create: bool) -> StoreResult<Connection> {
+    let err = unavailable(path);
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| match os_reason(path) {
+        Some(reason) => StoreError::Unavailable(format!("cannot open sqlite database {}: {reason}", path.display())),
+        None => err(e),
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(&err)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(&err)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Unavailable(format!(
+            "sqlite database {}: cannot use a write-ahead log (journal mode stays {mode:?})",
+            path.display()
+        )));
+    }
+    conn.pragma_update(None, "synchronous", "FULL").map_err(&err)?;
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// Brings the schema to [`SCHEMA_VERSION`]; refuses databases that are newer or not ours.
+fn migrate(conn: &mut Connection, path: &Path) -> StoreResult<()> {
+    let err = unavailable(path);
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(&err)?;
+    let application_id: i64 = tx.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(&err)?;
+    let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(&err)?;
+    if application_id != APPLICATION_ID && (application_id != 0 || tables != 0) {
+        return Err(StoreError::Unavailable(format!(
+            "{} is not a threadkeeper database (it holds other data); refusing to change it",
+            path.display()
+        )));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Unavailable(format!(
+            "database {} has schema version {version}, newer than the {SCHEMA_VERSION} this threadkeeper \
+             understands; refusing to open it (use a newer threadkeeper)",
+            path.display()
+        )));
+    }
+    if version == SCHEMA_VERSION {
+        return Ok(()); // dropping the transaction ends it; nothing was written
+    }
+    for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(migration).map_err(&err)?;
+        tracing::info!(path = %path.display(), from, to = from + 1, "migrated the database schema");
+    }
+    tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(&err)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(&err)?;
+    tx.commit().map_err(&err)
+}
+
+const RECORD_COLUMNS: &str =
+    "t.thread_id, t.version, t.event_count, t.settings, t.metadata, t.created_at, t.updated_at";
+
+fn read_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
+    Ok(RawRecord {
+        thread_id: row.get(0)?,
+        version: row.get(1)?,
+        event_count: row.get(2)?,
+        settings: row.get(3)?,
+        metadata: row.get(4)?,
+        created_at: row.get(5)?,
+        updated_at: row.get(6)?,
+    })
+}
+
+fn select_record(conn: &Connection, path: &Path, thread_id: &str) -> StoreResult<Option<ThreadRecord>> {
+    let sql = format!("SELECT {RECORD_COLUMNS} FROM threads t WHERE t.thread_id = ?1");
+    let mut stmt = conn.prepare_cached(&sql).map_err(unavailable(path))?;
+    stmt.query_row([thread_id], read_record).optional().map_err(unavailable(path))?.map(RawRecord::decode).transpose()
+}
+
+impl Store for SqliteStore {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Sqlite
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn open(&self, request: OpenThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
+        let path = self.shared.path.clone();
+        self.call(move |conn| {
+            let err = unavailable(&path);
+            let settings = request.settings.as_ref().map(encode_json).transpose()?;
+            let metadata = request.metadata.as_ref().map(encode_json).transpose()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+            let now = request.now as i64;
+            tx.execute(
+                "INSERT INTO threads (thread_id, version, event_count, settings, metadata, created_at, updated_at)
+                 VALUES (?1, 0, 0, coalesce(?2, '{}'), coalesce(?3, '{}'), ?4, ?4)
+                 ON CONFLICT (thread_id) DO UPDATE SET
+                    settings = coalesce(?2, settings), metadata = coalesce(?3, metadata), updated_at = ?4",
+                params![request.thread_id, settings, metadata, now],
+            )
+            .map_err(&err)?;
+            let record = select_record(&tx, &path, &request.thread_id)?
+                .ok_or_else(|| StoreError::Unavailable("thread vanished while opening it".into()))?;
+            tx.commit().map_err(&err)?;
+            Ok(record)
+        })
+    }
+
+    fn record(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<Option<ThreadRecord>>> {
+        let path = self.shared.path.clone();
+        let thread_id = thread_id.to_owned();
+        self.call(move |conn| select_record(conn, &path, &thread_id))
+    }
+
+    fn events_from(
+        &self,
+        thread_id: &str,
+        from: u64,
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>> {
+        let path = self.shared.path.clone();
+        let thread_id = thread_id.to_owned();
+        self.call(move |conn| {
+            let err = unavailable(&path);
+            // One statement: the record and the events come from the same snapshot.
+            let sql = format!(
+                "SELECT {RECORD_COLUMNS}, e.seq, e.body FROM threads t
+                 LEFT JOIN events e ON e.thread_key = t.thread_key AND e.seq >= ?2
+                 WHERE t.thread_id = ?1 ORDER BY e.seq"
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(&err)?;
+            let mut rows = stmt.query(params![thread_id, from as i64]).map_err(&err)?;
+            let mut record = None;
+            let mut events = Vec::new();
+            while let Some(row) = rows.next().map_err(&err)? {
+                if record.is_none() {
+                    record = Some(read_record(row).map_err(&err)?.decode()?);
+                }
+                let seq: Option<i64> = row.get(7).map_err(&err)?;
+                let body: Option<String> = row.get(8).map_err(&err)?;
+                if let (Some(seq), Some(body)) = (seq, body) {
+                    events.push(Arc::new(decode_event(&thread_id, seq as u64, &body)?));
+                }
+            }
+            match record {
+                Some(record) => Ok((record, events)),
+                None => Err(StoreError::NotFound { thread_id }),
+            }
+        })
+    }
+
+    fn append(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &[Arc<AgentEvent>],
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>> {
+        let path = self.shared.path.clone();
+        let thread_id = thread_id.to_owned();
+        let events = events.to_vec();
+        async move {
+            // Serialize before taking the connection, so the lock is held only for the write.
+            let bodies = tokio::task::spawn_blocking(move || encode_events(&events))
+                .await
+                .map_err(|e| StoreError::Unavailable(format!("encoding events failed: {e}")))??;
+            self.call(move |conn| {
+                let err = unavailable(&path);
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+                let current = tx
+                    .query_row(
+                        "SELECT thread_key, version, event_count FROM threads WHERE thread_id = ?1",
+                        [&thread_id],
+                        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)),
+                    )
+                    .optional()
+                    .map_err(&err)?;
+                let Some((key, version, count)) = current else {
+                    return Err(StoreError::NotFound { thread_id });
+                };
+                if let Some(expected) = expected_version {
+                    if expected != version as u64 {
+                        return Err(StoreError::VersionConflict { thread_id, current_version: version as u64 });
+                    }
+                }
+                {
+                    let mut insert = tx
+                        .prepare_cached("INSERT INTO events (thread_key, seq, body) VALUES (?1, ?2, ?3)")
+                        .map_err(&err)?;
+                    for (i, body) in bodies.iter().enumerate() {
+                        insert.execute(params![key, count + i as i64, body]).map_err(&err)?;
+                    }
+                }
+                let (version, count) = (version + 1, count + bodies.len() as i64);
+                tx.execute(
+                    "UPDATE threads SET version = ?2, event_count = ?3, updated_at = ?4 WHERE thread_key = ?1",
+                    params![key, version, count, now as i64],
+                )
+                .map_err(&err)?;
+                // Returns once the commit is on disk (synchronous = FULL).
+                tx.commit().map_err(&err)?;
+                Ok(Appended { version: version as u64, event_count: count as u64, updated_at: now })
+            })
+            .await
+        }
+        .boxed()
+    }
+
+    fn list(&self) -> BoxFuture<'_, StoreResult<Vec<ThreadRecord>>> {
+        let path = self.shared.path.clone();
+        self.call(move |conn| {
+            let err = unavailable(&path);
+            let sql = format!("SELECT {RECORD_COLUMNS} FROM threads t ORDER BY t.thread_key");
+            let mut stmt = conn.prepare_cached(&sql).map_err(&err)?;
+            let rows = stmt.query_map([], read_record).map_err(&err)?;
+            let mut records = Vec::new();
+            for row in rows {
+                records.push(row.map_err(&err)?.decode()?);
+            }
+            Ok(records)
+        })
+    }
+
+    fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>> {
+        let path = self.shared.path.clone();
+        let thread_id = thread_id.to_owned();
+        self.call(move |conn| {
+            let err = unavailable(&path);
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+            tx.execute(
+                "DELETE FROM events WHERE thread_key = (SELECT thread_key FROM threads WHERE thread_id = ?1)",
+                [&thread_id],
+            )
+            .map_err(&err)?;
+            let deleted = tx.execute("DELETE FROM threads WHERE thread_id = ?1", [&thread_id]).map_err(&err)?;
+            tx.commit().map_err(&err)?;
+            Ok(deleted > 0)
+        })
+    }
+}
