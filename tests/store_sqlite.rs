@@ -142,7 +142,7 @@ fn sigkill_mid_stream_keeps_every_acknowledged_append_and_no_partial_one() {
             acknowledged = acknowledged.max(version);
         }
     }
-    let sent = writer.join().unwrap() as u64;
+    let sent = server.join_background(writer) as u64;
 
     let mut restarted = Server::start(&sqlite(&path));
     let stored = restarted.call("thread/events", json!({"threadId": "crash"}));

@@ -314,7 +314,12 @@ impl ThreadService {
             // Deleted and made anew elsewhere: what we hold belongs to the old thread.
             let (record, events) = self.store.events_from(&record.thread_id, 0).await?;
             *state = ThreadState::new(record, events);
-        } else if !events.is_empty() || record.version != state.record.version {
+        } else if !events.is_empty()
+            || record.version != state.record.version
+            || record.updated_at != state.record.updated_at
+            || record.settings != state.record.settings
+            || record.metadata != state.record.metadata
+        {
             state.catch_up(record, events);
         }
         Ok(())

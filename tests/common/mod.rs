@@ -12,6 +12,8 @@ use std::time::Duration;
 /// How long a test waits for one answer before failing.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 
+pub type Background = std::thread::JoinHandle<(usize, ChildStdin)>;
+
 pub struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -104,7 +106,8 @@ impl Server {
 
     /// Sends requests from another thread, so that answers can be read while they go out.
     /// Ids start at 1_000_000; the writer stops quietly when the server goes away.
-    pub fn send_in_background(&mut self, requests: Vec<(String, Value)>) -> std::thread::JoinHandle<usize> {
+    /// [`Server::join_background`] gives the input back.
+    pub fn send_in_background(&mut self, requests: Vec<(String, Value)>) -> Background {
         let mut stdin = self.stdin.take().expect("stdin open");
         std::thread::spawn(move || {
             let mut sent = 0;
@@ -115,8 +118,15 @@ impl Server {
                 }
                 sent += 1;
             }
-            sent
+            (sent, stdin)
         })
+    }
+
+    /// Waits for the background sender; returns how many requests it sent.
+    pub fn join_background(&mut self, background: Background) -> usize {
+        let (sent, stdin) = background.join().expect("sender thread");
+        self.stdin = Some(stdin);
+        sent
     }
 
     /// The next answer the server writes, whatever its id; `None` at end of output.
