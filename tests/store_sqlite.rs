@@ -379,3 +379,50 @@ fn a_database_file_that_goes_away_answers_32005_until_it_is_back() {
     assert_eq!(stored["events"], json!([numbered_event(0, 0), numbered_event(2, 0)]));
     assert!(restarted.stop().success());
 }
+
+#[test]
+fn two_processes_share_one_file() {
+    const PER_SERVER: u64 = 60;
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite(&dir.path().join("threads.db"));
+    let mut a = Server::start(&store);
+    let mut b = Server::start(&store);
+    a.call("thread/open", json!({"threadId": "both"}));
+    assert_eq!(b.call("thread/events", json!({"threadId": "both"}))["eventCount"], 0);
+    a.call("thread/append", json!({"threadId": "both", "events": [numbered_event(0, 0)]}));
+    // B holds the thread in memory and still sees A's append.
+    assert_eq!(b.call("thread/events", json!({"threadId": "both"}))["events"], json!([numbered_event(0, 0)]));
+    let conflict = b.call_err("thread/append", json!({"threadId": "both", "events": [], "expectedVersion": 0}));
+    assert_eq!(conflict["data"], json!({"threadId": "both", "currentVersion": 1}));
+
+    // Both append at once, without expectedVersion: every append lands once, whole.
+    let stream = |tag: u64| -> Vec<(String, Value)> {
+        (0..PER_SERVER)
+            .map(|n| ("thread/append".to_owned(), json!({"threadId": "both", "events": [numbered_event(tag * 1000 + n, 0), numbered_event(tag * 1000 + n, 1)]})))
+            .collect()
+    };
+    let (wa, wb) = (a.send_in_background(stream(1)), b.send_in_background(stream(2)));
+    let mut versions = std::collections::BTreeSet::new();
+    for server in [&mut a, &mut b] {
+        for _ in 0..PER_SERVER {
+            let answer = server.next_answer(common::ANSWER_TIMEOUT).unwrap();
+            assert!(versions.insert(answer["result"]["version"].as_u64().unwrap_or_else(|| panic!("{answer}"))));
+        }
+    }
+    a.join_background(wa);
+    b.join_background(wb);
+    assert_eq!(versions, (2..=2 * PER_SERVER + 1).collect());
+    let events_a = a.call("thread/events", json!({"threadId": "both"}));
+    assert_eq!(events_a, b.call("thread/events", json!({"threadId": "both"})));
+    let events = events_a["events"].as_array().unwrap();
+    assert_eq!(events.len() as u64, 1 + 4 * PER_SERVER);
+    for pair in events[1..].chunks(2) {
+        assert_eq!(pair[0]["iteration"], pair[1]["iteration"], "an append was split");
+    }
+    assert_eq!(
+        a.call("thread/render", json!({"threadId": "both", "format": "xml"})),
+        b.call("thread/render", json!({"threadId": "both", "format": "xml"}))
+    );
+    assert!(a.stop().success());
+    assert!(b.stop().success());
+}

@@ -125,7 +125,14 @@ impl PostgresStore {
     }
 
     async fn client(&self) -> StoreResult<Object> {
-        self.pool.get().await.map_err(|e| StoreError::Unavailable(format!("PostgreSQL: {}", chain(&e))))
+        use deadpool_postgres::PoolError;
+        self.pool.get().await.map_err(|e| match e {
+            PoolError::Backend(e) => pg_error(e),
+            PoolError::Timeout(_) => StoreError::Unavailable(
+                "PostgreSQL: timed out waiting for a connection to the database".to_owned(),
+            ),
+            other => StoreError::Unavailable(format!("PostgreSQL: {}", chain(&other))),
+        })
     }
 
     fn count(&self) {
