@@ -357,10 +357,14 @@ impl Store for PostgresStore {
                         return Err(StoreError::NotFound { thread_id })
                     }
                     Err(e) if lost_race(&e) => {
-                        if let Some(_expected) = expected_version {
-                            // Another server took that version first.
-                            let current = self.record(&thread_id).await?.map_or(0, |r| r.version);
-                            return Err(StoreError::VersionConflict { thread_id, current_version: current });
+                        if expected_version.is_some() {
+                            // Another server took that version first (or deleted the thread).
+                            return Err(match self.record(&thread_id).await? {
+                                Some(record) => {
+                                    StoreError::VersionConflict { thread_id, current_version: record.version }
+                                }
+                                None => StoreError::NotFound { thread_id },
+                            });
                         }
                         if attempt >= MAX_APPEND_ATTEMPTS {
                             return Err(StoreError::Unavailable(format!(
