@@ -191,7 +191,10 @@ impl ThreadService {
             state.apply(events, appended);
         } else {
             // Others appended since we last looked, so ours landed after theirs: read them all.
-            self.catch_up(&mut state).await?;
+            // The append is durable already; if reading fails, the next read catches up.
+            if let Err(e) = self.catch_up(&mut state).await {
+                tracing::warn!(error = ?e, "appended, but could not read others' events yet");
+            }
         }
         Ok(ThreadRecord { version: appended.version, event_count: appended.event_count, ..state.record.clone() })
     }
