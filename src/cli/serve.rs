@@ -4,13 +4,16 @@ use clap::Args;
 use std::sync::Arc;
 use threadkeeper::server::{self, ServerConfig};
 use threadkeeper::service::{Limits, ThreadService};
-use threadkeeper::store::{MemoryStore, Store};
+use threadkeeper::store::{open_store, StoreError, StoreSpec};
 
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Where threads live: `memory` (gone when the process ends).
-    #[arg(long, env = "THREADKEEPER_STORE", default_value = "memory", value_name = "STORE")]
-    store: String,
+    /// Where threads live: `memory` (gone when the process ends), `sqlite` (the default: a
+    /// database in $THREADKEEPER_DATA_DIR, else $XDG_DATA_HOME/threadkeeper, else
+    /// ~/.local/share/threadkeeper), `sqlite:PATH`, or `postgres://USER@HOST/DATABASE`
+    /// (shared by every server using that database).
+    #[arg(long, env = "THREADKEEPER_STORE", value_name = "STORE")]
+    store: Option<StoreSpec>,
     /// Largest message accepted, in bytes.
     #[arg(long, default_value_t = ServerConfig::default().max_frame_bytes, value_name = "BYTES")]
     max_frame_bytes: usize,
@@ -35,13 +38,6 @@ pub fn run(args: ServeArgs) -> i32 {
         max_event_bytes: args.max_event_bytes,
         max_threads_in_memory: args.max_threads_in_memory,
     };
-    let store: Arc<dyn Store> = match args.store.as_str() {
-        "memory" => Arc::new(MemoryStore::new(limits.max_threads_in_memory as u64)),
-        other => {
-            eprintln!("threadkeeper: unknown store {other:?} (expected `memory`)");
-            return 2;
-        }
-    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -49,6 +45,22 @@ pub fn run(args: ServeArgs) -> i32 {
             return 1;
         }
     };
+    // A store that cannot be opened at start is a configuration problem: say so and stop.
+    // Failures after start are answered per request (-32005) while the server keeps going.
+    let spec = args.store.unwrap_or_default();
+    let store = match runtime.block_on(open_store(&spec, limits.max_threads_in_memory as u64)) {
+        Ok(store) => store,
+        Err(e) => {
+            let reason = match e {
+                StoreError::Unavailable(reason) => reason,
+                other => other.to_string(),
+            };
+            eprintln!("threadkeeper: cannot open the store {spec}: {reason}");
+            runtime.shutdown_background();
+            return 2;
+        }
+    };
+    tracing::info!(store = %spec, "store opened");
     let service = Arc::new(ThreadService::new(store, limits));
     let config = ServerConfig { max_frame_bytes: args.max_frame_bytes };
     let status = runtime.block_on(server::serve(server::stdin_reader(), tokio::io::stdout(), service, config));

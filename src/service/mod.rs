@@ -188,8 +188,16 @@ impl ThreadService {
             }
             other => other?,
         };
-        state.apply(events, appended);
-        Ok(state.record.clone())
+        if appended.event_count == (state.events.len() + events.len()) as u64 {
+            state.apply(events, appended);
+        } else {
+            // Others appended since we last looked, so ours landed after theirs: read them all.
+            // The append is durable already; if reading fails, the next read catches up.
+            if let Err(e) = self.catch_up(&mut state).await {
+                tracing::warn!(error = ?e, "appended, but could not read others' events yet");
+            }
+        }
+        Ok(ThreadRecord { version: appended.version, event_count: appended.event_count, ..state.record.clone() })
     }
 
     pub async fn render(
@@ -306,7 +314,16 @@ impl ThreadService {
         }
         let from = state.events.len() as u64;
         let (record, events) = self.store.events_from(&state.record.thread_id, from).await?;
-        if !events.is_empty() || record.version != state.record.version {
+        if record.event_count < from || record.created_at != state.record.created_at {
+            // Deleted and made anew elsewhere: what we hold belongs to the old thread.
+            let (record, events) = self.store.events_from(&record.thread_id, 0).await?;
+            *state = ThreadState::new(record, events);
+        } else if !events.is_empty()
+            || record.version != state.record.version
+            || record.updated_at != state.record.updated_at
+            || record.settings != state.record.settings
+            || record.metadata != state.record.metadata
+        {
             state.catch_up(record, events);
         }
         Ok(())

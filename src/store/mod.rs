@@ -4,9 +4,18 @@
 //! every append is acknowledged only after the store has it. Durable stores (SQLite,
 //! PostgreSQL) implement the same trait as the in-memory one.
 
+mod codec;
+mod data_dir;
 mod memory;
+mod postgres;
+mod spec;
+mod sqlite;
 
+pub use data_dir::{create_private_dir, default_data_dir, default_database_path, DEFAULT_DATABASE_FILE};
 pub use memory::MemoryStore;
+pub use postgres::PostgresStore;
+pub use spec::{open_store, StoreSpec, StoreSpecError};
+pub use sqlite::SqliteStore;
 
 use crate::event::AgentEvent;
 use futures_util::future::BoxFuture;

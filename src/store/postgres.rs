@@ -1,0 +1,417 @@
+//! PostgreSQL: threads shared by every server that uses the same database.
+//!
+//! Each call is one statement (so one round trip once prepared), which PostgreSQL runs as
+//! its own transaction. Conflicts are detected by the database: every append inserts a row
+//! keyed `(thread, version)` and its events keyed `(thread, seq)`, so two appends to the same
+//! version cannot both commit. An append with `expectedVersion` that loses reports a conflict;
+//! one without is renumbered and retried. Reads see one consistent snapshot, so a server
+//! catches up with others' appends in one query.
+
+use super::codec::{decode_event, encode_events, encode_json, RawRecord};
+use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
+use crate::event::AgentEvent;
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use futures_util::future::{BoxFuture, FutureExt};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{NoTls, Row};
+
+/// The schema this version writes; `threadkeeper_schema.version` holds the database's.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Serializes migrations of servers starting together (`pg_advisory_xact_lock` key).
+const MIGRATION_LOCK: i64 = 0x7468_7264_6b70_7231;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: threads, one row per append (the conflict detector), events in append order.
+    "CREATE TABLE threadkeeper_threads (
+        thread_key  bigserial PRIMARY KEY,
+        thread_id   text NOT NULL UNIQUE,
+        version     bigint NOT NULL,
+        event_count bigint NOT NULL,
+        settings    text NOT NULL,
+        metadata    text NOT NULL,
+        created_at  bigint NOT NULL,
+        updated_at  bigint NOT NULL
+    );
+    CREATE TABLE threadkeeper_appends (
+        thread_key  bigint NOT NULL REFERENCES threadkeeper_threads ON DELETE CASCADE,
+        version     bigint NOT NULL,
+        first_seq   bigint NOT NULL,
+        event_count bigint NOT NULL,
+        appended_at bigint NOT NULL,
+        PRIMARY KEY (thread_key, version)
+    );
+    CREATE TABLE threadkeeper_events (
+        thread_key bigint NOT NULL,
+        seq        bigint NOT NULL,
+        body       text NOT NULL,
+        PRIMARY KEY (thread_key, seq)
+    );",
+];
+
+/// Appends without `expectedVersion` that keep losing races give up after this many tries.
+const MAX_APPEND_ATTEMPTS: u32 = 64;
+
+const POOL_SIZE: usize = 8;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+const RECORD_COLUMNS: &str =
+    "t.thread_id, t.version, t.event_count, t.settings, t.metadata, t.created_at, t.updated_at";
+
+/// Appends in one statement: checks the version, claims `(thread, version + 1)`, inserts
+/// the events after the current ones and moves the thread on. Yields the version found and,
+/// when the append happened, the new version and event count.
+const APPEND_SQL: &str = "
+WITH cur AS (
+    SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1
+), app AS (
+    INSERT INTO threadkeeper_appends (thread_key, version, first_seq, event_count, appended_at)
+    SELECT thread_key, version + 1, event_count, cardinality($3::text[]), $4
+    FROM cur WHERE $2::bigint IS NULL OR version = $2::bigint
+    RETURNING thread_key, version, first_seq, event_count
+), ev AS (
+    INSERT INTO threadkeeper_events (thread_key, seq, body)
+    SELECT app.thread_key, app.first_seq + u.ord - 1, u.body
+    FROM app, unnest($3::text[]) WITH ORDINALITY AS u(body, ord)
+), upd AS (
+    UPDATE threadkeeper_threads t
+    SET version = app.version, event_count = app.first_seq + app.event_count, updated_at = $4
+    FROM app WHERE t.thread_key = app.thread_key
+)
+SELECT cur.version, app.version, app.first_seq + app.event_count FROM cur LEFT JOIN app ON true";
+
+pub struct PostgresStore {
+    pool: Pool,
+    statements: AtomicU64,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (libpq URL syntax, no TLS) and applies migrations.
+    /// Fails when the database cannot be reached now.
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(|e| StoreError::Unavailable(format!("invalid PostgreSQL URL: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("threadkeeper");
+        }
+        // Fast recycling drops connections the server closed, so the pool reconnects by itself.
+        let manager =
+            Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(POOL_WAIT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT * 2))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| StoreError::Unavailable(format!("cannot set up the connection pool: {e}")))?;
+        let store = PostgresStore { pool, statements: AtomicU64::new(0) };
+        let mut client = store.client().await?;
+        migrate(&mut client).await?;
+        Ok(store)
+    }
+
+    /// Statements sent to the database so far (each is one round trip once prepared).
+    pub fn statements_sent(&self) -> u64 {
+        self.statements.load(Ordering::Relaxed)
+    }
+
+    async fn client(&self) -> StoreResult<Object> {
+        use deadpool_postgres::PoolError;
+        self.pool.get().await.map_err(|e| match e {
+            PoolError::Backend(e) => pg_error(e),
+            PoolError::Timeout(_) => StoreError::Unavailable(
+                "PostgreSQL: timed out waiting for a connection to the database".to_owned(),
+            ),
+            other => StoreError::Unavailable(format!("PostgreSQL: {}", chain(&other))),
+        })
+    }
+
+    fn count(&self) {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+    }
+
+    async fn query(&self, sql: &str, params: &[&(dyn tokio_postgres::types::ToSql + Sync)]) -> StoreResult<Vec<Row>> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
+        self.count();
+        client.query(&statement, params).await.map_err(pg_error)
+    }
+
+    async fn try_append(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        bodies: &[String],
+        now: u64,
+    ) -> Result<StoreResult<Appended>, tokio_postgres::Error> {
+        let client = match self.client().await {
+            Ok(client) => client,
+            Err(e) => return Ok(Err(e)),
+        };
+        let statement = client.prepare_cached(APPEND_SQL).await?;
+        self.count();
+        let expected = expected_version.map(|v| v as i64);
+        let rows = client.query(&statement, &[&thread_id, &expected, &bodies, &(now as i64)]).await?;
+        let Some(row) = rows.first() else {
+            return Ok(Err(StoreError::NotFound { thread_id: thread_id.to_owned() }));
+        };
+        let current: i64 = row.get(0);
+        let appended: Option<(i64, i64)> = row.get::<_, Option<i64>>(1).zip(row.get::<_, Option<i64>>(2));
+        Ok(match appended {
+            Some((version, count)) => {
+                Ok(Appended { version: version as u64, event_count: count as u64, updated_at: now })
+            }
+            None => Err(StoreError::VersionConflict {
+                thread_id: thread_id.to_owned(),
+                current_version: current as u64,
+            }),
+        })
+    }
+}
+
+/// An error and its causes, e.g. "error connecting to server: Connection refused".
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+fn pg_error(e: tokio_postgres::Error) -> StoreError {
+    StoreError::Unavailable(format!("PostgreSQL: {}", chain(&e)))
+}
+
+/// Races another append can win; trying again with fresh numbers succeeds.
+fn lost_race(e: &tokio_postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::UNIQUE_VIOLATION
+            || *c == SqlState::T_R_DEADLOCK_DETECTED
+            || *c == SqlState::T_R_SERIALIZATION_FAILURE
+    )
+}
+
+async fn migrate(client: &mut Object) -> StoreResult<()> {
+    let tx = client.transaction().await.map_err(pg_error)?;
+    tx.query("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(pg_error)?;
+    let exists: bool = tx
+        .query_one("SELECT to_regclass('threadkeeper_schema') IS NOT NULL", &[])
+        .await
+        .map_err(pg_error)?
+        .get(0);
+    let version: i64 = if exists {
+        let row = tx.query_opt("SELECT version FROM threadkeeper_schema", &[]).await.map_err(pg_error)?;
+        row.map_or(0, |r| r.get(0))
+    } else {
+        0
+    };
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Unavailable(format!(
+            "the PostgreSQL database has threadkeeper schema version {version}, newer than the \
+             {SCHEMA_VERSION} this threadkeeper understands; refusing to use it (use a newer threadkeeper)"
+        )));
+    }
+    if version == SCHEMA_VERSION {
+        return tx.commit().await.map_err(pg_error);
+    }
+    if !exists {
+        tx.batch_execute(
+            "CREATE TABLE threadkeeper_schema (
+                singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                version   bigint NOT NULL
+            )",
+        )
+        .await
+        .map_err(pg_error)?;
+    }
+    for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.batch_execute(migration).await.map_err(pg_error)?;
+        tracing::info!(from, to = from + 1, "migrated the PostgreSQL schema");
+    }
+    tx.execute(
+        "INSERT INTO threadkeeper_schema (singleton, version) VALUES (true, $1)
+         ON CONFLICT (singleton) DO UPDATE SET version = $1",
+        &[&SCHEMA_VERSION],
+    )
+    .await
+    .map_err(pg_error)?;
+    tx.commit().await.map_err(pg_error)
+}
+
+fn raw_record(row: &Row) -> RawRecord {
+    RawRecord {
+        thread_id: row.get(0),
+        version: row.get(1),
+        event_count: row.get(2),
+        settings: row.get(3),
+        metadata: row.get(4),
+        created_at: row.get(5),
+        updated_at: row.get(6),
+    }
+}
+
+impl Store for PostgresStore {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Postgres
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn open(&self, request: OpenThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
+        async move {
+            let settings = request.settings.as_ref().map(encode_json).transpose()?;
+            let metadata = request.metadata.as_ref().map(encode_json).transpose()?;
+            let sql = format!(
+                "INSERT INTO threadkeeper_threads AS t
+                    (thread_id, version, event_count, settings, metadata, created_at, updated_at)
+                 VALUES ($1, 0, 0, coalesce($2, '{{}}'), coalesce($3, '{{}}'), $4, $4)
+                 ON CONFLICT (thread_id) DO UPDATE SET
+                    settings = coalesce($2, t.settings), metadata = coalesce($3, t.metadata), updated_at = $4
+                 RETURNING {RECORD_COLUMNS}"
+            );
+            let now = request.now as i64;
+            let rows = self.query(&sql, &[&request.thread_id, &settings, &metadata, &now]).await?;
+            let row = rows.first().ok_or_else(|| StoreError::Unavailable("opening the thread returned nothing".into()))?;
+            raw_record(row).decode()
+        }
+        .boxed()
+    }
+
+    fn record(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<Option<ThreadRecord>>> {
+        let thread_id = thread_id.to_owned();
+        async move {
+            let sql = format!("SELECT {RECORD_COLUMNS} FROM threadkeeper_threads t WHERE t.thread_id = $1");
+            let rows = self.query(&sql, &[&thread_id]).await?;
+            rows.first().map(|row| raw_record(row).decode()).transpose()
+        }
+        .boxed()
+    }
+
+    fn events_from(
+        &self,
+        thread_id: &str,
+        from: u64,
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>> {
+        let thread_id = thread_id.to_owned();
+        async move {
+            // One statement, one snapshot: the record matches the events returned.
+            let sql = format!(
+                "SELECT {RECORD_COLUMNS}, e.seq, e.body FROM threadkeeper_threads t
+                 LEFT JOIN threadkeeper_events e ON e.thread_key = t.thread_key AND e.seq >= $2
+                 WHERE t.thread_id = $1 ORDER BY e.seq"
+            );
+            let rows = self.query(&sql, &[&thread_id, &(from as i64)]).await?;
+            let Some(first) = rows.first() else {
+                return Err(StoreError::NotFound { thread_id });
+            };
+            let record = raw_record(first).decode()?;
+            let mut events = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let seq: Option<i64> = row.get(7);
+                let body: Option<&str> = row.get(8);
+                if let (Some(seq), Some(body)) = (seq, body) {
+                    events.push(Arc::new(decode_event(&thread_id, seq as u64, body)?));
+                }
+            }
+            Ok((record, events))
+        }
+        .boxed()
+    }
+
+    fn append(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &[Arc<AgentEvent>],
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>> {
+        let thread_id = thread_id.to_owned();
+        let events = events.to_vec();
+        async move {
+            let bodies = encode_events(&events)?;
+            let mut attempt = 0;
+            loop {
+                attempt += 1;
+                match self.try_append(&thread_id, expected_version, &bodies, now).await {
+                    Ok(result) => return result,
+                    // The thread was deleted while this append was on its way.
+                    Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
+                        return Err(StoreError::NotFound { thread_id })
+                    }
+                    Err(e) if lost_race(&e) => {
+                        if expected_version.is_some() {
+                            // Another server took that version first (or deleted the thread).
+                            return Err(match self.record(&thread_id).await? {
+                                Some(record) => {
+                                    StoreError::VersionConflict { thread_id, current_version: record.version }
+                                }
+                                None => StoreError::NotFound { thread_id },
+                            });
+                        }
+                        if attempt >= MAX_APPEND_ATTEMPTS {
+                            return Err(StoreError::Unavailable(format!(
+                                "PostgreSQL: gave up appending to thread {thread_id:?} after {attempt} \
+                                 attempts lost to concurrent appends"
+                            )));
+                        }
+                        // Back off a little, differently per attempt, so racing servers spread out.
+                        let jitter = (now as u32 ^ attempt.wrapping_mul(2_654_435_761)) % 4;
+                        tokio::time::sleep(Duration::from_millis(u64::from(attempt.min(8) + jitter))).await;
+                    }
+                    Err(e) => return Err(pg_error(e)),
+                }
+            }
+        }
+        .boxed()
+    }
+
+    fn list(&self) -> BoxFuture<'_, StoreResult<Vec<ThreadRecord>>> {
+        async move {
+            let sql = format!("SELECT {RECORD_COLUMNS} FROM threadkeeper_threads t ORDER BY t.thread_key");
+            let rows = self.query(&sql, &[]).await?;
+            rows.iter().map(|row| raw_record(row).decode()).collect()
+        }
+        .boxed()
+    }
+
+    fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>> {
+        let thread_id = thread_id.to_owned();
+        async move {
+            // Deleting the thread row waits for appends in flight (they hold a key-share lock
+            // through their append row), so the events deleted afterwards include theirs.
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg_error)?;
+            self.count();
+            let deleted = tx
+                .query("DELETE FROM threadkeeper_threads WHERE thread_id = $1 RETURNING thread_key", &[&thread_id])
+                .await
+                .map_err(pg_error)?;
+            if let Some(row) = deleted.first() {
+                let key: i64 = row.get(0);
+                self.count();
+                tx.execute("DELETE FROM threadkeeper_events WHERE thread_key = $1", &[&key]).await.map_err(pg_error)?;
+            }
+            tx.commit().await.map_err(pg_error)?;
+            Ok(!deleted.is_empty())
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,432 @@
+//! SQLite: one database file, one connection, one transaction per call.
+//!
+//! Durability: the journal is a write-ahead log with `synchronous = FULL`, so a commit returns
+//! only after its WAL frames are fsynced; an acknowledged append survives a process crash and
+//! a power loss, and an interrupted one leaves no trace (uncommitted frames are ignored on
+//! recovery). `NORMAL` would survive a process crash too, but may lose the last commits on
+//! power loss, which the store's contract does not allow.
+//!
+//! Calls run on tokio's blocking pool, so the async runtime never waits on disk. Several
+//! processes may use one file: writes are serialized by SQLite's lock (`BEGIN IMMEDIATE` with
+//! a busy timeout) and readers catch up, so the store reports itself as shared.
+
+use super::codec::{decode_event, encode_events, encode_json, RawRecord};
+use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
+use crate::event::AgentEvent;
+use futures_util::future::{BoxFuture, FutureExt};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The schema this version writes; `PRAGMA user_version` holds the database's.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Marks the file as ours (`PRAGMA application_id`, "TkTh").
+const APPLICATION_ID: i64 = 0x546b_5468;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: threads, and their events in append order.
+    "CREATE TABLE threads (
+        thread_key  INTEGER PRIMARY KEY AUTOINCREMENT,
+        thread_id   TEXT NOT NULL UNIQUE,
+        version     INTEGER NOT NULL,
+        event_count INTEGER NOT NULL,
+        settings    TEXT NOT NULL,
+        metadata    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL
+    );
+    CREATE TABLE events (
+        thread_key INTEGER NOT NULL,
+        seq        INTEGER NOT NULL,
+        body       TEXT NOT NULL,
+        PRIMARY KEY (thread_key, seq)
+    ) WITHOUT ROWID;",
+];
+
+/// How long a write waits for another process holding the database lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct SqliteStore {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    path: PathBuf,
+    /// `None` after a failure: the next call reopens the file.
+    conn: Mutex<Option<Open>>,
+}
+
+/// The connection and the file it has open.
+struct Open {
+    conn: Connection,
+    file: Option<FileId>,
+}
+
+/// Identifies a file independently of its name (device and inode).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct FileId(u64, u64);
+
+fn file_id(path: &Path) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| FileId(m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::metadata(path).ok().map(|_| FileId(0, 0))
+    }
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it if missing, and applies migrations.
+    /// Blocks; call it before serving or from a blocking context.
+    pub fn open(path: &Path) -> StoreResult<Self> {
+        let open = Open { conn: connect(path, true)?, file: file_id(path) };
+        Ok(SqliteStore { shared: Arc::new(Shared { path: path.to_owned(), conn: Mutex::new(Some(open)) }) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    /// Runs `f` with the connection on the blocking pool.
+    fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, Fail> + Send + 'static,
+    ) -> BoxFuture<'static, StoreResult<T>> {
+        let shared = self.shared.clone();
+        async move {
+            tokio::task::spawn_blocking(move || shared.with_connection(f))
+                .await
+                .map_err(|e| StoreError::Unavailable(format!("database task failed: {e}")))?
+        }
+        .boxed()
+    }
+}
+
+/// A failed call: the store's own answer, or SQLite's error.
+enum Fail {
+    Store(StoreError),
+    Sqlite(rusqlite::Error),
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        Fail::Store(e)
+    }
+}
+
+impl From<rusqlite::Error> for Fail {
+    fn from(e: rusqlite::Error) -> Self {
+        Fail::Sqlite(e)
+    }
+}
+
+/// Errors after which the connection itself is suspect (the file was moved, replaced or
+/// damaged), so the next call opens the file anew. After I/O errors, a full disk or a busy
+/// lock SQLite has rolled back and the connection stays usable: reads go on, writes are
+/// tried again on the next call.
+fn needs_reopen(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::*;
+    match e {
+        rusqlite::Error::SqliteFailure(code, _) => {
+            matches!(code.code, CannotOpen | NotADatabase | DatabaseCorrupt)
+                || code.extended_code == rusqlite::ffi::SQLITE_READONLY_DBMOVED
+        }
+        _ => false,
+    }
+}
+
+impl Shared {
+    fn with_connection<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T, Fail>) -> StoreResult<T> {
+        // Every change is one transaction, so a panic cannot leave a half-applied one behind.
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        // A file moved or deleted while open would take acknowledged writes with it; one
+        // stat per call notices, and the connection follows the name again.
+        let file = file_id(&self.path);
+        if guard.as_ref().is_some_and(|open| open.file != file) {
+            tracing::warn!(path = %self.path.display(), "the database file was moved, deleted or replaced");
+            *guard = None;
+        }
+        if guard.is_none() {
+            if file.is_none() {
+                return Err(StoreError::Unavailable(format!(
+                    "sqlite database {} is missing (moved or deleted while the server runs); put it back",
+                    self.path.display()
+                )));
+            }
+            // Reopen without creating: a database that vanished is an error, not a new empty one.
+            *guard = Some(Open { conn: connect(&self.path, false)?, file });
+            tracing::info!(path = %self.path.display(), "reopened the database");
+        }
+        match f(&mut guard.as_mut().expect("connected above").conn) {
+            Ok(value) => Ok(value),
+            Err(Fail::Store(e)) => Err(e),
+            Err(Fail::Sqlite(e)) => {
+                if needs_reopen(&e) {
+                    *guard = None;
+                }
+                let error = sqlite_error(&self.path, &e);
+                tracing::warn!(%error, reopen = guard.is_none(), "database call failed");
+                Err(error)
+            }
+        }
+    }
+}
+
+fn sqlite_error(path: &Path, e: &rusqlite::Error) -> StoreError {
+    StoreError::Unavailable(format!("sqlite database {}: {}", path.display(), describe(e)))
+}
+
+fn unavailable(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |e| sqlite_error(path, &e)
+}
+
+/// The error with SQLite's extended code, e.g. "disk I/O error (Error writing to disk, code 778)".
+fn describe(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(code, message) => {
+            let text = message.clone().unwrap_or_else(|| code.to_string());
+            let name = rusqlite::ffi::code_to_str(code.extended_code);
+            format!("{text} ({name}, code {})", code.extended_code)
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Why the operating system refuses the file, when it does: SQLite only says "unable to open".
+fn os_reason(path: &Path) -> Option<String> {
+    let result = if path.exists() {
+        std::fs::OpenOptions::new().read(true).write(true).open(path).map(drop)
+    } else {
+        std::fs::OpenOptions::new().write(true).create_new(true).open(path).map(|_| {
+            let _ = std::fs::remove_file(path);
+        })
+    };
+    result.err().map(|e| e.to_string())
+}
+
+fn connect(path: &Path, create: bool) -> StoreResult<Connection> {
+    let err = unavailable(path);
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| match os_reason(path) {
+        Some(reason) => StoreError::Unavailable(format!("cannot open sqlite database {}: {reason}", path.display())),
+        None => err(e),
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(&err)?;
+    // Look before changing anything: a file that is not ours, or newer, stays untouched.
+    check_schema(&conn, path)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(&err)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Unavailable(format!(
+            "sqlite database {}: cannot use a write-ahead log (journal mode stays {mode:?})",
+            path.display()
+        )));
+    }
+    conn.pragma_update(None, "synchronous", "FULL").map_err(&err)?;
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// The database's schema version; refuses files that hold other data or a newer schema.
+fn check_schema(conn: &Connection, path: &Path) -> StoreResult<i64> {
+    let err = unavailable(path);
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(&err)?;
+    let application_id: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(&err)?;
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(&err)?;
+    if application_id != APPLICATION_ID && (application_id != 0 || tables != 0) {
+        return Err(StoreError::Unavailable(format!(
+            "{} is not a threadkeeper database (it holds other data); refusing to change it",
+            path.display()
+        )));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Unavailable(format!(
+            "database {} has schema version {version}, newer than the {SCHEMA_VERSION} this threadkeeper \
+             understands; refusing to open it (use a newer threadkeeper)",
+            path.display()
+        )));
+    }
+    Ok(version)
+}
+
+/// Brings the schema to [`SCHEMA_VERSION`], one migration after the other, in one transaction.
+fn migrate(conn: &mut Connection, path: &Path) -> StoreResult<()> {
+    let err = unavailable(path);
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+    // Checked again under the write lock: another process may have migrated meanwhile.
+    let version = check_schema(&tx, path)?;
+    if version == SCHEMA_VERSION {
+        return Ok(()); // dropping the transaction ends it; nothing was written
+    }
+    for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(migration).map_err(&err)?;
+        tracing::info!(path = %path.display(), from, to = from + 1, "migrated the database schema");
+    }
+    tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(&err)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(&err)?;
+    tx.commit().map_err(&err)
+}
+
+const RECORD_COLUMNS: &str =
+    "t.thread_id, t.version, t.event_count, t.settings, t.metadata, t.created_at, t.updated_at";
+
+fn read_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
+    Ok(RawRecord {
+        thread_id: row.get(0)?,
+        version: row.get(1)?,
+        event_count: row.get(2)?,
+        settings: row.get(3)?,
+        metadata: row.get(4)?,
+        created_at: row.get(5)?,
+        updated_at: row.get(6)?,
+    })
+}
+
+fn select_record(conn: &Connection, thread_id: &str) -> Result<Option<ThreadRecord>, Fail> {
+    let sql = format!("SELECT {RECORD_COLUMNS} FROM threads t WHERE t.thread_id = ?1");
+    let raw = conn.prepare_cached(&sql)?.query_row([thread_id], read_record).optional()?;
+    Ok(raw.map(RawRecord::decode).transpose()?)
+}
+
+impl Store for SqliteStore {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Sqlite
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn open(&self, request: OpenThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
+        self.call(move |conn| {
+            let settings = request.settings.as_ref().map(encode_json).transpose()?;
+            let metadata = request.metadata.as_ref().map(encode_json).transpose()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "INSERT INTO threads (thread_id, version, event_count, settings, metadata, created_at, updated_at)
+                 VALUES (?1, 0, 0, coalesce(?2, '{}'), coalesce(?3, '{}'), ?4, ?4)
+                 ON CONFLICT (thread_id) DO UPDATE SET
+                    settings = coalesce(?2, settings), metadata = coalesce(?3, metadata), updated_at = ?4",
+                params![request.thread_id, settings, metadata, request.now as i64],
+            )?;
+            let record = select_record(&tx, &request.thread_id)?
+                .ok_or_else(|| StoreError::Unavailable("the thread vanished while it was opened".into()))?;
+            tx.commit()?;
+            Ok(record)
+        })
+    }
+
+    fn record(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<Option<ThreadRecord>>> {
+        let thread_id = thread_id.to_owned();
+        self.call(move |conn| select_record(conn, &thread_id))
+    }
+
+    fn events_from(
+        &self,
+        thread_id: &str,
+        from: u64,
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>> {
+        let thread_id = thread_id.to_owned();
+        self.call(move |conn| {
+            // One statement: the record and the events come from the same snapshot.
+            let sql = format!(
+                "SELECT {RECORD_COLUMNS}, e.seq, e.body FROM threads t
+                 LEFT JOIN events e ON e.thread_key = t.thread_key AND e.seq >= ?2
+                 WHERE t.thread_id = ?1 ORDER BY e.seq"
+            );
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params![thread_id, from as i64])?;
+            let mut record = None;
+            let mut events = Vec::new();
+            while let Some(row) = rows.next()? {
+                if record.is_none() {
+                    record = Some(read_record(row)?.decode()?);
+                }
+                let seq: Option<i64> = row.get(7)?;
+                let body: Option<String> = row.get(8)?;
+                if let (Some(seq), Some(body)) = (seq, body) {
+                    events.push(Arc::new(decode_event(&thread_id, seq as u64, &body)?));
+                }
+            }
+            match record {
+                Some(record) => Ok((record, events)),
+                None => Err(StoreError::NotFound { thread_id }.into()),
+            }
+        })
+    }
+
+    fn append(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &[Arc<AgentEvent>],
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>> {
+        let thread_id = thread_id.to_owned();
+        let events = events.to_vec();
+        self.call(move |conn| {
+            let bodies = encode_events(&events)?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let current = tx
+                .prepare_cached("SELECT thread_key, version, event_count FROM threads WHERE thread_id = ?1")?
+                .query_row([&thread_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
+                .optional()?;
+            let Some((key, version, count)) = current else {
+                return Err(StoreError::NotFound { thread_id }.into());
+            };
+            if let Some(expected) = expected_version {
+                if expected != version as u64 {
+                    return Err(StoreError::VersionConflict { thread_id, current_version: version as u64 }.into());
+                }
+            }
+            {
+                let mut insert = tx.prepare_cached("INSERT INTO events (thread_key, seq, body) VALUES (?1, ?2, ?3)")?;
+                for (i, body) in bodies.iter().enumerate() {
+                    insert.execute(params![key, count + i as i64, body])?;
+                }
+            }
+            let (version, count) = (version + 1, count + bodies.len() as i64);
+            tx.prepare_cached(
+                "UPDATE threads SET version = ?2, event_count = ?3, updated_at = ?4 WHERE thread_key = ?1",
+            )?
+            .execute(params![key, version, count, now as i64])?;
+            // Returns once the commit is on disk (synchronous = FULL).
+            tx.commit()?;
+            Ok(Appended { version: version as u64, event_count: count as u64, updated_at: now })
+        })
+    }
+
+    fn list(&self) -> BoxFuture<'_, StoreResult<Vec<ThreadRecord>>> {
+        self.call(move |conn| {
+            let sql = format!("SELECT {RECORD_COLUMNS} FROM threads t ORDER BY t.thread_key");
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mut records = Vec::new();
+            for raw in stmt.query_map([], read_record)? {
+                records.push(raw?.decode()?);
+            }
+            Ok(records)
+        })
+    }
+
+    fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>> {
+        let thread_id = thread_id.to_owned();
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "DELETE FROM events WHERE thread_key = (SELECT thread_key FROM threads WHERE thread_id = ?1)",
+                [&thread_id],
+            )?;
+            let deleted = tx.execute("DELETE FROM threads WHERE thread_id = ?1", [&thread_id])?;
+            tx.commit()?;
+            Ok(deleted > 0)
+        })
+    }
+}

@@ -1,0 +1,379 @@
+//! The PostgreSQL store against a real server: several `threadkeeper` processes share threads.
+//!
+//! Needs `THREADKEEPER_TEST_PG` (a connection URL); `scripts/with-postgres cargo test --test
+//! store_postgres` provides one. Without it every test says it was skipped and passes.
+
+mod common;
+
+use common::{command, numbered_event, run_to_end, Server};
+use serde_json::{json, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use threadkeeper::store::{OpenThread, PostgresStore, Store};
+use threadkeeper::AgentEvent;
+
+fn database_url(test: &str) -> Option<String> {
+    match std::env::var("THREADKEEPER_TEST_PG") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!("SKIPPED {test}: THREADKEEPER_TEST_PG is not set (run: scripts/with-postgres cargo test --test store_postgres)");
+            None
+        }
+    }
+}
+
+/// Thread ids unique to this run, since the database outlives it.
+fn unique(name: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("{name}-{}-{nanos}", std::process::id())
+}
+
+fn event(value: Value) -> Arc<AgentEvent> {
+    Arc::new(AgentEvent::from_value(value, "event").unwrap())
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap()
+}
+
+#[test]
+fn catching_up_with_another_server_is_one_query() {
+    let Some(url) = database_url("catching_up_with_another_server_is_one_query") else { return };
+    runtime().block_on(async {
+        let here = PostgresStore::connect(&url).await.unwrap();
+        let there = PostgresStore::connect(&url).await.unwrap();
+        let id = unique("catch-up");
+        here.open(OpenThread { thread_id: id.clone(), now: 1, ..Default::default() }).await.unwrap();
+        here.append(&id, None, &[event(numbered_event(0, 0)), event(numbered_event(0, 1))], 2).await.unwrap();
+
+        // Nothing new: one statement, no events.
+        let before = here.statements_sent();
+        let (record, events) = here.events_from(&id, 2).await.unwrap();
+        assert_eq!(here.statements_sent() - before, 1);
+        assert_eq!((record.version, record.event_count, events.len()), (1, 2, 0));
+
+        // The other server appends; catching up returns just its events, in one statement.
+        there.append(&id, Some(1), &[event(numbered_event(1, 0))], 3).await.unwrap();
+        let before = here.statements_sent();
+        let (record, events) = here.events_from(&id, 2).await.unwrap();
+        assert_eq!(here.statements_sent() - before, 1);
+        assert_eq!((record.version, record.event_count, record.updated_at), (2, 3, 3));
+        assert_eq!(events, vec![event(numbered_event(1, 0))]);
+
+        // An append is one statement too.
+        let before = here.statements_sent();
+        here.append(&id, Some(2), &[event(numbered_event(2, 0))], 4).await.unwrap();
+        assert_eq!(here.statements_sent() - before, 1);
+        assert!(here.delete(&id).await.unwrap());
+    });
+}
+
+#[test]
+fn two_servers_share_a_thread_and_see_each_others_appends() {
+    let Some(url) = database_url("two_servers_share_a_thread_and_see_each_others_appends") else { return };
+    let id = unique("shared");
+    let mut a = Server::start(&url);
+    let mut b = Server::start(&url);
+    assert_eq!(a.init["capabilities"]["store"], json!({"kind": "postgres"}));
+
+    a.call("thread/open", json!({"threadId": id, "settings": {"responsePrefix": "<r>"}, "metadata": {"by": "a"}}));
+    b.call("thread/render", json!({"threadId": id, "format": "xml"})); // B holds the thread in memory now
+    a.call("thread/append", json!({"threadId": id, "events": [numbered_event(0, 0), numbered_event(0, 1)]}));
+    a.call("thread/append", json!({"threadId": id, "events": [numbered_event(1, 0)], "expectedVersion": 1}));
+
+    // B renders what A appended without being told.
+    let from_a = a.call("thread/render", json!({"threadId": id, "format": "xml"}));
+    let from_b = b.call("thread/render", json!({"threadId": id, "format": "xml"}));
+    assert_eq!(from_b, from_a);
+    assert_eq!(from_b["version"], 2);
+    assert!(from_b["text"].as_str().unwrap().contains(">1.0</event>"), "{from_b}");
+    assert!(from_b["text"].as_str().unwrap().ends_with("<r>"), "{from_b}");
+    let events_b = b.call("thread/events", json!({"threadId": id}));
+    assert_eq!(events_b["events"], json!([numbered_event(0, 0), numbered_event(0, 1), numbered_event(1, 0)]));
+
+    // B appends without knowing the version A left: it goes after A's events.
+    let appended = b.call("thread/append", json!({"threadId": id, "events": [numbered_event(2, 0)]}));
+    assert_eq!(appended, json!({"threadId": id, "version": 3, "eventCount": 4}));
+    assert_eq!(a.call("thread/events", json!({"threadId": id}))["eventCount"], 4);
+
+    // Settings changed through B reach A.
+    b.call("thread/open", json!({"threadId": id, "settings": {"responsePrefix": "<s>"}}));
+    let text = a.call("thread/render", json!({"threadId": id, "format": "xml"}))["text"].as_str().unwrap().to_owned();
+    assert!(text.ends_with("<s>"), "{text}");
+
+    // Deleted through A: gone for B too, and a new thread of that id starts empty on both.
+    assert_eq!(a.call("thread/delete", json!({"threadId": id}))["deleted"], true);
+    assert_eq!(b.call_err("thread/events", json!({"threadId": id}))["code"], -32001);
+    a.call("thread/open", json!({"threadId": id}));
+    a.call("thread/append", json!({"threadId": id, "events": [numbered_event(7, 0)]}));
+    assert_eq!(b.call("thread/events", json!({"threadId": id}))["events"], json!([numbered_event(7, 0)]));
+    a.call("thread/delete", json!({"threadId": id}));
+    assert!(a.stop().success());
+    assert!(b.stop().success());
+}
+
+/// Appends `count` batches of `batch` events tagged `tag` from one server, all sent at once.
+fn append_stream(server: &mut Server, id: &str, tag: u64, count: u64, batch: u64) -> Vec<Value> {
+    let requests = (0..count)
+        .map(|n| {
+            let events: Vec<Value> = (0..batch).map(|i| numbered_event(tag * 1000 + n, i)).collect();
+            ("thread/append".to_owned(), json!({"threadId": id, "events": events}))
+        })
+        .collect();
+    let writer = server.send_in_background(requests);
+    let answers = (0..count).map(|_| server.next_answer(common::ANSWER_TIMEOUT).expect("answer")).collect();
+    assert_eq!(server.join_background(writer) as u64, count);
+    answers
+}
+
+#[test]
+fn concurrent_appends_without_expected_version_all_land_once() {
+    let Some(url) = database_url("concurrent_appends_without_expected_version_all_land_once") else { return };
+    const PER_SERVER: u64 = 150;
+    const BATCH: u64 = 3;
+    let id = unique("race");
+    let mut a = Server::start(&url);
+    let mut b = Server::start(&url);
+    a.call("thread/open", json!({"threadId": id}));
+    b.call("thread/events", json!({"threadId": id}));
+
+    let id_a = id.clone();
+    let id_b = id.clone();
+    let (answers_a, answers_b) = std::thread::scope(|s| {
+        let ta = s.spawn(|| append_stream(&mut a, &id_a, 1, PER_SERVER, BATCH));
+        let tb = s.spawn(|| append_stream(&mut b, &id_b, 2, PER_SERVER, BATCH));
+        (ta.join().unwrap(), tb.join().unwrap())
+    });
+
+    let mut versions = BTreeSet::new();
+    for answer in answers_a.iter().chain(&answers_b) {
+        let version = answer["result"]["version"].as_u64().unwrap_or_else(|| panic!("append failed: {answer}"));
+        assert!(versions.insert(version), "version {version} acknowledged twice");
+    }
+    assert_eq!(versions, (1..=2 * PER_SERVER).collect::<BTreeSet<_>>());
+
+    // Every batch exactly once, whole, in its server's order.
+    let stored = a.call("thread/events", json!({"threadId": id}));
+    assert_eq!(stored["version"], 2 * PER_SERVER);
+    let events = stored["events"].as_array().unwrap();
+    assert_eq!(events.len() as u64, 2 * PER_SERVER * BATCH);
+    let mut next_of: HashMap<u64, u64> = HashMap::from([(1, 0), (2, 0)]);
+    for chunk in events.chunks(BATCH as usize) {
+        let batch = chunk[0]["iteration"].as_u64().unwrap();
+        let (tag, n) = (batch / 1000, batch % 1000);
+        for (i, event) in chunk.iter().enumerate() {
+            assert_eq!(event, &numbered_event(batch, i as u64), "batch {batch} is not whole");
+        }
+        let next = next_of.get_mut(&tag).unwrap();
+        assert_eq!(n, *next, "server {tag}'s batches out of order");
+        *next += 1;
+    }
+    assert_eq!(next_of, HashMap::from([(1, PER_SERVER), (2, PER_SERVER)]));
+    let switches = events.chunks(BATCH as usize).map(|c| c[0]["iteration"].as_u64().unwrap() / 1000).collect::<Vec<_>>();
+    let switches = switches.windows(2).filter(|w| w[0] != w[1]).count();
+    eprintln!("the servers' appends interleaved {switches} times");
+    assert!(switches > 1, "the appends did not run concurrently; the test proved nothing");
+
+    // Both servers render the same document.
+    let xml_a = a.call("thread/render", json!({"threadId": id, "format": "xml"}));
+    let xml_b = b.call("thread/render", json!({"threadId": id, "format": "xml"}));
+    assert_eq!(xml_a, xml_b);
+    assert_eq!(xml_a["version"], 2 * PER_SERVER);
+    a.call("thread/delete", json!({"threadId": id}));
+    assert!(a.stop().success());
+    assert!(b.stop().success());
+}
+
+#[test]
+fn concurrent_appends_with_expected_version_conflict_in_the_database() {
+    let Some(url) = database_url("concurrent_appends_with_expected_version_conflict_in_the_database") else { return };
+    const ROUNDS: u64 = 25;
+    let id = unique("cas");
+    let mut a = Server::start(&url);
+    let mut b = Server::start(&url);
+    a.call("thread/open", json!({"threadId": id}));
+
+    for round in 0..ROUNDS {
+        // Both try to be the append after version `round`; exactly one may win.
+        let ra = a.send("thread/append", json!({"threadId": id, "events": [numbered_event(1000 + round, 0)], "expectedVersion": round}));
+        let rb = b.send("thread/append", json!({"threadId": id, "events": [numbered_event(2000 + round, 0)], "expectedVersion": round}));
+        let (answer_a, answer_b) = (a.wait(ra), b.wait(rb));
+        let (winner, loser) = match (answer_a.get("result"), answer_b.get("result")) {
+            (Some(_), None) => (&answer_a, &answer_b),
+            (None, Some(_)) => (&answer_b, &answer_a),
+            _ => panic!("round {round}: exactly one must win: {answer_a} {answer_b}"),
+        };
+        assert_eq!(winner["result"]["version"], round + 1);
+        assert_eq!(loser["error"]["code"], -32003, "{loser}");
+        assert_eq!(loser["error"]["data"], json!({"threadId": id, "currentVersion": round + 1}));
+    }
+
+    let stored = b.call("thread/events", json!({"threadId": id}));
+    assert_eq!(stored["version"], ROUNDS);
+    let events = stored["events"].as_array().unwrap();
+    assert_eq!(events.len() as u64, ROUNDS, "a losing append left events behind");
+    for (round, event) in events.iter().enumerate() {
+        let iteration = event["iteration"].as_u64().unwrap();
+        assert_eq!(iteration % 1000, round as u64);
+    }
+    assert_eq!(
+        a.call("thread/render", json!({"threadId": id, "format": "xml"})),
+        b.call("thread/render", json!({"threadId": id, "format": "xml"}))
+    );
+    a.call("thread/delete", json!({"threadId": id}));
+    assert!(a.stop().success());
+    assert!(b.stop().success());
+}
+
+/// A TCP relay to the database that can be cut and restored, to play "database gone".
+struct Relay {
+    port: u16,
+    up: Arc<AtomicBool>,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    fn start(target: (String, u16)) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let up = Arc::new(AtomicBool::new(true));
+        let open = Arc::new(Mutex::new(Vec::new()));
+        let (up2, open2) = (up.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { break };
+                if !up2.load(Ordering::SeqCst) {
+                    drop(client); // refused while down
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect((target.0.as_str(), target.1)) else { continue };
+                {
+                    let mut open = open2.lock().unwrap();
+                    open.push(client.try_clone().unwrap());
+                    open.push(server.try_clone().unwrap());
+                }
+                for (mut from, mut to) in
+                    [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.flush();
+                        let _ = to.shutdown(Shutdown::Both);
+                        let _ = from.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay { port, up, open }
+    }
+
+    fn cut(&self) {
+        self.up.store(false, Ordering::SeqCst);
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn restore(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_database_outage_answers_32005_and_the_pool_reconnects() {
+    let Some(url) = database_url("a_database_outage_answers_32005_and_the_pool_reconnects") else { return };
+    let config: tokio_postgres::Config = url.parse().unwrap();
+    let host = match &config.get_hosts()[0] {
+        tokio_postgres::config::Host::Tcp(host) => host.clone(),
+        #[allow(unreachable_patterns)]
+        _ => panic!("THREADKEEPER_TEST_PG must name a TCP host"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let relay = Relay::start((host, port));
+    let user = config.get_user().unwrap_or("postgres");
+    let password = config.get_password().map(|p| format!(":{}", String::from_utf8_lossy(p))).unwrap_or_default();
+    let dbname = config.get_dbname().unwrap_or(user);
+    let relayed = format!("postgres://{user}{password}@127.0.0.1:{}/{dbname}", relay.port);
+
+    let id = unique("outage");
+    let mut server = Server::start(&relayed);
+    server.call("thread/open", json!({"threadId": id}));
+    server.call("thread/append", json!({"threadId": id, "events": [numbered_event(0, 0)]}));
+
+    relay.cut();
+    for _ in 0..3 {
+        let error = server.call_err("thread/append", json!({"threadId": id, "events": [numbered_event(1, 0)]}));
+        assert_eq!(error["code"], -32005, "{error}");
+        assert!(error["message"].as_str().unwrap().starts_with("store failed: PostgreSQL: "), "{error}");
+    }
+    // Requests that need no database are still answered.
+    assert_eq!(server.call("xml/escape", json!({"text": "<"})), json!({"text": "&lt;"}));
+
+    relay.restore();
+    let ok = server.call("thread/append", json!({"threadId": id, "events": [numbered_event(2, 0)]}));
+    assert_eq!(ok, json!({"threadId": id, "version": 2, "eventCount": 2}));
+    let stored = server.call("thread/events", json!({"threadId": id}));
+    assert_eq!(stored["events"], json!([numbered_event(0, 0), numbered_event(2, 0)]));
+    server.call("thread/delete", json!({"threadId": id}));
+    assert!(server.stop().success());
+}
+
+#[test]
+fn a_database_with_a_newer_schema_is_refused() {
+    let Some(url) = database_url("a_database_with_a_newer_schema_is_refused") else { return };
+    let scratch = format!("tk_newer_{}", std::process::id());
+    let rt = runtime();
+    admin_on(&rt, &url, &format!("DROP DATABASE IF EXISTS {scratch}"));
+    admin_on(&rt, &url, &format!("CREATE DATABASE {scratch}"));
+    let scratch_url = format!("{}/{scratch}", url.rsplit_once('/').unwrap().0);
+    admin_on(&rt, &scratch_url, "CREATE TABLE threadkeeper_schema (singleton boolean PRIMARY KEY DEFAULT true, version bigint NOT NULL); INSERT INTO threadkeeper_schema VALUES (true, 99)");
+
+    let (status, stderr) = run_to_end(&mut command(Some(&scratch_url)));
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the PostgreSQL database has threadkeeper schema version 99, newer than the 1 this threadkeeper \
+             understands; refusing to use it (use a newer threadkeeper)"
+        ),
+        "{stderr}"
+    );
+    // Nothing was created next to the newer schema.
+    let tables = rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&scratch_url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        let row = client
+            .query_one("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'threadkeeper%'", &[])
+            .await
+            .unwrap();
+        row.get::<_, i64>(0)
+    });
+    assert_eq!(tables, 1);
+    admin_on(&rt, &url, &format!("DROP DATABASE IF EXISTS {scratch} WITH (FORCE)"));
+}
+
+fn admin_on(rt: &tokio::runtime::Runtime, url: &str, sql: &str) {
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        client.batch_execute(sql).await.unwrap();
+    })
+}
+
+#[test]
+fn an_unreachable_database_fails_fast_with_status_2() {
+    // Needs no database: a port nothing listens on.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let url = format!("postgres://nobody@127.0.0.1:{port}/none");
+    let (status, stderr) = run_to_end(&mut command(Some(&url)));
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("threadkeeper: cannot open the store {url}: PostgreSQL: ")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Connection refused"), "{stderr}");
+}
