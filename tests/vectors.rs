@@ -49,7 +49,9 @@ fn replay(vector: &Vector, wire: Wire) -> Vec<String> {
     server.close_stdin();
     loop {
         match server.recv_timeout(EXIT_TIMEOUT) {
-            Received::Message(extra) => failures.push(format!("{} [{wire:?}]: unexpected message {extra}", vector.file)),
+            Received::Message(extra) => {
+                failures.push(format!("{} [{wire:?}]: unexpected message {extra}", vector.file))
+            }
             Received::Timeout => {
                 failures.push(format!("{} [{wire:?}]: output not closed after end of input", vector.file));
                 return failures;
@@ -98,12 +100,26 @@ fn vector_files_follow_the_conventions() {
         let first = vector.exchanges[0].request();
         let starts_with_initialize = first.as_ref().and_then(|r| r.get("method")).is_some_and(|m| m == "initialize");
         if starts_with_initialize == WITHOUT_INITIALIZE.contains(&vector.file.as_str()) {
-            problems.push(format!("{}: the first exchange must be initialize (except in {WITHOUT_INITIALIZE:?})", vector.file));
+            problems.push(format!(
+                "{}: the first exchange must be initialize (except in {WITHOUT_INITIALIZE:?})",
+                vector.file
+            ));
         }
         if vector.description.trim().is_empty() {
             problems.push(format!("{}: empty description", vector.file));
         }
+        let mut ids = std::collections::HashSet::new();
         for (i, exchange) in vector.exchanges.iter().enumerate() {
+            let requests = match exchange.request() {
+                Some(Value::Array(items)) => items,
+                Some(one) => vec![one],
+                None => Vec::new(),
+            };
+            for id in requests.iter().filter_map(|r| r.get("id")).filter(|id| id.is_string() || id.is_number()) {
+                if !ids.insert(id.to_string()) {
+                    problems.push(format!("{} exchange {i}: id {id} is used twice in the file", vector.file));
+                }
+            }
             // "<any>" stands only for what differs from run to run.
             for pointer in any_pointers(&exchange.response) {
                 let last = pointer.rsplit('/').next().unwrap_or_default();
