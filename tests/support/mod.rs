@@ -1,9 +1,12 @@
 //! A test client that speaks to the real binary over real pipes.
 #![allow(dead_code)]
 
+pub mod vectors;
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_threadkeeper");
@@ -17,7 +20,8 @@ pub enum Wire {
 pub struct Server {
     pub child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// Messages read from stdout by a reader thread, so reads can time out.
+    inbox: Receiver<Value>,
     wire: Wire,
     next_id: u64,
 }
@@ -34,8 +38,16 @@ impl Server {
             .spawn()
             .expect("spawn threadkeeper");
         let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Server { child, stdin, stdout, wire, next_id: 1000 }
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, inbox) = mpsc::channel();
+        std::thread::spawn(move || {
+            while let Some(message) = read_message(&mut stdout, wire) {
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        Server { child, stdin, inbox, wire, next_id: 1000 }
     }
 
     /// Spawns and initializes.
@@ -79,33 +91,15 @@ impl Server {
 
     /// Reads one framed message; `None` at end of output.
     pub fn recv(&mut self) -> Option<Value> {
-        match self.wire {
-            Wire::Lsp => {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if self.stdout.read_line(&mut line).unwrap() == 0 {
-                        return None;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    let (name, value) = line.split_once(':').expect("header line");
-                    assert!(name.eq_ignore_ascii_case("content-length"), "unexpected header {line:?}");
-                    length = Some(value.trim().parse::<usize>().unwrap());
-                }
-                let mut body = vec![0; length.expect("Content-Length")];
-                self.stdout.read_exact(&mut body).unwrap();
-                Some(serde_json::from_slice(&body).unwrap())
-            }
-            Wire::Ndjson => {
-                let mut line = String::new();
-                if self.stdout.read_line(&mut line).unwrap() == 0 {
-                    return None;
-                }
-                Some(serde_json::from_str(&line).unwrap())
-            }
+        self.inbox.recv().ok()
+    }
+
+    /// Reads one framed message, waiting at most `timeout`.
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Received {
+        match self.inbox.recv_timeout(timeout) {
+            Ok(message) => Received::Message(message),
+            Err(RecvTimeoutError::Timeout) => Received::Timeout,
+            Err(RecvTimeoutError::Disconnected) => Received::End,
         }
     }
 
@@ -158,6 +152,48 @@ impl Server {
                 panic!("server did not exit");
             }
             std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// What [`Server::recv_timeout`] found.
+#[derive(Debug)]
+pub enum Received {
+    Message(Value),
+    /// Nothing arrived in time.
+    Timeout,
+    /// The server closed its output.
+    End,
+}
+
+/// Reads one framed message; `None` at end of output.
+fn read_message(stdout: &mut BufReader<ChildStdout>, wire: Wire) -> Option<Value> {
+    match wire {
+        Wire::Lsp => {
+            let mut length = None;
+            loop {
+                let mut line = String::new();
+                if stdout.read_line(&mut line).ok()? == 0 {
+                    return None;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                let (name, value) = line.split_once(':').expect("header line");
+                assert!(name.eq_ignore_ascii_case("content-length"), "unexpected header {line:?}");
+                length = Some(value.trim().parse::<usize>().unwrap());
+            }
+            let mut body = vec![0; length.expect("Content-Length")];
+            stdout.read_exact(&mut body).unwrap();
+            Some(serde_json::from_slice(&body).unwrap())
+        }
+        Wire::Ndjson => {
+            let mut line = String::new();
+            if stdout.read_line(&mut line).ok()? == 0 {
+                return None;
+            }
+            Some(serde_json::from_str(&line).unwrap())
         }
     }
 }
