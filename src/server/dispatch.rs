@@ -280,7 +280,13 @@ impl Dispatcher {
             }
         } else {
             match (self.phase, method.as_str()) {
-                (Phase::Uninitialized, "initialize") => self.phase = Phase::Running,
+                (Phase::Uninitialized, "initialize") => {
+                    if let Err(e) = super::methods::check_initialize(envelope.params.map_or("", RawValue::get)) {
+                        let data = e.data().and_then(|d| serde_json::from_str(d.get()).ok());
+                        return ready(Some(response(id_text, e.code(), e.message(), data)));
+                    }
+                    self.phase = Phase::Running;
+                }
                 (Phase::Uninitialized, _) => {
                     return ready(Some(response(id_text, errors::NOT_INITIALIZED, "server not initialized: send \"initialize\" first", None)));
                 }

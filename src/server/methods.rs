@@ -26,18 +26,47 @@ pub struct Context {
 
 type RpcResult<T> = Result<T, ErrorObjectOwned>;
 
-/// Parses params (absent params read as `{}`), naming the failing field on error.
+/// Parses by-name params (absent params read as `{}`), naming the failing field on error.
 fn parse<T: DeserializeOwned>(params: &Params) -> RpcResult<T> {
     let text = params.as_str().unwrap_or("{}");
+    if text.trim_start().starts_with('[') {
+        return Err(invalid_params("", "params must be an object (by-name), not an array"));
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
-        let path = if path == "." { String::new() } else { path };
         let reason = e.inner().to_string();
         // serde_json appends a position that means nothing to the caller; drop it.
         let reason = reason.rfind(" at line ").map_or(reason.as_str(), |i| &reason[..i]);
-        invalid_params(&path, reason)
+        let (path, reason) = field_error_path(&path, reason);
+        invalid_params(&path, &reason)
     })
+}
+
+/// serde reports a missing field at its parent; point at the field itself, as event errors do.
+fn field_error_path(parent: &str, reason: &str) -> (String, String) {
+    let parent = if parent == "." { "" } else { parent };
+    // (Unknown fields are already in the path serde_path_to_error reports.)
+    if let Some((field, "")) = reason.strip_prefix("missing field `").and_then(|rest| rest.split_once('`')) {
+        let path = if parent.is_empty() { field.to_string() } else { format!("{parent}.{field}") };
+        return (path, "missing".to_string());
+    }
+    (parent.to_string(), reason.to_string())
+}
+
+/// Checks `initialize` params; the dispatcher calls it before it changes the lifecycle, so a
+/// refused `initialize` leaves the server uninitialized.
+pub fn check_initialize(params: &str) -> RpcResult<()> {
+    let p: InitializeParams = parse(&Params::new(Some(params).filter(|p| !p.is_empty())))?;
+    if let Some(v) = p.protocol_version {
+        if v != PROTOCOL_VERSION {
+            return Err(invalid_params(
+                "protocolVersion",
+                &format!("this server speaks protocol version {PROTOCOL_VERSION}, not {v}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Clone, Serialize)]
@@ -175,15 +204,7 @@ pub fn module(context: Context) -> RpcModule<Context> {
 
 fn register_lifecycle(m: &mut RpcModule<Context>) {
     m.register_method("initialize", |params, ctx, _| -> RpcResult<Value> {
-        let p: InitializeParams = parse(&params)?;
-        if let Some(v) = p.protocol_version {
-            if v != PROTOCOL_VERSION {
-                return Err(invalid_params(
-                    "protocolVersion",
-                    &format!("this server speaks protocol version {PROTOCOL_VERSION}, not {v}"),
-                ));
-            }
-        }
+        check_initialize(params.as_str().unwrap_or(""))?;
         let limits = ctx.service.limits();
         Ok(json!({
             "serverInfo": { "name": "threadkeeper", "version": env!("CARGO_PKG_VERSION") },

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 /// Options of `serializeThreadToXml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct XmlOptions {
     /// Appended after `</thread>` as `"\n" + prefix` (nothing when absent or empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
