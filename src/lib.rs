@@ -5,6 +5,7 @@
 
 pub mod event;
 pub mod js_json;
+pub mod turns;
 pub mod xml;
 
 pub use event::{AgentEvent, EventError, EventKind, Role};
