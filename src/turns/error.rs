@@ -26,6 +26,10 @@ impl fmt::Display for TurnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TurnError::Syntax { message } => write!(f, "not a valid document: {message}"),
+            TurnError::Limit { limit: "max_expansion", max, value } => write!(
+                f,
+                "document expands to more than {max} values or string bytes (found {value}): YAML aliases repeat too much (max_expansion)"
+            ),
             TurnError::Limit { limit, max, value } => {
                 write!(f, "document exceeds the {limit} limit of {max} (found {value})")
             }

@@ -3,10 +3,13 @@
 //! Turn files come from outside, so a few hundred bytes must not be able to cost gigabytes or
 //! minutes. The text is read into a `serde_json::Value` by a visitor that counts as it builds:
 //! YAML aliases are expanded by the parser *through* the visitor, so an alias bomb ("billion
-//! laughs") hits the value or string budget after at most that many values, long before it
-//! could exhaust memory. Keys keep the document's order.
+//! laughs") hits the expansion budget after a few thousand values, long before it could
+//! exhaust memory. YAML text is first scanned for flow nesting (`[[[[...`), which libyaml
+//! handles in quadratic time. Keys keep the document's order; a key repeated in one mapping
+//! is an error.
 
 use super::error::TurnError;
+use super::yaml_scan::max_flow_depth;
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::cell::Cell;
@@ -24,16 +27,20 @@ pub struct Limits {
     pub max_values: usize,
     /// Bytes of all keys and strings built, with YAML aliases counted once per use.
     pub max_string_bytes: usize,
+    /// Values built, and bytes of strings built, per byte of input (plus 1,024 each). Text
+    /// alone never builds more than about one of either per byte; only YAML aliases can.
+    pub max_expansion: usize,
 }
 
 impl Default for Limits {
-    /// 16 MiB of text, 100 levels, a million values, 32 MiB of strings.
+    /// 16 MiB of text, 100 levels, 4 million values, 32 MiB of strings, 4× expansion.
     fn default() -> Self {
         Limits {
             max_input_bytes: 16 << 20,
             max_depth: 100,
-            max_values: 1_000_000,
+            max_values: 4_000_000,
             max_string_bytes: 32 << 20,
+            max_expansion: 4,
         }
     }
 }
@@ -55,7 +62,13 @@ pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value,
             value: text.len(),
         });
     }
-    let budget = Budget { limits: *limits, values: Cell::new(0), string_bytes: Cell::new(0), hit: Cell::new(None) };
+    if format == Format::Yaml {
+        let depth = max_flow_depth(text, limits.max_depth);
+        if depth > limits.max_depth {
+            return Err(TurnError::Limit { limit: "max_depth", max: limits.max_depth, value: depth });
+        }
+    }
+    let budget = Budget::new(limits, text.len());
     let seed = ValueSeed { budget: &budget, depth: 0 };
     let result = match format {
         Format::Yaml => seed.deserialize(serde_yaml::Deserializer::from_str(text)).map_err(|e| e.to_string()),
@@ -72,14 +85,42 @@ pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value,
 }
 
 struct Budget {
-    limits: Limits,
+    max_depth: usize,
+    /// The effective caps: the absolute limit, or the expansion limit when lower.
+    max_values: Cap,
+    max_string_bytes: Cap,
     values: Cell<usize>,
     string_bytes: Cell<usize>,
     /// The limit that stopped parsing: name, maximum, value found.
     hit: Cell<Option<(&'static str, usize, usize)>>,
 }
 
+#[derive(Clone, Copy)]
+struct Cap {
+    limit: &'static str,
+    max: usize,
+}
+
 impl Budget {
+    fn new(limits: &Limits, input_len: usize) -> Self {
+        let expansion = limits.max_expansion.saturating_mul(input_len).saturating_add(1024);
+        let cap = |limit, max: usize| {
+            if expansion < max {
+                Cap { limit: "max_expansion", max: expansion }
+            } else {
+                Cap { limit, max }
+            }
+        };
+        Budget {
+            max_depth: limits.max_depth,
+            max_values: cap("max_values", limits.max_values),
+            max_string_bytes: cap("max_string_bytes", limits.max_string_bytes),
+            values: Cell::new(0),
+            string_bytes: Cell::new(0),
+            hit: Cell::new(None),
+        }
+    }
+
     fn exceeded<E: de::Error>(&self, limit: &'static str, max: usize, value: usize) -> E {
         self.hit.set(Some((limit, max, value)));
         E::custom(TurnError::Limit { limit, max, value })
@@ -88,8 +129,8 @@ impl Budget {
     fn count_value<E: de::Error>(&self) -> Result<(), E> {
         let n = self.values.get() + 1;
         self.values.set(n);
-        if n > self.limits.max_values {
-            return Err(self.exceeded("max_values", self.limits.max_values, n));
+        if n > self.max_values.max {
+            return Err(self.exceeded(self.max_values.limit, self.max_values.max, n));
         }
         Ok(())
     }
@@ -97,8 +138,8 @@ impl Budget {
     fn count_string<E: de::Error>(&self, s: &str) -> Result<String, E> {
         let n = self.string_bytes.get() + s.len();
         self.string_bytes.set(n);
-        if n > self.limits.max_string_bytes {
-            return Err(self.exceeded("max_string_bytes", self.limits.max_string_bytes, n));
+        if n > self.max_string_bytes.max {
+            return Err(self.exceeded(self.max_string_bytes.limit, self.max_string_bytes.max, n));
         }
         Ok(s.to_owned())
     }
@@ -121,7 +162,7 @@ impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
 impl ValueSeed<'_> {
     fn nested<E: de::Error>(self) -> Result<Self, E> {
         let depth = self.depth + 1;
-        let max = self.budget.limits.max_depth;
+        let max = self.budget.max_depth;
         if depth > max {
             return Err(self.budget.exceeded("max_depth", max, depth));
         }

@@ -48,6 +48,7 @@ mod read;
 mod redact;
 mod validate;
 mod write;
+mod yaml_scan;
 
 pub use error::TurnError;
 pub use events::{event_to_block, events_to_turn, turn_to_events};
