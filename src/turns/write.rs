@@ -1,5 +1,8 @@
 //! Writing turn documents, deterministically and without touching the input.
 //!
+//! The output is the normalized turn (see [`normalize`](super::normalize)): an `llm_text` block
+//! without a role is written with `role: assistant`, as loading would read it.
+//!
 //! Field order is fixed (turn: `version, id, run_id, blocks, metadata, data`; block: `id,
 //! turn_id, kind, role, payload, metadata`). Empty strings and empty `metadata`/`data` maps are
 //! left out; `version`, `blocks`, `kind` and `payload` are always written. The top-level keys of
@@ -11,7 +14,7 @@
 
 use super::error::TurnError;
 use super::limits::Format;
-use super::model::{Block, Turn, TurnDocument, FORMAT_VERSION, KIND_RAW_KEY};
+use super::model::{Block, BlockKind, Turn, TurnDocument, FORMAT_VERSION, KIND_RAW_KEY};
 use super::redact::redact_encrypted_content;
 use serde::ser::{Error as _, SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -181,7 +184,10 @@ impl Serialize for BlockOut<'_> {
         // in the metadata (reading puts it back).
         let unknown_kind = block.unknown_kind_name();
         map.serialize_entry("kind", unknown_kind.unwrap_or(block.kind.as_str()))?;
-        if !block.role.is_empty() {
+        // Written as loading would read it: an llm_text block without a role is the assistant's.
+        if block.kind == BlockKind::LlmText && block.role.is_empty() {
+            map.serialize_entry("role", "assistant")?;
+        } else if !block.role.is_empty() {
             map.serialize_entry("role", &block.role)?;
         }
         let mut payload = SortedMap::new(&block.payload);

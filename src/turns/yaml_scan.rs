@@ -10,7 +10,7 @@
 
 /// The deepest flow nesting in `text`, counting no further than `stop_above + 1`.
 pub(super) fn max_flow_depth(text: &str, stop_above: usize) -> usize {
-    let mut scan = Scan { b: text.as_bytes(), i: 0, line_start: 0, deepest: 0, stop_above };
+    let mut scan = Scan { b: text.as_bytes(), i: 0, line_start: 0, indents: Vec::new(), deepest: 0, stop_above };
     scan.run();
     scan.deepest
 }
@@ -19,6 +19,8 @@ struct Scan<'a> {
     b: &'a [u8],
     i: usize,
     line_start: usize,
+    /// Columns of the open block collections, innermost last.
+    indents: Vec<usize>,
     deepest: usize,
     stop_above: usize,
 }
@@ -26,9 +28,12 @@ struct Scan<'a> {
 /// What the rest of a line tells about the following lines.
 enum Carry {
     None,
-    /// A block scalar or a plain scalar ended the line: following lines indented more than
-    /// this column (or blank) are its text.
-    TextAbove(isize),
+    /// A block scalar (`|`, `>`) started: following lines indented more than this column, or
+    /// blank, are its text.
+    BlockScalar(isize),
+    /// A plain scalar ended the line: following lines indented more than this column, or
+    /// blank, continue it, up to a comment.
+    PlainScalar(isize),
 }
 
 impl Scan<'_> {
@@ -41,13 +46,17 @@ impl Scan<'_> {
             self.line_start = self.i;
             let indent = self.b[self.i..].iter().take_while(|&&c| c == b' ').count();
             self.i += indent;
-            if let Carry::TextAbove(column) = carry {
-                let blank = self.rest_of_line_is_blank();
-                let starts_comment = self.b.get(self.i) == Some(&b'#');
-                if blank || (indent as isize > column && !starts_comment) {
-                    self.skip_line();
-                    continue;
+            let text_line = match carry {
+                Carry::None => false,
+                Carry::BlockScalar(column) => self.rest_of_line_is_blank() || indent as isize > column,
+                Carry::PlainScalar(column) => {
+                    let starts_comment = self.b.get(self.i) == Some(&b'#');
+                    self.rest_of_line_is_blank() || (indent as isize > column && !starts_comment)
                 }
+            };
+            if text_line {
+                self.skip_line();
+                continue;
             }
             carry = self.line(indent);
         }
@@ -55,9 +64,12 @@ impl Scan<'_> {
 
     /// Scans the tokens of one block-context line starting at its first non-space byte.
     fn line(&mut self, first_column: usize) -> Carry {
-        // Column of the innermost key, `-` or `?` on this line: the indentation of the block
-        // collection a scalar ending the line belongs to.
-        let mut owner: Option<usize> = None;
+        // Block collections indented deeper than this line have ended (libyaml's unroll).
+        while self.indents.last().is_some_and(|&top| top > first_column) {
+            self.indents.pop();
+        }
+        // Start column of the node being read, for a key that turns out to end in `: `.
+        let mut node_start: Option<usize> = None;
         loop {
             if self.deepest > self.stop_above {
                 self.i = self.b.len();
@@ -84,42 +96,45 @@ impl Scan<'_> {
                     self.i += 3;
                 }
                 b'-' | b'?' if next_is_blank => {
-                    owner = Some(column);
+                    self.open(column);
+                    node_start = None;
                     self.i += 1;
                 }
                 b':' if next_is_blank => {
-                    owner.get_or_insert(first_column);
+                    self.open(node_start.unwrap_or(column));
+                    node_start = None;
                     self.i += 1;
                 }
                 b'|' | b'>' => {
-                    let above = self.text_column(owner, first_column, column);
                     self.skip_line();
-                    return Carry::TextAbove(above);
+                    return Carry::BlockScalar(self.indent());
                 }
-                b'[' | b'{' => self.flow(),
+                b'[' | b'{' => {
+                    node_start.get_or_insert(column);
+                    self.flow();
+                }
                 b'\'' | b'"' => {
-                    let line = self.line_start;
+                    node_start.get_or_insert(column);
                     self.quoted(c);
-                    if self.line_start == line && self.followed_by_value_indicator() {
-                        owner = Some(column);
-                    }
                 }
                 b'&' | b'!' | b'*' => {
+                    node_start.get_or_insert(column);
                     while !self.is_blank_or_break(self.i) {
                         self.i += 1;
                     }
                 }
                 _ => {
                     // A plain scalar: up to `: `, ` #` or the end of the line.
+                    let start = *node_start.get_or_insert(column);
                     loop {
                         if self.i >= self.b.len() || self.break_len(self.i) > 0 {
-                            let above = self.text_column(owner, first_column, column);
                             self.skip_line();
-                            return Carry::TextAbove(above);
+                            return Carry::PlainScalar(self.indent());
                         }
                         let c = self.b[self.i];
                         if c == b':' && self.is_blank_or_break(self.i + 1) {
-                            owner = Some(column);
+                            self.open(start);
+                            node_start = None;
                             self.i += 1;
                             break;
                         }
@@ -134,14 +149,18 @@ impl Scan<'_> {
         }
     }
 
-    /// The column a multi-line scalar starting at `column` must be indented beyond: its
-    /// collection's indentation, or (first on its line) anything left of it.
-    fn text_column(&self, owner: Option<usize>, first_column: usize, column: usize) -> isize {
-        match owner {
-            Some(owner) => owner as isize,
-            None if column == first_column => column as isize - 1,
-            None => first_column as isize,
+    /// A block collection entry (key, `-`, `?`) at `column`: deeper than the current
+    /// collection, it opens a new one (libyaml's roll).
+    fn open(&mut self, column: usize) {
+        if self.indents.last().is_none_or(|&top| column > top) {
+            self.indents.push(column);
         }
+    }
+
+    /// The indentation of the innermost open block collection; -1 at the top level. Lines of a
+    /// multi-line scalar are indented beyond it.
+    fn indent(&self) -> isize {
+        self.indents.last().map_or(-1, |&top| top as isize)
     }
 
     /// Scans a flow collection from its opening bracket to the matching close.
@@ -177,6 +196,11 @@ impl Scan<'_> {
                     }
                 }
                 b',' => {
+                    in_plain = false;
+                    self.i += 1;
+                }
+                // A value indicator: `: `, or `:` right after a quoted key (`"a":"b"`).
+                b':' if !in_plain || self.is_blank_or_break(self.i + 1) || matches!(self.b.get(self.i + 1), Some(b',' | b'[' | b']' | b'{' | b'}')) => {
                     in_plain = false;
                     self.i += 1;
                 }
@@ -295,7 +319,12 @@ mod tests {
         assert_eq!(depth("- >-\n   [[[\n\n   [[\n- [2]\n"), 1);
         assert_eq!(depth("- a: |\n    [[[\n  b: [[1]]\n"), 2);
         assert_eq!(depth("a: it's\n  [[[ continued\nb: {}\n"), 1);
+        assert_eq!(depth("  top level\n[[[ continued\n"), 0);
+        assert_eq!(depth("|\n  # [\n  [1, [2]]\n"), 0);
+        assert_eq!(depth("a:\n  b: x\n   [[ continued\n  c: [1]\n"), 1);
         assert_eq!(depth("[it's, [x]]"), 2);
+        assert_eq!(depth("{\"id\": \"{\", \"b\":\"[\", c: [a\"b{\"]}"), 3);
+        assert_eq!(depth("{\"id\": \"{\", \"b\":\"[\", c: [a\"b\"]}"), 2);
     }
 
     #[test]
@@ -308,6 +337,8 @@ mod tests {
         assert_eq!(depth(&format!("a: |\u{2028}  x\u{2028}b: {deep}\u{2028}")), 50);
         // A plain value after a flow key continues only on deeper lines.
         assert_eq!(depth(&format!("[k]: v\nb: {deep}\n")), 50);
+        assert_eq!(depth(&format!("- [k]: v\n  b: {deep}\n")), 50);
+        assert_eq!(depth(&format!("- &a k: |\n    x\n  b: {deep}\n")), 50);
         // An unterminated quote hides nothing from the scan that the parser would read.
         assert_eq!(depth(&format!("a: b'c\nd: {deep}\n")), 50);
     }
