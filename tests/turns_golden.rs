@@ -110,7 +110,10 @@ fn seed_reasoning_example_loads() {
     assert_eq!(turn.id, "turn_reasoning");
     let expected_reasoning =
         Block { id: "rs_123".into(), ..block(BlockKind::Reasoning, "", json!({"encrypted_content": "gAAAAA..."})) };
-    assert_eq!(turn.blocks, vec![expected_reasoning, block(BlockKind::LlmText, "assistant", json!({"text": "Hello!"}))]);
+    assert_eq!(
+        turn.blocks,
+        vec![expected_reasoning, block(BlockKind::LlmText, "assistant", json!({"text": "Hello!"}))]
+    );
 }
 
 #[test]
@@ -127,7 +130,14 @@ fn seed_tools_example_loads() {
 
 #[test]
 fn json_parity_for_every_yaml_file() {
-    for name in ["seed_plain_chat.yaml", "seed_reasoning.yaml", "seed_tools.yaml", "full_input.yaml", "full.yaml", "thread_export.yaml"] {
+    for name in [
+        "seed_plain_chat.yaml",
+        "seed_reasoning.yaml",
+        "seed_tools.yaml",
+        "full_input.yaml",
+        "full.yaml",
+        "thread_export.yaml",
+    ] {
         let (turn, _) = from_yaml(&golden(name)).unwrap();
         let (again, warnings) = from_json(&to_json(&turn, &Options::default()).unwrap()).unwrap();
         assert!(warnings.is_empty());
@@ -163,7 +173,10 @@ fn options_use_camel_case_on_the_wire() {
     let options: Options = serde_json::from_str(r#"{"redactEncryptedContent": true, "omitData": true}"#).unwrap();
     assert_eq!(options, Options { redact_encrypted_content: true, omit_data: true });
     assert_eq!(serde_json::from_str::<Options>("{}").unwrap(), Options::default());
-    assert_eq!(serde_json::to_string(&Options::default()).unwrap(), r#"{"redactEncryptedContent":false,"omitData":false}"#);
+    assert_eq!(
+        serde_json::to_string(&Options::default()).unwrap(),
+        r#"{"redactEncryptedContent":false,"omitData":false}"#
+    );
 }
 
 // ---- guardrails ----
@@ -213,7 +226,10 @@ fn missing_payload_is_empty_map() {
     let (turn, _) = from_yaml("blocks:\n- kind: reasoning\n- kind: user\n  role: user\n  payload:\n").unwrap();
     assert!(turn.blocks[0].payload.is_empty());
     assert!(turn.blocks[1].payload.is_empty());
-    assert_eq!(yaml(&turn), "version: 1\nblocks:\n- kind: reasoning\n  payload: {}\n- kind: user\n  role: user\n  payload: {}\n");
+    assert_eq!(
+        yaml(&turn),
+        "version: 1\nblocks:\n- kind: reasoning\n  payload: {}\n- kind: user\n  role: user\n  payload: {}\n"
+    );
 }
 
 #[test]
@@ -249,7 +265,10 @@ fn unknown_top_level_fields_warn() {
     let text = "version: 1\nid: t\ncolour: red\nblocks:\n- kind: user\n  role: user\n  size: 3\n  payload: {text: x}\nextra: [1]\n";
     let (turn, warnings) = from_yaml(text).unwrap();
     assert_eq!(turn.id, "t");
-    assert_eq!(warnings, ["blocks[0].size: unknown field ignored", "colour: unknown field ignored", "extra: unknown field ignored"]);
+    assert_eq!(
+        warnings,
+        ["blocks[0].size: unknown field ignored", "colour: unknown field ignored", "extra: unknown field ignored"]
+    );
     assert!(!yaml(&turn).contains("colour"));
 }
 
@@ -257,7 +276,10 @@ fn unknown_top_level_fields_warn() {
 fn scalar_ids_are_read_as_text_with_a_warning() {
     let (turn, warnings) = from_yaml("id: 123\nblocks:\n- kind: user\n  role: user\n  id: true\n").unwrap();
     assert_eq!((turn.id.as_str(), turn.blocks[0].id.as_str()), ("123", "true"));
-    assert_eq!(warnings, ["id: number 123 read as the string \"123\"", "blocks[0].id: boolean true read as the string \"true\""]);
+    assert_eq!(
+        warnings,
+        ["id: number 123 read as the string \"123\"", "blocks[0].id: boolean true read as the string \"true\""]
+    );
 }
 
 #[test]
@@ -296,12 +318,18 @@ fn higher_version_is_refused() {
     let error = from_yaml("version: 2\nid: t\n").unwrap_err();
     assert_eq!(error, TurnError::UnsupportedVersion { found: "2".into(), supported: 1 });
     assert_eq!(error.to_string(), "unsupported turn document version 2: this reader supports version 1");
-    assert_eq!(from_json(r#"{"version": 0}"#).unwrap_err().to_string(), "unsupported turn document version 0: this reader supports version 1");
+    assert_eq!(
+        from_json(r#"{"version": 0}"#).unwrap_err().to_string(),
+        "unsupported turn document version 0: this reader supports version 1"
+    );
     assert!(matches!(from_yaml_document("version: 3\nturns: []\n"), Err(TurnError::UnsupportedVersion { .. })));
     assert!(matches!(from_yaml_document("turns:\n- version: 2\n"), Err(TurnError::UnsupportedVersion { .. })));
     // Nor is such a turn written.
     let turn = Turn { version: 2, ..Turn::new("t") };
-    assert_eq!(to_yaml(&turn, &Options::default()).unwrap_err(), TurnError::UnsupportedVersion { found: "2".into(), supported: 1 });
+    assert_eq!(
+        to_yaml(&turn, &Options::default()).unwrap_err(),
+        TurnError::UnsupportedVersion { found: "2".into(), supported: 1 }
+    );
     assert!(serde_json::to_value(&turn).is_err());
 }
 
@@ -317,7 +345,7 @@ fn serialization_does_not_mutate_input() {
     to_json(&turn, &options).unwrap();
     to_value(&turn, &options).unwrap();
     assert_eq!(turn, before);
-    assert_eq!(turn.metadata.keys().last().map(String::as_str), Some("z"));
+    assert_eq!(turn.metadata.keys().next_back().map(String::as_str), Some("z"));
     assert!(turn.blocks[5].role.is_empty());
     assert_eq!(serde_json::to_string(&to_value(&turn, &Options::default()).unwrap()).unwrap(), before_text);
 }
@@ -329,8 +357,10 @@ fn normalize_gives_what_a_save_load_cycle_gives() {
     let (reloaded, _) = from_yaml(&yaml(&turn)).unwrap();
     normalize(&mut turn);
     assert_eq!(turn, reloaded);
-    assert_eq!(serde_json::to_string(&to_value(&turn, &Options::default()).unwrap()).unwrap(),
-               serde_json::to_string(&to_value(&reloaded, &Options::default()).unwrap()).unwrap());
+    assert_eq!(
+        serde_json::to_string(&to_value(&turn, &Options::default()).unwrap()).unwrap(),
+        serde_json::to_string(&to_value(&reloaded, &Options::default()).unwrap()).unwrap()
+    );
 }
 
 #[test]
@@ -364,7 +394,10 @@ fn geppetto_fixture_shape_loads() {
     // The single-turn reader returns the fixture's turn and says what it left out.
     let (single, warnings) = from_yaml(&golden("fixture.yaml")).unwrap();
     assert_eq!(single, turn);
-    assert_eq!(warnings, ["followups: 2 block(s) not part of the turn were dropped; read the whole fixture as a document"]);
+    assert_eq!(
+        warnings,
+        ["followups: 2 block(s) not part of the turn were dropped; read the whole fixture as a document"]
+    );
 }
 
 #[test]
@@ -423,7 +456,11 @@ fn validation_lists_every_problem_with_its_path() {
     ];
     assert_eq!(problems(&turn, false), always);
     let strict = [
-        always[0], always[1], always[2], always[3], always[4],
+        always[0],
+        always[1],
+        always[2],
+        always[3],
+        always[4],
         "blocks[3].role: should be empty: a tool_call block has no role",
         "blocks[3].payload.id: missing",
         "blocks[3].payload.args: missing",
@@ -534,7 +571,10 @@ fn an_edited_export_is_an_error_naming_the_block() {
     );
     let (mut turn, _) = from_yaml(&golden("thread_export.yaml")).unwrap();
     turn.blocks[0].payload.insert("text".into(), json!(5));
-    assert_eq!(turn_to_events(&turn).unwrap_err().to_string(), "blocks[0].payload.text: expected a string, found number");
+    assert_eq!(
+        turn_to_events(&turn).unwrap_err().to_string(),
+        "blocks[0].payload.text: expected a string, found number"
+    );
     let (mut turn, _) = from_yaml(&golden("thread_export.yaml")).unwrap();
     turn.blocks[4].metadata.insert("threadkeeper.key_order@v1".into(), json!(["type"]));
     assert_eq!(
@@ -582,7 +622,11 @@ fn small_alias_use_is_fine() {
 
 #[test]
 fn deep_flow_nesting_is_refused_fast() {
-    for text in ["[".repeat(100_000), "{a: ".repeat(1_000_000), format!("blocks:\n- kind: user\n  payload: {{args: {}}}\n", "[".repeat(500))] {
+    for text in [
+        "[".repeat(100_000),
+        "{a: ".repeat(1_000_000),
+        format!("blocks:\n- kind: user\n  payload: {{args: {}}}\n", "[".repeat(500)),
+    ] {
         let started = Instant::now();
         let error = from_yaml(&text).unwrap_err();
         assert_fast(started);
@@ -638,7 +682,10 @@ fn limits_are_adjustable() {
 
 #[test]
 fn tags_duplicates_and_multiple_documents_are_refused() {
-    assert_eq!(from_yaml("id: !secret x\n").unwrap_err().to_string(), "not a valid document: id: unsupported YAML tag !secret at line 1 column 5");
+    assert_eq!(
+        from_yaml("id: !secret x\n").unwrap_err().to_string(),
+        "not a valid document: id: unsupported YAML tag !secret at line 1 column 5"
+    );
     assert!(from_yaml("id: a\nid: b\n").unwrap_err().to_string().contains("duplicate key \"id\""));
     assert!(from_json(r#"{"id": "a", "id": "b"}"#).unwrap_err().to_string().contains("duplicate key \"id\""));
     assert!(from_yaml("id: a\n---\nid: b\n").unwrap_err().to_string().contains("more than one document"));

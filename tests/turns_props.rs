@@ -8,20 +8,115 @@ use threadkeeper::AgentEvent;
 
 /// Strings that trip YAML writers and readers, and names the format reserves.
 const NASTY: &[&str] = &[
-    "", " ", "yes", "no", "Yes", "NO", "on", "off", "y", "n", "null", "Null", "~", "true", "False", "1", "-1", "007",
-    "0x1F", "0o17", "1e3", "1.5", "1_000", ".inf", "-.Inf", ".nan", "-", "- a", ":", ": ", "a: b", "#", " #c", "'", "\"",
-    "\\", "\n", "\r\n", "\r", "\t", "\0", "\u{7}", "\u{1b}[31m", "\u{7f}", "\u{85}", "\u{2028}", "\u{2029}", "\u{feff}",
-    "\u{fffd}", "😀", "é", "---", "...", "&a", "*a", "!tag", "!!str", "%YAML 1.2", "[", "]", "{", "}", ",", "|", ">",
-    "?", "@", "`", "  lead", "trail  ", "a\n\nb\n", "\n\n", " \n ", "\u{a0}", "<<", "=", "[[{", "threadkeeper.iteration@v1",
-    "threadkeeper.key_order@v1", "serde.kind_raw", "type", "iteration", "timestamp", "text", "args", "encrypted_content",
-    "turn_block", "block", "kind", "payload", "metadata", "user", "other", "llm_text",
+    "",
+    " ",
+    "yes",
+    "no",
+    "Yes",
+    "NO",
+    "on",
+    "off",
+    "y",
+    "n",
+    "null",
+    "Null",
+    "~",
+    "true",
+    "False",
+    "1",
+    "-1",
+    "007",
+    "0x1F",
+    "0o17",
+    "1e3",
+    "1.5",
+    "1_000",
+    ".inf",
+    "-.Inf",
+    ".nan",
+    "-",
+    "- a",
+    ":",
+    ": ",
+    "a: b",
+    "#",
+    " #c",
+    "'",
+    "\"",
+    "\\",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    "\0",
+    "\u{7}",
+    "\u{1b}[31m",
+    "\u{7f}",
+    "\u{85}",
+    "\u{2028}",
+    "\u{2029}",
+    "\u{feff}",
+    "\u{fffd}",
+    "😀",
+    "é",
+    "---",
+    "...",
+    "&a",
+    "*a",
+    "!tag",
+    "!!str",
+    "%YAML 1.2",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "|",
+    ">",
+    "?",
+    "@",
+    "`",
+    "  lead",
+    "trail  ",
+    "a\n\nb\n",
+    "\n\n",
+    " \n ",
+    "\u{a0}",
+    "<<",
+    "=",
+    "[[{",
+    "threadkeeper.iteration@v1",
+    "threadkeeper.key_order@v1",
+    "serde.kind_raw",
+    "type",
+    "iteration",
+    "timestamp",
+    "text",
+    "args",
+    "encrypted_content",
+    "turn_block",
+    "block",
+    "kind",
+    "payload",
+    "metadata",
+    "user",
+    "other",
+    "llm_text",
 ];
 
 const KNOWN_TYPES: &[&str] = &[
-    "message", "tool_call", "tool_result", "error", "human_input_requested", "human_input_received", "completion", "summary",
+    "message",
+    "tool_call",
+    "tool_result",
+    "error",
+    "human_input_requested",
+    "human_input_received",
+    "completion",
+    "summary",
 ];
 
-const RESERVED_PAYLOAD: &[&str] = &["text", "images", "id", "name", "args", "result", "error", "encrypted_content", "item_id", "summary"];
+const RESERVED_PAYLOAD: &[&str] =
+    &["text", "images", "id", "name", "args", "result", "error", "encrypted_content", "item_id", "summary"];
 
 fn nasty_string() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -38,7 +133,8 @@ fn number() -> impl Strategy<Value = Number> {
         any::<u64>().prop_map(Number::from),
         (0u64..100).prop_map(Number::from),
         any::<f64>().prop_filter_map("finite", Number::from_f64),
-        prop::sample::select(&[0.0, -0.0, 1.0, 1.5, 1e16, 1e21, 1e-7, 123456789.0][..]).prop_filter_map("finite", Number::from_f64),
+        prop::sample::select(&[0.0, -0.0, 1.0, 1.5, 1e16, 1e21, 1e-7, 123456789.0][..])
+            .prop_filter_map("finite", Number::from_f64),
     ]
 }
 
@@ -58,7 +154,10 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 /// Maps in arbitrary key order (the first occurrence of a repeated key keeps its place).
-fn json_map(key: impl Strategy<Value = String>, value: impl Strategy<Value = Value>) -> impl Strategy<Value = Map<String, Value>> {
+fn json_map(
+    key: impl Strategy<Value = String>,
+    value: impl Strategy<Value = Value>,
+) -> impl Strategy<Value = Map<String, Value>> {
     prop::collection::vec((key, value), 0..6).prop_map(|entries| entries.into_iter().collect())
 }
 
@@ -86,14 +185,20 @@ fn role() -> impl Strategy<Value = String> {
 }
 
 fn block() -> impl Strategy<Value = Block> {
-    (kind(), nasty_string(), nasty_string(), role(), json_map(payload_key(), json_value()), json_map(metadata_key(), json_value())).prop_map(
-        |((kind, raw), id, turn_id, role, payload, mut metadata)| {
+    (
+        kind(),
+        nasty_string(),
+        nasty_string(),
+        role(),
+        json_map(payload_key(), json_value()),
+        json_map(metadata_key(), json_value()),
+    )
+        .prop_map(|((kind, raw), id, turn_id, role, payload, mut metadata)| {
             if let Some(raw) = raw {
                 metadata.insert(KIND_RAW_KEY.to_string(), Value::String(raw));
             }
             Block { id, turn_id, kind, role, payload, metadata }
-        },
-    )
+        })
 }
 
 fn turn() -> impl Strategy<Value = Turn> {
@@ -104,7 +209,14 @@ fn turn() -> impl Strategy<Value = Turn> {
         json_map(metadata_key(), json_value()),
         json_map(nasty_string(), json_value()),
     )
-        .prop_map(|(id, run_id, blocks, metadata, data)| Turn { version: FORMAT_VERSION, id, run_id, blocks, metadata, data })
+        .prop_map(|(id, run_id, blocks, metadata, data)| Turn {
+            version: FORMAT_VERSION,
+            id,
+            run_id,
+            blocks,
+            metadata,
+            data,
+        })
 }
 
 fn normalized(turn: &Turn) -> Turn {
@@ -137,32 +249,47 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
     let b = || any::<bool>().prop_map(Value::Bool);
     let f = |name: &str, v: Value| (name.to_string(), v);
     prop_oneof![
-        (prop::sample::select(&["user", "assistant", "system"][..]), s())
-            .prop_map(move |(role, content)| vec![f("type", "message".into()), f("role", role.into()), f("content", content)]),
+        (prop::sample::select(&["user", "assistant", "system"][..]), s()).prop_map(move |(role, content)| vec![
+            f("type", "message".into()),
+            f("role", role.into()),
+            f("content", content)
+        ]),
         (s(), s(), json_map(nasty_string(), json_value())).prop_map(move |(name, id, args)| vec![
             f("type", "tool_call".into()),
             f("toolName", name),
             f("toolCallId", id),
             f("args", Value::Object(args)),
         ]),
-        (s(), json_value()).prop_map(move |(id, result)| vec![f("type", "tool_result".into()), f("toolCallId", id), f("result", result)]),
+        (s(), json_value()).prop_map(move |(id, result)| vec![
+            f("type", "tool_result".into()),
+            f("toolCallId", id),
+            f("result", result)
+        ]),
         (s(), b(), maybe(s())).prop_map(move |(error, recoverable, id)| {
             let mut fields = vec![f("type", "error".into()), f("error", error), f("recoverable", recoverable)];
             fields.extend(id.map(|id| f("toolCallId", id)));
             fields
         }),
-        (s(), maybe(s()), maybe(s()), maybe(prop::collection::vec(s(), 0..3))).prop_map(move |(q, context, urgency, choices)| {
-            let mut fields = vec![f("type", "human_input_requested".into()), f("question", q)];
-            fields.extend(context.map(|v| f("context", v)));
-            fields.extend(urgency.map(|v| f("urgency", v)));
-            fields.extend(choices.map(|v| f("choices", Value::Array(v))));
-            fields
-        }),
+        (s(), maybe(s()), maybe(s()), maybe(prop::collection::vec(s(), 0..3))).prop_map(
+            move |(q, context, urgency, choices)| {
+                let mut fields = vec![f("type", "human_input_requested".into()), f("question", q)];
+                fields.extend(context.map(|v| f("context", v)));
+                fields.extend(urgency.map(|v| f("urgency", v)));
+                fields.extend(choices.map(|v| f("choices", Value::Array(v))));
+                fields
+            }
+        ),
         s().prop_map(move |r| vec![f("type", "human_input_received".into()), f("response", r)]),
         (s(), b()).prop_map(move |(r, v)| vec![f("type", "completion".into()), f("result", r), f("verified", v)]),
-        (prop::collection::vec(number().prop_map(Value::Number), 0..4), s())
-            .prop_map(move |(its, summary)| vec![f("type", "summary".into()), f("summarizedIterations", Value::Array(its)), f("summary", summary)]),
-        (nasty_string().prop_filter("an unknown type", |t| !KNOWN_TYPES.contains(&t.as_str())), json_map(nasty_string(), json_value()))
+        (prop::collection::vec(number().prop_map(Value::Number), 0..4), s()).prop_map(move |(its, summary)| vec![
+            f("type", "summary".into()),
+            f("summarizedIterations", Value::Array(its)),
+            f("summary", summary)
+        ]),
+        (
+            nasty_string().prop_filter("an unknown type", |t| !KNOWN_TYPES.contains(&t.as_str())),
+            json_map(nasty_string(), json_value())
+        )
             .prop_map(move |(t, fields)| {
                 let mut v = vec![f("type", Value::String(t))];
                 v.extend(fields.into_iter().filter(|(k, _)| !matches!(k.as_str(), "type" | "iteration" | "timestamp")));
@@ -194,8 +321,11 @@ fn event() -> impl Strategy<Value = AgentEvent> {
                 Some(ts) => fields.iter_mut().find(|(k, _)| k == "timestamp").unwrap().1 = Value::Number(ts),
                 None => fields.retain(|(k, _)| k != "timestamp"),
             }
-            let order = if natural { Just(fields).boxed() } else { Just(fields).prop_shuffle().boxed() };
-            order
+            if natural {
+                Just(fields).boxed()
+            } else {
+                Just(fields).prop_shuffle().boxed()
+            }
         })
         .prop_map(|fields| {
             let map: Map<String, Value> = fields.into_iter().collect();
@@ -220,8 +350,30 @@ fn value_depth(value: &Value) -> usize {
 fn yamlish_text() -> impl Strategy<Value = String> {
     const STARTS: &[&str] = &["", "- ", "a: ", "b: ", "- c: ", "\"q\": ", "[k]: ", "&x d: ", "? ", ": ", "- - "];
     const VALUES: &[&str] = &[
-        "", "", "x", "x[{y", "it's [", "'[q'", "\"{q\\\"[\"", "[1, [2]]", "{a: [b, {c: d}]}", "[a\"b\"]", "|", ">-", "|2",
-        "# c [", "*x", "[", "]", "{", "}", "[[", "]]", "x # [", "{\"k\":\"[\"}", "[a, 'b]', \"c{\"]",
+        "",
+        "",
+        "x",
+        "x[{y",
+        "it's [",
+        "'[q'",
+        "\"{q\\\"[\"",
+        "[1, [2]]",
+        "{a: [b, {c: d}]}",
+        "[a\"b\"]",
+        "|",
+        ">-",
+        "|2",
+        "# c [",
+        "*x",
+        "[",
+        "]",
+        "{",
+        "}",
+        "[[",
+        "]]",
+        "x # [",
+        "{\"k\":\"[\"}",
+        "[a, 'b]', \"c{\"]",
     ];
     let line = (0usize..4, prop::sample::select(STARTS), prop::sample::select(VALUES))
         .prop_map(|(indent, start, value)| format!("{}{start}{value}", "  ".repeat(indent)));
@@ -327,4 +479,3 @@ proptest! {
         }
     }
 }
-

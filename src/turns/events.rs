@@ -62,10 +62,12 @@ pub fn turn_to_events(turn: &Turn) -> Result<Vec<AgentEvent>, TurnError> {
     turn.blocks
         .iter()
         .enumerate()
-        .map(|(i, block)| block_to_event(block).map_err(|(field, reason)| {
-            let path = if field.is_empty() { format!("blocks[{i}]") } else { format!("blocks[{i}].{field}") };
-            TurnError::invalid(path, reason)
-        }))
+        .map(|(i, block)| {
+            block_to_event(block).map_err(|(field, reason)| {
+                let path = if field.is_empty() { format!("blocks[{i}]") } else { format!("blocks[{i}].{field}") };
+                TurnError::invalid(path, reason)
+            })
+        })
         .collect()
 }
 
@@ -145,7 +147,9 @@ fn block_to_event(block: &Block) -> Result<AgentEvent, (String, String)> {
     let exported = event_to_block(&event);
     match first_difference(&exported, block) {
         None => Ok(event),
-        Some((field, reason)) => Err((field, format!("{reason}; the block is not an exported {} event", event.event_type()))),
+        Some((field, reason)) => {
+            Err((field, format!("{reason}; the block is not an exported {} event", event.event_type())))
+        }
     }
 }
 
@@ -260,14 +264,20 @@ fn rebuild_event(block: &Block) -> Result<AgentEvent, Fault> {
             Some(Value::Object(extras)) => {
                 for (key, value) in extras {
                     if fields.contains_key(key) {
-                        return Err(fault(&format!("metadata.{EXTRA_FIELDS_KEY}.{key}"), "repeats a field the block holds"));
+                        return Err(fault(
+                            &format!("metadata.{EXTRA_FIELDS_KEY}.{key}"),
+                            "repeats a field the block holds",
+                        ));
                     }
                     extra_keys.push(key.as_str());
                     fields.insert(key.clone(), value.clone());
                 }
             }
             Some(v) => {
-                return Err(fault(&format!("metadata.{EXTRA_FIELDS_KEY}"), format!("expected an object, found {}", json_type(v))))
+                return Err(fault(
+                    &format!("metadata.{EXTRA_FIELDS_KEY}"),
+                    format!("expected an object, found {}", json_type(v)),
+                ))
             }
         }
     }
@@ -280,7 +290,11 @@ fn rebuild_event(block: &Block) -> Result<AgentEvent, Fault> {
 }
 
 /// Puts rebuilt fields in the recorded key order, or else the natural one.
-fn order_fields(mut fields: Map<String, Value>, block: &Block, extra_keys: &[&str]) -> Result<Map<String, Value>, Fault> {
+fn order_fields(
+    mut fields: Map<String, Value>,
+    block: &Block,
+    extra_keys: &[&str],
+) -> Result<Map<String, Value>, Fault> {
     let order: Vec<String> = match block.metadata.get(KEY_ORDER_KEY) {
         Some(recorded) => {
             let field = format!("metadata.{KEY_ORDER_KEY}");
@@ -388,16 +402,24 @@ fn first_difference(expected: &Block, found: &Block) -> Option<Fault> {
     if expected.kind != found.kind {
         return differ("kind", &expected.kind.as_str(), &found.kind_name());
     }
-    for (field, e, f) in [("id", &expected.id, &found.id), ("turn_id", &expected.turn_id, &found.turn_id), ("role", &expected.role, &found.role)] {
+    for (field, e, f) in [
+        ("id", &expected.id, &found.id),
+        ("turn_id", &expected.turn_id, &found.turn_id),
+        ("role", &expected.role, &found.role),
+    ] {
         if e != f {
             return differ(field, e, f);
         }
     }
-    for (name, e, f) in [("payload", &expected.payload, &found.payload), ("metadata", &expected.metadata, &found.metadata)] {
+    for (name, e, f) in
+        [("payload", &expected.payload, &found.payload), ("metadata", &expected.metadata, &found.metadata)]
+    {
         for (key, value) in f {
             match e.get(key) {
                 None => return Some(fault(&format!("{name}.{key}"), "has no place in the event")),
-                Some(v) if v != value => return Some(fault(&format!("{name}.{key}"), "differs from what the event exports")),
+                Some(v) if v != value => {
+                    return Some(fault(&format!("{name}.{key}"), "differs from what the event exports"))
+                }
                 _ => {}
             }
         }

@@ -42,8 +42,8 @@
 
 mod error;
 pub mod events;
-mod limits;
 mod model;
+mod parse;
 mod read;
 mod redact;
 mod validate;
@@ -52,12 +52,14 @@ mod yaml_scan;
 
 pub use error::TurnError;
 pub use events::{event_to_block, events_to_turn, turn_to_events};
-pub use limits::{parse_value, Format, Limits};
 pub use model::{normalize, Block, BlockKind, Turn, TurnDocument, FORMAT_VERSION, KIND_RAW_KEY};
+pub use parse::{parse_value, Format, Limits};
 pub use read::{
     document_from_value, from_json, from_json_document, from_yaml, from_yaml_document, read_document, turn_from_value,
     Warnings,
 };
 pub use redact::redact_encrypted_content;
 pub use validate::{validate, Problem};
-pub use write::{to_json, to_json_document, to_value, to_yaml, to_yaml_document, write_document, Options, ENCRYPTED_CONTENT_KEY};
+pub use write::{
+    to_json, to_json_document, to_value, to_yaml, to_yaml_document, write_document, Options, ENCRYPTED_CONTENT_KEY,
+};

@@ -5,8 +5,8 @@
 //! are ignored with a warning. Wrong types are errors naming the field.
 
 use super::error::TurnError;
-use super::limits::{parse_value, Format, Limits};
 use super::model::{Block, BlockKind, Turn, TurnDocument, FORMAT_VERSION, KIND_RAW_KEY};
+use super::parse::{parse_value, Format, Limits};
 use crate::event::json_type;
 use serde_json::{Map, Value};
 
@@ -65,7 +65,10 @@ pub fn turn_from_value(value: Value) -> Result<(Turn, Warnings), TurnError> {
 /// suite, a root with `turn` is a fixture, anything else a single turn.
 pub fn document_from_value(value: Value) -> Result<(TurnDocument, Warnings), TurnError> {
     let Value::Object(root) = value else {
-        return Err(TurnError::invalid("", format!("expected a mapping at the document root, found {}", json_type(&value))));
+        return Err(TurnError::invalid(
+            "",
+            format!("expected a mapping at the document root, found {}", json_type(&value)),
+        ));
     };
     let mut reader = Reader { warnings: Vec::new() };
     let document = if root.contains_key("turns") {
@@ -118,7 +121,12 @@ impl Reader {
 
     /// Reads a turn mapping; `prefix` is its path with a trailing dot (empty at the root).
     /// `outer_version` is the suite's or fixture's version, which the turn inherits.
-    fn turn(&mut self, mut map: Map<String, Value>, prefix: &str, outer_version: Option<u32>) -> Result<Turn, TurnError> {
+    fn turn(
+        &mut self,
+        mut map: Map<String, Value>,
+        prefix: &str,
+        outer_version: Option<u32>,
+    ) -> Result<Turn, TurnError> {
         let version = match map.shift_remove("version") {
             Some(v) => read_version(Some(v), &format!("{prefix}version"))?,
             None => outer_version.unwrap_or(FORMAT_VERSION),
@@ -157,7 +165,8 @@ impl Reader {
                 let raw = Value::String(kind_name);
                 if let Some(old) = metadata.insert(KIND_RAW_KEY.to_string(), raw.clone()) {
                     if old != raw {
-                        self.warnings.push(format!("{path}.metadata.{KIND_RAW_KEY}: replaced by the block's kind {raw}"));
+                        self.warnings
+                            .push(format!("{path}.metadata.{KIND_RAW_KEY}: replaced by the block's kind {raw}"));
                     }
                 }
                 BlockKind::Other

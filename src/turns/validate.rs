@@ -73,7 +73,10 @@ impl BlockCheck<'_> {
         for (key, expected) in RESERVED_TYPES {
             if let Some(value) = block.payload.get(key) {
                 if json_type(value) != expected {
-                    self.problem(&format!("payload.{key}"), format!("expected {}, found {}", article(expected), json_type(value)));
+                    self.problem(
+                        &format!("payload.{key}"),
+                        format!("expected {}, found {}", article(expected), json_type(value)),
+                    );
                 }
             }
         }

@@ -13,8 +13,8 @@
 //! JSON is pretty-printed with two-space indentation and ends with a newline.
 
 use super::error::TurnError;
-use super::limits::Format;
 use super::model::{Block, BlockKind, Turn, TurnDocument, FORMAT_VERSION, KIND_RAW_KEY};
+use super::parse::Format;
 use super::redact::redact_encrypted_content;
 use serde::ser::{Error as _, SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -47,7 +47,8 @@ pub fn to_json(turn: &Turn, options: &Options) -> Result<String, TurnError> {
 /// A single turn as a JSON value (the form [`to_json`] prints).
 pub fn to_value(turn: &Turn, options: &Options) -> Result<Value, TurnError> {
     check_version(turn)?;
-    serde_json::to_value(TurnOut { turn, options, with_version: true }).map_err(|e| TurnError::invalid("", e.to_string()))
+    serde_json::to_value(TurnOut { turn, options, with_version: true })
+        .map_err(|e| TurnError::invalid("", e.to_string()))
 }
 
 /// Any document shape as YAML.
@@ -111,7 +112,10 @@ impl Serialize for DocumentOut<'_> {
             DocumentRef::Suite(turns) => {
                 let mut map = s.serialize_map(None)?;
                 map.serialize_entry("version", &FORMAT_VERSION)?;
-                map.serialize_entry("turns", &SeqOut(turns.iter().map(|turn| TurnOut { turn, options, with_version: false })))?;
+                map.serialize_entry(
+                    "turns",
+                    &SeqOut(turns.iter().map(|turn| TurnOut { turn, options, with_version: false })),
+                )?;
                 map.end()
             }
             DocumentRef::Fixture(turn, followups) => {

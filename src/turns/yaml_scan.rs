@@ -92,7 +92,11 @@ impl Scan<'_> {
                     self.skip_line();
                     return Carry::None;
                 }
-                b'-' | b'.' if column == 0 && self.b[self.i..].starts_with(if c == b'-' { b"---" } else { b"..." }) && self.is_blank_or_break(self.i + 3) => {
+                b'-' | b'.'
+                    if column == 0
+                        && self.b[self.i..].starts_with(if c == b'-' { b"---" } else { b"..." })
+                        && self.is_blank_or_break(self.i + 3) =>
+                {
                     self.i += 3;
                 }
                 b'-' | b'?' if next_is_blank => {
@@ -200,7 +204,10 @@ impl Scan<'_> {
                     self.i += 1;
                 }
                 // A value indicator: `: `, or `:` right after a quoted key (`"a":"b"`).
-                b':' if !in_plain || self.is_blank_or_break(self.i + 1) || matches!(self.b.get(self.i + 1), Some(b',' | b'[' | b']' | b'{' | b'}')) => {
+                b':' if !in_plain
+                    || self.is_blank_or_break(self.i + 1)
+                    || matches!(self.b.get(self.i + 1), Some(b',' | b'[' | b']' | b'{' | b'}')) =>
+                {
                     in_plain = false;
                     self.i += 1;
                 }
@@ -240,14 +247,6 @@ impl Scan<'_> {
                 self.i += 1;
             }
         }
-    }
-
-    fn followed_by_value_indicator(&self) -> bool {
-        let mut j = self.i;
-        while matches!(self.b.get(j), Some(b' ' | b'\t')) {
-            j += 1;
-        }
-        self.b.get(j) == Some(&b':') && self.is_blank_or_break(j + 1)
     }
 
     fn skip_blanks(&mut self) {

@@ -56,11 +56,7 @@ pub enum Format {
 /// Parses `text` into a JSON value within `limits`.
 pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value, TurnError> {
     if text.len() > limits.max_input_bytes {
-        return Err(TurnError::Limit {
-            limit: "max_input_bytes",
-            max: limits.max_input_bytes,
-            value: text.len(),
-        });
+        return Err(TurnError::Limit { limit: "max_input_bytes", max: limits.max_input_bytes, value: text.len() });
     }
     if format == Format::Yaml {
         let depth = max_flow_depth(text, limits.max_depth);
@@ -171,9 +167,7 @@ impl ValueSeed<'_> {
 
     fn float<E: de::Error>(self, v: f64) -> Result<Value, E> {
         self.budget.count_value()?;
-        Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom(format!("the number {v} has no JSON form")))
+        Number::from_f64(v).map(Value::Number).ok_or_else(|| E::custom(format!("the number {v} has no JSON form")))
     }
 }
 
