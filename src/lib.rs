@@ -1,7 +1,8 @@
 //! threadkeeper: agent threads kept, rendered and served.
 //!
 //! The pure core (no I/O) is the event model ([`event`]), the renderers of seeds 000–003
-//! ([`xml`], [`messages`], [`convert`]) and [`js_json`]. Around it: [`store`] (where threads
+//! ([`xml`], [`messages`], [`convert`]), the turn documents of seed 004 ([`turns`]) and
+//! [`js_json`]. Around it: [`store`] (where threads
 //! live), [`service`] (open threads and their incremental renderings) and [`server`] (protocol
 //! v1 over a byte stream). The binary adds the command line.
 
@@ -12,6 +13,7 @@ pub mod messages;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod turns;
 pub mod xml;
 
 pub use convert::{messages_to_prompt, messages_to_xml, parse_tool_calls, ParsedToolCall, ParsedToolCalls};

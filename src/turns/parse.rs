@@ -1,0 +1,297 @@
+//! Parsing YAML or JSON text into a JSON value within explicit limits.
+//!
+//! Turn files come from outside, so a few hundred bytes must not be able to cost gigabytes or
+//! minutes. The text is read into a `serde_json::Value` by a visitor that counts as it builds:
+//! YAML aliases are expanded by the parser *through* the visitor, so an alias bomb ("billion
+//! laughs") hits the expansion budget after a few thousand values, long before it could
+//! exhaust memory. YAML text is first scanned for flow nesting (`[[[[...`), which libyaml
+//! handles in quadratic time. Keys keep the document's order; a key repeated in one mapping
+//! is an error.
+
+use super::error::TurnError;
+use super::yaml_scan::max_flow_depth;
+use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use std::cell::Cell;
+use std::fmt;
+
+/// Bounds on what reading one document may cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Size of the input text, in bytes.
+    pub max_input_bytes: usize,
+    /// Nesting of mappings and sequences (the document root is level 1).
+    pub max_depth: usize,
+    /// Values built, counting every key, scalar, mapping and sequence, with YAML aliases
+    /// counted once per use.
+    pub max_values: usize,
+    /// Bytes of all keys and strings built, with YAML aliases counted once per use.
+    pub max_string_bytes: usize,
+    /// Values built, and bytes of strings built, per byte of input (plus 1,024 each). Text
+    /// alone never builds more than about one of either per byte; only YAML aliases can.
+    pub max_expansion: usize,
+}
+
+impl Default for Limits {
+    /// 16 MiB of text, 100 levels, 4 million values, 32 MiB of strings, 4× expansion.
+    fn default() -> Self {
+        Limits {
+            max_input_bytes: 16 << 20,
+            max_depth: 100,
+            max_values: 4_000_000,
+            max_string_bytes: 32 << 20,
+            max_expansion: 4,
+        }
+    }
+}
+
+/// Which text format a document is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Yaml,
+    Json,
+}
+
+/// Parses `text` into a JSON value within `limits`.
+pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value, TurnError> {
+    if text.len() > limits.max_input_bytes {
+        return Err(TurnError::Limit { limit: "max_input_bytes", max: limits.max_input_bytes, value: text.len() });
+    }
+    if format == Format::Yaml {
+        let depth = max_flow_depth(text, limits.max_depth);
+        if depth > limits.max_depth {
+            return Err(TurnError::Limit { limit: "max_depth", max: limits.max_depth, value: depth });
+        }
+    }
+    let budget = Budget::new(limits, text.len());
+    let seed = ValueSeed { budget: &budget, depth: 0 };
+    let result = match format {
+        Format::Yaml => seed.deserialize(serde_yaml::Deserializer::from_str(text)).map_err(|e| e.to_string()),
+        Format::Json => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v)).map_err(|e| e.to_string())
+        }
+    };
+    // A limit hit surfaces as a parser error; report the limit itself.
+    result.map_err(|message| match budget.hit.get() {
+        Some((limit, max, value)) => TurnError::Limit { limit, max, value },
+        None => TurnError::Syntax { message },
+    })
+}
+
+struct Budget {
+    max_depth: usize,
+    /// The effective caps: the absolute limit, or the expansion limit when lower.
+    max_values: Cap,
+    max_string_bytes: Cap,
+    values: Cell<usize>,
+    string_bytes: Cell<usize>,
+    /// The limit that stopped parsing: name, maximum, value found.
+    hit: Cell<Option<(&'static str, usize, usize)>>,
+}
+
+#[derive(Clone, Copy)]
+struct Cap {
+    limit: &'static str,
+    max: usize,
+}
+
+impl Budget {
+    fn new(limits: &Limits, input_len: usize) -> Self {
+        let expansion = limits.max_expansion.saturating_mul(input_len).saturating_add(1024);
+        let cap = |limit, max: usize| {
+            if expansion < max {
+                Cap { limit: "max_expansion", max: expansion }
+            } else {
+                Cap { limit, max }
+            }
+        };
+        Budget {
+            max_depth: limits.max_depth,
+            max_values: cap("max_values", limits.max_values),
+            max_string_bytes: cap("max_string_bytes", limits.max_string_bytes),
+            values: Cell::new(0),
+            string_bytes: Cell::new(0),
+            hit: Cell::new(None),
+        }
+    }
+
+    fn exceeded<E: de::Error>(&self, limit: &'static str, max: usize, value: usize) -> E {
+        self.hit.set(Some((limit, max, value)));
+        E::custom(TurnError::Limit { limit, max, value })
+    }
+
+    fn count_value<E: de::Error>(&self) -> Result<(), E> {
+        let n = self.values.get() + 1;
+        self.values.set(n);
+        if n > self.max_values.max {
+            return Err(self.exceeded(self.max_values.limit, self.max_values.max, n));
+        }
+        Ok(())
+    }
+
+    fn count_string<E: de::Error>(&self, s: &str) -> Result<String, E> {
+        let n = self.string_bytes.get() + s.len();
+        self.string_bytes.set(n);
+        if n > self.max_string_bytes.max {
+            return Err(self.exceeded(self.max_string_bytes.limit, self.max_string_bytes.max, n));
+        }
+        Ok(s.to_owned())
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ValueSeed<'b> {
+    budget: &'b Budget,
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl ValueSeed<'_> {
+    fn nested<E: de::Error>(self) -> Result<Self, E> {
+        let depth = self.depth + 1;
+        let max = self.budget.max_depth;
+        if depth > max {
+            return Err(self.budget.exceeded("max_depth", max, depth));
+        }
+        Ok(ValueSeed { budget: self.budget, depth })
+    }
+
+    fn float<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        self.budget.count_value()?;
+        Number::from_f64(v).map(Value::Number).ok_or_else(|| E::custom(format!("the number {v} has no JSON form")))
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-compatible value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        self.budget.count_value()?;
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        self.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        self.budget.count_value()?;
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        self.budget.count_value()?;
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        self.budget.count_value()?;
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        self.float(v)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        self.budget.count_value()?;
+        Ok(Value::String(self.budget.count_string(v)?))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.budget.count_value()?;
+        let inner = self.nested()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(inner)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.budget.count_value()?;
+        let inner = self.nested()?;
+        let mut out = Map::new();
+        while let Some(key) = map.next_key_seed(KeySeed { budget: self.budget })? {
+            let value = map.next_value_seed(inner)?;
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format!("duplicate key {key:?}")));
+            }
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        // serde_yaml reports a value with a custom tag (`!thing x`) as an enum.
+        let (tag, _) = data.variant::<String>()?;
+        Err(de::Error::custom(format!("unsupported YAML tag !{tag}")))
+    }
+}
+
+/// Reads a mapping key as a string; YAML scalar keys (`200: ok`, `true: x`) become their text.
+struct KeySeed<'b> {
+    budget: &'b Budget,
+}
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed<'_> {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string, number or boolean key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        self.budget.count_value()?;
+        self.budget.count_string(v)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
+        self.visit_str(if v { "true" } else { "false" })
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+        self.visit_str(&v.to_string())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        self.visit_str(&v.to_string())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
+        match Number::from_f64(v) {
+            Some(n) => self.visit_str(&n.to_string()),
+            None => Err(E::custom(format!("the key {v} has no JSON form"))),
+        }
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<String, A::Error> {
+        let (tag, _) = data.variant::<String>()?;
+        Err(de::Error::custom(format!("unsupported YAML tag !{tag}")))
+    }
+}
