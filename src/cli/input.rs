@@ -1,6 +1,7 @@
-//! Reading thread files: a JSON array of events or JSON Lines.
+//! Reading thread files: a JSON array of events, JSON Lines, or a turn document (YAML or JSON).
 
 use std::io::Read;
+use threadkeeper::turns::{self, Format, TurnDocument};
 use threadkeeper::AgentEvent;
 
 /// Reads `path` (`-` for stdin) whole.
@@ -15,13 +16,77 @@ pub fn read_source(path: &str) -> Result<String, String> {
     Ok(text)
 }
 
-/// Parses events: a JSON array when the text starts with `[`, else one event per line.
-pub fn parse_events(text: &str, name: &str) -> Result<Vec<AgentEvent>, String> {
-    if text.trim_start().starts_with('[') {
-        let values: Vec<serde_json::Value> =
-            serde_json::from_str(text).map_err(|e| format!("{name}: not a JSON array of events: {e}"))?;
-        return AgentEvent::list_from_values(values).map_err(|e| format!("{name}: {e}"));
+/// The name to use for `path` in messages.
+pub fn display_name(path: &str) -> &str {
+    if path == "-" {
+        "<stdin>"
+    } else {
+        path
     }
+}
+
+/// What a thread file turned out to be.
+pub enum Source {
+    Events(Vec<AgentEvent>),
+    Turn(TurnDocument),
+}
+
+/// Detects and reads a thread file: `[` starts a JSON array of events; `{` starts JSON Lines of
+/// events, or a JSON turn document when the first object is not an event; anything else is a
+/// YAML turn document.
+pub fn read_thread(text: &str, name: &str) -> Result<Source, String> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        return parse_event_array(text, name).map(Source::Events);
+    }
+    if trimmed.starts_with('{') && first_line_is_event(trimmed) {
+        return parse_event_lines(text, name).map(Source::Events);
+    }
+    let format = if trimmed.starts_with('{') { Format::Json } else { Format::Yaml };
+    let (document, warnings) =
+        turns::read_document(text, format, &turns::Limits::default()).map_err(|e| format!("{name}: {e}"))?;
+    for warning in warnings {
+        eprintln!("threadkeeper: {name}: warning: {warning}");
+    }
+    Ok(Source::Turn(document))
+}
+
+/// The events of a thread file, whatever its kind; a turn document must hold one turn.
+pub fn read_events(text: &str, name: &str) -> Result<Vec<AgentEvent>, String> {
+    match read_thread(text, name)? {
+        Source::Events(events) => Ok(events),
+        Source::Turn(document) => {
+            let turn = match document {
+                TurnDocument::Turn(turn) => turn,
+                TurnDocument::Fixture { mut turn, followups } => {
+                    turn.blocks.extend(followups);
+                    turn
+                }
+                TurnDocument::Suite(turns) => {
+                    return Err(format!("{name}: a suite of {} turns; give a file with one turn", turns.len()))
+                }
+            };
+            turns::turn_to_events(&turn).map_err(|e| format!("{name}: {e}"))
+        }
+    }
+}
+
+fn first_line_is_event(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or_default();
+    match serde_json::from_str::<serde_json::Value>(first) {
+        Ok(serde_json::Value::Object(map)) => map.contains_key("type") && map.contains_key("iteration"),
+        // A multi-line JSON object is a turn document, not JSON Lines.
+        _ => false,
+    }
+}
+
+fn parse_event_array(text: &str, name: &str) -> Result<Vec<AgentEvent>, String> {
+    let values: Vec<serde_json::Value> =
+        serde_json::from_str(text).map_err(|e| format!("{name}: not a JSON array of events: {e}"))?;
+    AgentEvent::list_from_values(values).map_err(|e| format!("{name}: {e}"))
+}
+
+fn parse_event_lines(text: &str, name: &str) -> Result<Vec<AgentEvent>, String> {
     let mut events = Vec::new();
     for (line_index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

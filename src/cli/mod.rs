@@ -1,5 +1,6 @@
-//! Command-line interface: `serve` (the default), `render`.
+//! Command-line interface: `serve` (the default), `render`, `convert`.
 
+mod convert;
 mod input;
 mod render;
 mod serve;
@@ -22,8 +23,10 @@ pub struct Cli {
 enum Command {
     /// Serve protocol v1 (JSON-RPC 2.0, LSP or NDJSON framing) on stdin/stdout.
     Serve(serve::ServeArgs),
-    /// Render a thread file (JSON array of events or JSON Lines) to stdout.
+    /// Render a thread file (events as a JSON array or JSON Lines, or a turn document) to stdout.
     Render(render::RenderArgs),
+    /// Convert a thread between events and turn documents (YAML or JSON).
+    Convert(convert::ConvertArgs),
 }
 
 /// Runs the command; returns the process exit status.
@@ -32,5 +35,6 @@ pub fn run(cli: Cli) -> i32 {
         None => serve::run(cli.serve),
         Some(Command::Serve(args)) => serve::run(args),
         Some(Command::Render(args)) => render::run(args),
+        Some(Command::Convert(args)) => convert::run(args),
     }
 }

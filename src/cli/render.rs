@@ -1,6 +1,6 @@
 //! `threadkeeper render`: one thread file in, one rendering out.
 
-use super::input::{parse_events, read_source};
+use super::input::{display_name, read_events, read_source};
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use threadkeeper::{build_messages, messages_to_prompt, ContextMode, MessageOptions};
@@ -26,7 +26,8 @@ pub struct RenderArgs {
     /// Merge adjacent tool calls of one iteration into one AI message.
     #[arg(long)]
     group_tool_calls: bool,
-    /// Thread file: a JSON array of events or JSON Lines; `-` reads stdin.
+    /// Thread file: events as a JSON array or JSON Lines, or a turn document (YAML or JSON);
+    /// `-` reads stdin.
     #[arg(value_name = "FILE")]
     file: String,
 }
@@ -68,8 +69,7 @@ pub fn run(args: RenderArgs) -> i32 {
 
 fn render(args: &RenderArgs) -> Result<String, String> {
     let text = read_source(&args.file)?;
-    let name = if args.file == "-" { "<stdin>" } else { &args.file };
-    let events = parse_events(&text, name)?;
+    let events = read_events(&text, display_name(&args.file))?;
     let escape = match args.escape {
         Escape::Full => EscapeMode::Full,
         Escape::Minimal => EscapeMode::Minimal,

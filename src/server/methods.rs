@@ -27,7 +27,7 @@ pub struct Context {
 type RpcResult<T> = Result<T, ErrorObjectOwned>;
 
 /// Parses by-name params (absent params read as `{}`), naming the failing field on error.
-fn parse<T: DeserializeOwned>(params: &Params) -> RpcResult<T> {
+pub(super) fn parse<T: DeserializeOwned>(params: &Params) -> RpcResult<T> {
     let text = params.as_str().unwrap_or("{}");
     if text.trim_start().starts_with('[') {
         return Err(invalid_params("", "params must be an object (by-name), not an array"));
@@ -71,7 +71,7 @@ pub fn check_initialize(params: &str) -> RpcResult<()> {
 
 #[derive(Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ThreadInfo {
+pub(super) struct ThreadInfo {
     thread_id: String,
     version: u64,
     event_count: u64,
@@ -199,6 +199,7 @@ pub fn module(context: Context) -> RpcModule<Context> {
     register_lifecycle(&mut m);
     register_threads(&mut m);
     register_stateless(&mut m);
+    super::turn_methods::register(&mut m);
     m
 }
 
@@ -213,6 +214,7 @@ fn register_lifecycle(m: &mut RpcModule<Context>) {
                 "renderFormats": ["xml", "messages", "text"],
                 "contextModes": ["standard", "xml"],
                 "escapeModes": ["full", "minimal"],
+                "turnFormats": ["yaml", "json"],
                 "store": { "kind": ctx.service.store_kind() },
                 "limits": {
                     "maxFrameBytes": ctx.max_frame_bytes,

@@ -9,6 +9,7 @@ pub mod errors;
 pub mod framing;
 pub mod methods;
 mod sniff;
+mod turn_methods;
 
 use crate::service::ThreadService;
 use bytes::Bytes;

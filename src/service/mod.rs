@@ -258,6 +258,37 @@ impl ThreadService {
         Ok(state.record.clone())
     }
 
+    /// The thread's record and all its events, as of now.
+    pub async fn snapshot(&self, thread_id: &str) -> ServiceResult<(ThreadRecord, Vec<Arc<AgentEvent>>)> {
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        self.catch_up(&mut state).await?;
+        Ok((state.record.clone(), state.events.clone()))
+    }
+
+    /// Creates a thread holding `events`: open, then append expecting version 0, so importing
+    /// into a thread that already has appends is a version conflict and changes nothing.
+    pub async fn import(
+        &self,
+        thread_id: Option<String>,
+        settings: Option<ThreadSettings>,
+        metadata: Option<Map<String, Value>>,
+        events: Vec<Arc<AgentEvent>>,
+    ) -> ServiceResult<ThreadRecord> {
+        let thread_id = thread_id.unwrap_or_else(new_thread_id);
+        check_thread_id(&thread_id)?;
+        if let Some(record) = self.store.record(&thread_id).await? {
+            if record.version != 0 {
+                return Err(ServiceError::VersionConflict { thread_id, current_version: record.version });
+            }
+        }
+        self.open(Some(thread_id.clone()), settings, metadata).await?;
+        if events.is_empty() {
+            return self.info(&thread_id).await;
+        }
+        self.append(&thread_id, events, Some(0)).await
+    }
+
     pub async fn list(&self) -> ServiceResult<Vec<ThreadRecord>> {
         Ok(self.store.list().await?)
     }

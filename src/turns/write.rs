@@ -25,7 +25,7 @@ pub const ENCRYPTED_CONTENT_KEY: &str = "encrypted_content";
 
 /// How to write a document.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Options {
     /// Replace every payload `encrypted_content` string by a placeholder of the same shape
     /// (see [`redact_encrypted_content`]) and note `redacted: true` in the turn's metadata.

@@ -1,0 +1,167 @@
+//! Turn-document methods (seed 004): `turns/*`, `thread/export`, `thread/import`.
+
+use super::errors::{from_service, invalid_params, limit_exceeded};
+use super::methods::{parse, Context, ThreadInfo};
+use crate::event::AgentEvent;
+use crate::store::ThreadSettings;
+use crate::turns::{self, Format, Options, Turn, TurnDocument, TurnError};
+use jsonrpsee::types::ErrorObjectOwned;
+use jsonrpsee::RpcModule;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// Turn metadata keys that carry the thread's settings and metadata through an export.
+pub const SETTINGS_KEY: &str = "threadkeeper.settings@v1";
+pub const METADATA_KEY: &str = "threadkeeper.metadata@v1";
+
+type RpcResult<T> = Result<T, ErrorObjectOwned>;
+
+/// A turn-document error as a protocol error; `field` names the params field holding the text.
+fn turn_error(field: &str, error: TurnError) -> ErrorObjectOwned {
+    match error {
+        TurnError::Limit { limit, max, value } => limit_exceeded(limit, value as u64, max as u64),
+        TurnError::Invalid { path, reason } if !path.is_empty() => invalid_params(&format!("{field}.{path}"), &reason),
+        other => invalid_params(field, &other.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ToTextParams {
+    turn: Value,
+    #[serde(default)]
+    options: Options,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FromTextParams {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ValidateParams {
+    turn: Value,
+    #[serde(default)]
+    strict: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ExportParams {
+    thread_id: String,
+    format: Format,
+    #[serde(default)]
+    options: Options,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ImportParams {
+    text: String,
+    format: Format,
+    thread_id: Option<String>,
+}
+
+fn turn_from_params(turn: Value) -> RpcResult<(Turn, Vec<String>)> {
+    turns::turn_from_value(turn).map_err(|e| turn_error("turn", e))
+}
+
+fn read_turn(text: &str, format: Format) -> RpcResult<(Turn, Vec<String>)> {
+    let (document, mut warnings) =
+        turns::read_document(text, format, &turns::Limits::default()).map_err(|e| turn_error("text", e))?;
+    match document {
+        TurnDocument::Turn(turn) => Ok((turn, warnings)),
+        TurnDocument::Fixture { mut turn, followups } => {
+            if !followups.is_empty() {
+                warnings.push(format!("{} followup blocks appended after the turn's blocks", followups.len()));
+            }
+            turn.blocks.extend(followups);
+            Ok((turn, warnings))
+        }
+        TurnDocument::Suite(turns) => Err(invalid_params(
+            "text",
+            &format!("a suite of {} turns; this method takes one turn", turns.len()),
+        )),
+    }
+}
+
+fn write_turn(turn: &Turn, format: Format, options: &Options) -> RpcResult<Value> {
+    let text = match format {
+        Format::Yaml => turns::to_yaml(turn, options),
+        Format::Json => turns::to_json(turn, options),
+    }
+    .map_err(|e| turn_error("turn", e))?;
+    Ok(json!({ "text": text }))
+}
+
+fn register_pair(m: &mut RpcModule<Context>, to: &'static str, from: &'static str, format: Format) {
+    m.register_method(to, move |params, _, _| -> RpcResult<Value> {
+        let p: ToTextParams = parse(&params)?;
+        let (turn, _) = turn_from_params(p.turn)?;
+        write_turn(&turn, format, &p.options)
+    })
+    .expect("unique method name");
+    m.register_method(from, move |params, _, _| -> RpcResult<Value> {
+        let p: FromTextParams = parse(&params)?;
+        let (turn, warnings) = read_turn(&p.text, format)?;
+        let turn = turns::to_value(&turn, &Options::default()).map_err(|e| turn_error("text", e))?;
+        Ok(json!({ "turn": turn, "warnings": warnings }))
+    })
+    .expect("unique method name");
+}
+
+pub fn register(m: &mut RpcModule<Context>) {
+    register_pair(m, "turns/toYaml", "turns/fromYaml", Format::Yaml);
+    register_pair(m, "turns/toJson", "turns/fromJson", Format::Json);
+
+    m.register_method("turns/validate", |params, _, _| -> RpcResult<Value> {
+        let p: ValidateParams = parse(&params)?;
+        let (turn, _) = turn_from_params(p.turn)?;
+        let problems = turns::validate(&turn, p.strict);
+        Ok(json!({ "valid": problems.is_empty(), "problems": problems }))
+    })
+    .expect("unique method name");
+
+    m.register_async_method("thread/export", |params, ctx, _| async move {
+        let p: ExportParams = parse(&params)?;
+        let (record, events) = ctx.service.snapshot(&p.thread_id).await.map_err(from_service)?;
+        let events: Vec<AgentEvent> = events.iter().map(|e| AgentEvent::clone(e)).collect();
+        let mut turn = turns::events_to_turn(&events, &record.thread_id);
+        if record.settings != ThreadSettings::default() {
+            turn.metadata.insert(SETTINGS_KEY.into(), serde_json::to_value(&record.settings).unwrap_or_default());
+        }
+        if !record.metadata.is_empty() {
+            turn.metadata.insert(METADATA_KEY.into(), Value::Object(record.metadata));
+        }
+        write_turn(&turn, p.format, &p.options)
+    })
+    .expect("unique method name");
+
+    m.register_async_method("thread/import", |params, ctx, _| async move {
+        let p: ImportParams = parse(&params)?;
+        let (turn, _) = read_turn(&p.text, p.format)?;
+        let events = turns::turn_to_events(&turn).map_err(|e| turn_error("text", e))?;
+        let settings = match turn.metadata.get(SETTINGS_KEY) {
+            Some(value) => Some(
+                serde_json::from_value::<ThreadSettings>(value.clone())
+                    .map_err(|e| invalid_params(&format!("text.metadata.{SETTINGS_KEY}"), &e.to_string()))?,
+            ),
+            None => None,
+        };
+        let metadata: Option<Map<String, Value>> = match turn.metadata.get(METADATA_KEY) {
+            Some(Value::Object(map)) => Some(map.clone()),
+            Some(_) => return Err(invalid_params(&format!("text.metadata.{METADATA_KEY}"), "must be an object")),
+            None => None,
+        };
+        // The events go through the same limits as an append.
+        let values: Vec<Value> = events.into_iter().map(AgentEvent::into_value).collect();
+        let events: Vec<Arc<AgentEvent>> = ctx.service.validate_events(values).map_err(from_service)?;
+        let thread_id = p.thread_id.or_else(|| (!turn.id.is_empty()).then(|| turn.id.clone()));
+        let record = ctx.service.import(thread_id, settings, metadata, events).await.map_err(from_service)?;
+        RpcResult::Ok(ThreadInfo::from(record))
+    })
+    .expect("unique method name");
+}
