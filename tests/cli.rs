@@ -1,0 +1,113 @@
+//! The command line: `render`, `convert`, `--help`, `--version`, bad input.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_threadkeeper");
+
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(output.status.success(), "failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+#[test]
+fn render_xml_of_the_example_matches_its_golden_file() {
+    let out = stdout(&run(&["render", "examples/thread.json"], ""));
+    assert_eq!(out, std::fs::read_to_string("tests/golden/cli/thread.xml").unwrap());
+}
+
+#[test]
+fn render_reads_json_lines_from_stdin() {
+    let lines = "{\"type\":\"message\",\"role\":\"user\",\"content\":\"a & b\",\"iteration\":0}\n\n{\"type\":\"completion\",\"result\":\"done\",\"verified\":true,\"iteration\":1}\n";
+    let out = stdout(&run(&["render", "--response-prefix", "Go:", "-"], lines));
+    assert_eq!(
+        out,
+        "<thread>\n  <event type=\"human\" id=\"0\" iteration=\"0\">a &amp; b</event>\n  <event type=\"completion\" id=\"1\" iteration=\"1\">done</event>\n</thread>\nGo:"
+    );
+}
+
+#[test]
+fn render_messages_and_text_formats() {
+    let messages: serde_json::Value = serde_json::from_str(&stdout(&run(
+        &["render", "--format", "messages", "--group-tool-calls", "--instructions", "Be brief.", "examples/thread.json"],
+        "",
+    )))
+    .unwrap();
+    let messages = messages.as_array().unwrap();
+    assert_eq!(messages[0]["type"], "system");
+    assert!(messages[0]["data"]["content"].as_str().unwrap().ends_with("\n\nBe brief."));
+    // The two parallel search calls share one AI message.
+    let grouped = messages.iter().find(|m| m["data"]["tool_calls"].as_array().is_some_and(|c| c.len() == 2));
+    assert!(grouped.is_some(), "{messages:?}");
+    let text = stdout(&run(&["render", "--format", "text", "--context-mode", "xml", "examples/thread.json"], ""));
+    assert!(text.starts_with("[System]\n## Previous Iteration Summaries"), "{text}");
+    assert!(text.contains("\n\n[User]\n<thread>\n  <event type=\"system\""), "{text}");
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line_naming_event_and_field() {
+    let bad = r#"[{"type":"message","role":"user","content":"ok","iteration":0},{"type":"tool_result","iteration":1}]"#;
+    let out = run(&["render", "-"], bad);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr, "threadkeeper: <stdin>: events[1].toolCallId: missing\n");
+
+    let out = run(&["render", "-"], "{\"type\":\"message\",\"role\":\"user\",\"content\":\"ok\",\"iteration\":0}\n{\"type\":\"message\"}\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().starts_with("threadkeeper: <stdin>:2: events[1].iteration: missing"));
+
+    let out = run(&["render", "does/not/exist.json"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn convert_round_trips_events_through_yaml_and_json_turns() {
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("examples/thread.json").unwrap()).unwrap();
+    for to in ["yaml", "json"] {
+        let turn = stdout(&run(&["convert", "--to", to, "examples/thread.json"], ""));
+        assert!(turn.contains("id: thread") || turn.contains("\"id\": \"thread\""), "{turn}");
+        let back = stdout(&run(&["convert", "--to", "events", "-"], &turn));
+        let back: serde_json::Value = serde_json::from_str(&back).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), serde_json::to_string(&original).unwrap());
+        // A turn file renders exactly as the events it came from.
+        let from_turn = stdout(&run(&["render", "-"], &turn));
+        assert_eq!(from_turn, stdout(&run(&["render", "examples/thread.json"], "")));
+    }
+}
+
+#[test]
+fn convert_reads_seed_turn_files_and_redacts() {
+    let yaml = stdout(&run(&["convert", "--to", "yaml", "--redact-encrypted-content", "tests/golden/turns/seed_reasoning.yaml"], ""));
+    assert!(!yaml.contains("gAAAAA..."), "{yaml}");
+    assert!(yaml.contains("redacted: true"), "{yaml}");
+    let out = run(&["convert", "--to", "events", "-"], "version: 2\nid: x\nblocks: []\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("version"));
+}
+
+#[test]
+fn help_and_version() {
+    let help = stdout(&run(&["--help"], ""));
+    for word in ["serve", "render", "convert", "--store"] {
+        assert!(help.contains(word), "--help mentions {word}: {help}");
+    }
+    let version = stdout(&run(&["--version"], ""));
+    assert_eq!(version, format!("threadkeeper {}\n", env!("CARGO_PKG_VERSION")));
+    assert!(stdout(&run(&["render", "--help"], "")).contains("--response-prefix"));
+}
