@@ -420,3 +420,32 @@ fn logs_stay_off_stdout_and_never_show_event_content() {
     assert!(stderr.contains("thread/append"), "debug logs name methods: {stderr}");
     assert!(!stderr.contains(secret), "logs never hold event content: {stderr}");
 }
+
+#[test]
+fn xml_deltas_rebuild_the_full_document_at_every_step() {
+    let mut s = Server::start(Wire::Ndjson);
+    s.ok("thread/open", json!({"threadId": "d", "settings": {"responsePrefix": "Next:"}}));
+    let mut lines = String::new();
+    let mut known = 0u64;
+    for step in 0..20u64 {
+        let events: Vec<Value> = (0..=(step % 3))
+            .map(|k| json!({"type": "tool_call", "toolName": "t<&>", "toolCallId": format!("c{step}-{k}"), "args": {"q": "\"x\""}, "iteration": step}))
+            .collect();
+        s.ok("thread/append", json!({"threadId": "d", "events": events}));
+        let delta = s.ok("thread/render", json!({"threadId": "d", "format": "xml", "options": {"fromEvent": known, "escape": "minimal"}}));
+        assert_eq!(delta["fromEvent"], known);
+        lines.push_str(delta["lines"].as_str().unwrap());
+        known = delta["eventCount"].as_u64().unwrap();
+        let rebuilt = format!("<thread>\n{lines}{}", delta["tail"].as_str().unwrap());
+        let full = s.ok("thread/render", json!({"threadId": "d", "format": "xml", "options": {"escape": "minimal"}}));
+        assert_eq!(rebuilt, full["text"].as_str().unwrap());
+        assert_eq!(delta["version"], full["version"]);
+    }
+    let nothing_new = s.ok("thread/render", json!({"threadId": "d", "format": "xml", "options": {"fromEvent": known}}));
+    assert_eq!(nothing_new["lines"], "");
+    assert_eq!(nothing_new["tail"], "</thread>\nNext:");
+    let e = s.err("thread/render", json!({"threadId": "d", "format": "xml", "options": {"fromEvent": known + 1}}));
+    assert_eq!(e["data"]["path"], "options.fromEvent");
+    let e = s.err("thread/render", json!({"threadId": "d", "format": "messages", "options": {"fromEvent": 0}}));
+    assert_eq!(e["data"]["path"], "options.fromEvent");
+}

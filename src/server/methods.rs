@@ -139,6 +139,7 @@ struct RenderOptionsParams {
     escape: EscapeMode,
     #[serde(default)]
     group_tool_calls: bool,
+    from_event: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -257,7 +258,11 @@ fn register_threads(m: &mut RpcModule<Context>) {
             Format::Messages => RenderFormat::Messages,
             Format::Text => RenderFormat::Text,
         };
+        if o.from_event.is_some() && !matches!(p.format, Format::Xml) {
+            return Err(invalid_params("options.fromEvent", "applies to format \"xml\" only"));
+        }
         let options = RenderOptions {
+            from_event: o.from_event,
             context_mode: o.context_mode,
             instructions: o.instructions,
             response_prefix: o.response_prefix,
@@ -267,6 +272,14 @@ fn register_threads(m: &mut RpcModule<Context>) {
         let rendered = ctx.service.render(&p.thread_id, format, options).await.map_err(from_service)?;
         RpcResult::Ok(match rendered {
             Rendered::Xml { version, text } => json!({ "format": "xml", "version": version, "text": text }),
+            Rendered::XmlDelta { version, event_count, from_event, lines, tail } => json!({
+                "format": "xml",
+                "version": version,
+                "eventCount": event_count,
+                "fromEvent": from_event,
+                "lines": lines,
+                "tail": tail,
+            }),
             Rendered::Text { version, text } => json!({ "format": "text", "version": version, "text": text }),
             Rendered::Messages { version, context_mode, messages } => json!({
                 "format": "messages",

@@ -84,11 +84,17 @@ pub struct RenderOptions {
     pub response_prefix: Option<String>,
     pub escape: EscapeMode,
     pub group_tool_calls: bool,
+    /// For XML: only the lines of events from this position on (a delta for a client that
+    /// keeps the earlier lines).
+    pub from_event: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Rendered {
     Xml { version: u64, text: String },
+    /// The document is `"<thread>\n"` + every event line so far + `tail`; `lines` holds those
+    /// of events `from_event..event_count`.
+    XmlDelta { version: u64, event_count: u64, from_event: u64, lines: String, tail: String },
     Messages { version: u64, context_mode: ContextMode, messages: Vec<StoredMessage> },
     Text { version: u64, text: String },
 }
@@ -215,9 +221,25 @@ impl ThreadService {
         let instructions = options.instructions.or(settings.instructions);
         let mode = options.context_mode.or(settings.context_mode).unwrap_or_default();
         Ok(match format {
-            RenderFormat::Xml => {
-                Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) }
-            }
+            RenderFormat::Xml => match options.from_event {
+                None => Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) },
+                Some(from) => {
+                    let event_count = state.events.len() as u64;
+                    if from > event_count {
+                        return Err(ServiceError::InvalidParams {
+                            path: "options.fromEvent".into(),
+                            reason: format!("the thread has {event_count} events"),
+                        });
+                    }
+                    let lines = state.xml_lines_from(options.escape, from as usize).to_owned();
+                    let mut tail = String::from("</thread>");
+                    if let Some(prefix) = prefix.as_deref().filter(|p| !p.is_empty()) {
+                        tail.push('\n');
+                        tail.push_str(prefix);
+                    }
+                    Rendered::XmlDelta { version, event_count, from_event: from, lines, tail }
+                }
+            },
             RenderFormat::Messages | RenderFormat::Text => {
                 let messages = state.messages(
                     mode,

@@ -15,7 +15,8 @@ pub struct ThreadState {
     pub events: Vec<Arc<AgentEvent>>,
     /// Summaries as the system message presents them; kept eagerly, it grows only with summaries.
     injection: ContextInjection,
-    xml: Vec<XmlRenderer>,
+    /// Renderers by escape mode, each with the end offset of every event's line.
+    xml: Vec<(XmlRenderer, Vec<usize>)>,
     standard: Vec<(bool, StandardMessages)>,
 }
 
@@ -29,8 +30,8 @@ impl ThreadState {
     /// Records events the store has acknowledged.
     pub fn apply(&mut self, events: Vec<Arc<AgentEvent>>, appended: Appended) {
         self.injection.extend(events.iter().map(Arc::as_ref));
-        for renderer in &mut self.xml {
-            renderer.extend(events.iter().map(Arc::as_ref));
+        for (renderer, ends) in &mut self.xml {
+            push_all(renderer, ends, &events);
         }
         for (_, builder) in &mut self.standard {
             for event in &events {
@@ -57,17 +58,26 @@ impl ThreadState {
 
     pub fn xml_renderer(&mut self, escape: EscapeMode) -> &XmlRenderer {
         let index = self.xml_index(escape);
-        &self.xml[index]
+        &self.xml[index].0
+    }
+
+    /// The `<event>` lines of the events from position `from` on.
+    pub fn xml_lines_from(&mut self, escape: EscapeMode, from: usize) -> &str {
+        let index = self.xml_index(escape);
+        let (renderer, ends) = &self.xml[index];
+        let start = if from == 0 { 0 } else { ends[from - 1] };
+        &renderer.lines()[start..]
     }
 
     /// The renderer for `escape`, built from the events on first use.
     fn xml_index(&mut self, escape: EscapeMode) -> usize {
-        if let Some(index) = self.xml.iter().position(|r| r.escape() == escape) {
+        if let Some(index) = self.xml.iter().position(|(r, _)| r.escape() == escape) {
             return index;
         }
         let mut renderer = XmlRenderer::new(escape);
-        renderer.extend(self.events.iter().map(Arc::as_ref));
-        self.xml.push(renderer);
+        let mut ends = Vec::with_capacity(self.events.len());
+        push_all(&mut renderer, &mut ends, &self.events);
+        self.xml.push((renderer, ends));
         self.xml.len() - 1
     }
 
@@ -100,8 +110,16 @@ impl ThreadState {
             }
             ContextMode::Xml => {
                 let renderer = self.xml_index(escape);
-                xml_messages_from(&self.injection, &self.xml[renderer], instructions, response_prefix)
+                xml_messages_from(&self.injection, &self.xml[renderer].0, instructions, response_prefix)
             }
         }
+    }
+}
+
+/// Renders events, recording where each one's line ends.
+fn push_all(renderer: &mut XmlRenderer, ends: &mut Vec<usize>, events: &[Arc<AgentEvent>]) {
+    for event in events {
+        renderer.push(event);
+        ends.push(renderer.lines().len());
     }
 }
