@@ -8,4 +8,7 @@ pub mod js_json;
 pub mod xml;
 
 pub use event::{AgentEvent, EventError, EventKind, Role};
-pub use xml::{escape_xml, serialize_thread_to_xml, EscapeMode, XmlOptions, XmlRenderer};
+pub use xml::{
+    escape_xml, parse_thread_document, parse_thread_xml, serialize_thread_to_xml, EscapeMode, ThreadDocument,
+    XmlOptions, XmlParseError, XmlRenderer,
+};
