@@ -8,9 +8,8 @@ use super::escape::{escape_into, EscapeMode};
 use crate::event::{AgentEvent, EventKind, Role};
 use crate::js_json;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Number, Value};
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 /// Options of `serializeThreadToXml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,22 +27,35 @@ pub struct XmlOptions {
 pub fn serialize_thread_to_xml(events: &[AgentEvent], options: &XmlOptions) -> String {
     let mut renderer = XmlRenderer::new(options.escape);
     renderer.extend(events);
-    renderer.document(options.response_prefix.as_deref())
+    renderer.into_document(options.response_prefix.as_deref())
 }
+
+/// The document's first line; the renderer's buffer starts with it so that a one-shot render
+/// can hand the buffer out as the document without copying it.
+const OPEN: &str = "<thread>\n";
 
 /// Accumulates the `<event>` lines of a thread, one event at a time.
 #[derive(Clone, Debug)]
 pub struct XmlRenderer {
     escape: EscapeMode,
-    lines: String,
+    /// `OPEN` followed by the rendered lines.
+    buf: String,
     count: usize,
     /// toolCallId → toolName of the latest `tool_call` seen with that id.
     tool_names: HashMap<String, String>,
+    /// Reused for JSON bodies before they are escaped.
+    scratch: String,
 }
 
 impl XmlRenderer {
     pub fn new(escape: EscapeMode) -> Self {
-        XmlRenderer { escape, lines: String::new(), count: 0, tool_names: HashMap::new() }
+        XmlRenderer {
+            escape,
+            buf: OPEN.to_owned(),
+            count: 0,
+            tool_names: HashMap::new(),
+            scratch: String::new(),
+        }
     }
 
     /// Number of events rendered so far.
@@ -62,7 +74,7 @@ impl XmlRenderer {
 
     /// The rendered `<event>` lines, each ending in `\n`.
     pub fn lines(&self) -> &str {
-        &self.lines
+        &self.buf[OPEN.len()..]
     }
 
     pub fn extend<'a>(&mut self, events: impl IntoIterator<Item = &'a AgentEvent>) {
@@ -73,79 +85,101 @@ impl XmlRenderer {
 
     /// Renders one more event.
     pub fn push(&mut self, event: &AgentEvent) {
-        let out = &mut self.lines;
-        let id = self.count;
-        self.count += 1;
-        let iteration = js_json::number_to_string(event.iteration());
-        let escape = self.escape;
-        let open = |out: &mut String, type_name: &str| {
-            out.push_str("  <event type=\"");
-            escape_into(out, type_name, EscapeMode::Full);
-            let _ = write!(out, "\" id=\"{id}\"");
-        };
-        let close_open_tag = |out: &mut String| {
-            out.push_str(" iteration=\"");
-            out.push_str(&iteration);
-            out.push_str("\">");
-        };
-        match event.kind() {
+        let XmlRenderer {
+            escape,
+            buf: out,
+            count,
+            tool_names,
+            scratch,
+        } = self;
+        let escape = *escape;
+        let id = *count;
+        *count += 1;
+        let kind = event.kind();
+        let iteration = event.iteration();
+        match kind {
             EventKind::Message { role, content } => {
-                open(out, match role {
+                let type_name = match role {
                     Role::User => "human",
                     Role::Assistant => "ai",
                     Role::System => "system",
-                });
-                close_open_tag(out);
+                };
+                open_tag(out, type_name, id);
+                push_iteration(out, iteration);
+                out.push('>');
                 escape_into(out, content, escape);
             }
-            EventKind::ToolCall { tool_name, tool_call_id, args } => {
-                open(out, "tool_input");
+            EventKind::ToolCall {
+                tool_name,
+                tool_call_id,
+                args,
+            } => {
+                open_tag(out, "tool_input", id);
                 push_attr(out, "name", tool_name);
-                close_open_tag(out);
-                let mut json = String::new();
-                js_json::write_object(&mut json, args);
-                escape_into(out, &json, escape);
+                push_iteration(out, iteration);
+                out.push('>');
+                scratch.clear();
+                js_json::write_object(scratch, args);
+                escape_into(out, scratch, escape);
                 // Latest call wins, as a backward scan from the result would find it.
-                self.tool_names.insert(tool_call_id.to_owned(), tool_name.to_owned());
+                match tool_names.get_mut(tool_call_id) {
+                    Some(name) => tool_name.clone_into(name),
+                    None => {
+                        tool_names.insert(tool_call_id.to_owned(), tool_name.to_owned());
+                    }
+                }
             }
             EventKind::ToolResult { tool_call_id, result } => {
-                open(out, "tool_output");
-                let name = self.tool_names.get(tool_call_id).map_or("unknown", String::as_str);
+                open_tag(out, "tool_output", id);
+                let name = tool_names.get(tool_call_id).map_or("unknown", String::as_str);
                 push_attr(out, "name", name);
                 out.push_str(" status=\"success\"");
-                close_open_tag(out);
+                push_iteration(out, iteration);
+                out.push('>');
                 match result {
                     Value::String(text) => escape_into(out, text, escape),
-                    other => escape_into(out, &js_json::to_string(other), escape),
+                    other => {
+                        scratch.clear();
+                        js_json::write_value(scratch, other);
+                        escape_into(out, scratch, escape);
+                    }
                 }
             }
             EventKind::Error { error, recoverable, .. } => {
-                open(out, "error");
-                out.push_str(" iteration=\"");
-                out.push_str(&iteration);
-                let _ = write!(out, "\" recoverable=\"{recoverable}\">");
+                open_tag(out, "error", id);
+                push_iteration(out, iteration);
+                out.push_str(if recoverable {
+                    " recoverable=\"true\">"
+                } else {
+                    " recoverable=\"false\">"
+                });
                 escape_into(out, error, escape);
             }
             EventKind::HumanInputRequested { question } => {
-                open(out, "human_input_requested");
-                close_open_tag(out);
+                open_tag(out, "human_input_requested", id);
+                push_iteration(out, iteration);
+                out.push('>');
                 escape_into(out, question, escape);
             }
             EventKind::HumanInputReceived { response } => {
-                open(out, "human_input_received");
-                close_open_tag(out);
+                open_tag(out, "human_input_received", id);
+                push_iteration(out, iteration);
+                out.push('>');
                 escape_into(out, response, escape);
             }
             EventKind::Completion { result, .. } => {
-                open(out, "completion");
-                close_open_tag(out);
+                open_tag(out, "completion", id);
+                push_iteration(out, iteration);
+                out.push('>');
                 escape_into(out, result, escape);
             }
-            EventKind::Summary { summarized_iterations, summary } => {
-                open(out, "summary");
-                out.push_str(" iteration=\"");
-                out.push_str(&iteration);
-                out.push_str("\" summarizedIterations=\"");
+            EventKind::Summary {
+                summarized_iterations,
+                summary,
+            } => {
+                open_tag(out, "summary", id);
+                push_iteration(out, iteration);
+                out.push_str(" summarizedIterations=\"");
                 for (i, n) in summarized_iterations.iter().enumerate() {
                     if i > 0 {
                         out.push(',');
@@ -158,17 +192,26 @@ impl XmlRenderer {
                 escape_into(out, summary, escape);
             }
             EventKind::Unknown { type_name } => {
-                open(out, type_name);
-                close_open_tag(out);
-                let mut rest = serde_json::Map::new();
-                for (k, v) in event.fields() {
-                    if !matches!(k.as_str(), "type" | "iteration" | "timestamp") {
-                        rest.insert(k.clone(), v.clone());
+                open_tag(out, type_name, id);
+                push_iteration(out, iteration);
+                out.push('>');
+                // The event's other fields as a JSON object, written without copying them.
+                scratch.clear();
+                scratch.push('{');
+                let rest = event
+                    .fields()
+                    .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "type" | "iteration" | "timestamp"));
+                for (i, (key, value)) in rest.enumerate() {
+                    if i > 0 {
+                        scratch.push(',');
                     }
+                    js_json::write_string(scratch, key);
+                    scratch.push(':');
+                    js_json::write_value(scratch, value);
                 }
-                let mut json = String::new();
-                js_json::write_object(&mut json, &rest);
-                escape_into(out, &json, escape);
+                scratch.push('}');
+                escape_into(out, scratch, escape);
             }
         }
         out.push_str("</event>\n");
@@ -176,14 +219,9 @@ impl XmlRenderer {
 
     /// Appends the whole document (`<thread>`, lines, `</thread>`, prefix) to `out`.
     pub fn write_document(&self, out: &mut String, response_prefix: Option<&str>) {
-        out.reserve(self.lines.len() + 20 + response_prefix.map_or(0, str::len));
-        out.push_str("<thread>\n");
-        out.push_str(&self.lines);
-        out.push_str("</thread>");
-        if let Some(prefix) = response_prefix.filter(|p| !p.is_empty()) {
-            out.push('\n');
-            out.push_str(prefix);
-        }
+        out.reserve(self.buf.len() + 12 + response_prefix.map_or(0, str::len));
+        out.push_str(&self.buf);
+        close_document(out, response_prefix);
     }
 
     /// The whole document as a new string.
@@ -192,6 +230,37 @@ impl XmlRenderer {
         self.write_document(&mut out, response_prefix);
         out
     }
+
+    /// The whole document, built in the renderer's own buffer.
+    fn into_document(self, response_prefix: Option<&str>) -> String {
+        let mut out = self.buf;
+        close_document(&mut out, response_prefix);
+        out
+    }
+}
+
+fn close_document(out: &mut String, response_prefix: Option<&str>) {
+    out.push_str("</thread>");
+    if let Some(prefix) = response_prefix.filter(|p| !p.is_empty()) {
+        out.push('\n');
+        out.push_str(prefix);
+    }
+}
+
+/// `  <event type="{type_name}" id="{id}"`
+fn open_tag(out: &mut String, type_name: &str, id: usize) {
+    out.push_str("  <event type=\"");
+    escape_into(out, type_name, EscapeMode::Full);
+    out.push_str("\" id=\"");
+    push_decimal(out, id);
+    out.push('"');
+}
+
+/// ` iteration="{n}"`, the number as JavaScript prints it.
+fn push_iteration(out: &mut String, iteration: &Number) {
+    out.push_str(" iteration=\"");
+    js_json::write_number(out, iteration);
+    out.push('"');
 }
 
 fn push_attr(out: &mut String, name: &str, value: &str) {
@@ -200,4 +269,21 @@ fn push_attr(out: &mut String, name: &str, value: &str) {
     out.push_str("=\"");
     escape_into(out, value, EscapeMode::Full);
     out.push('"');
+}
+
+/// `n` in decimal, without going through `fmt` (this runs once per event).
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[start..] {
+        out.push(char::from(d));
+    }
 }
