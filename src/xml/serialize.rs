@@ -78,8 +78,27 @@ impl XmlRenderer {
     }
 
     pub fn extend<'a>(&mut self, events: impl IntoIterator<Item = &'a AgentEvent>) {
-        for event in events {
+        // Rendering a long thread is bound by memory latency: each event's keys and values sit
+        // behind pointers. Asking for the next events' memory ahead of time hides most of it.
+        let mut events = events.into_iter();
+        let mut ahead: [Option<&AgentEvent>; 2] = [events.next(), events.next()];
+        if let Some(event) = ahead[0] {
+            prefetch::event_entries(event);
+            prefetch::event_contents(event);
+        }
+        if let Some(event) = ahead[1] {
+            prefetch::event_entries(event);
+        }
+        while let Some(event) = ahead[0] {
+            let next = events.next();
+            if let Some(later) = next {
+                prefetch::event_entries(later);
+            }
+            if let Some(soon) = ahead[1] {
+                prefetch::event_contents(soon);
+            }
             self.push(event);
+            ahead = [ahead[1], next];
         }
     }
 
@@ -285,5 +304,51 @@ fn push_decimal(out: &mut String, mut n: usize) {
     }
     for &d in &digits[start..] {
         out.push(char::from(d));
+    }
+}
+
+/// Hints to load an event's memory into cache before it is rendered (x86-64 only; a no-op
+/// elsewhere). A prefetch never faults and has no effect on results.
+mod prefetch {
+    use crate::event::AgentEvent;
+    use serde_json::Value;
+
+    #[inline(always)]
+    fn line<T>(address: *const T) {
+        #[cfg(target_arch = "x86_64")]
+        #[allow(unused_unsafe)]
+        // SAFETY: a prefetch only hints the cache; any address is allowed.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(address.cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = address;
+    }
+
+    /// The map entries (key and value headers), which are contiguous: only their addresses
+    /// are computed, nothing is read.
+    pub(super) fn event_entries(event: &AgentEvent) {
+        let mut entries = event.fields().iter();
+        if let (Some((first, _)), last) = (entries.next(), entries.next_back()) {
+            let start = (first as *const String).cast::<u8>().wrapping_sub(64);
+            let end = last.map_or(first, |(key, _)| key) as *const String as usize + 128;
+            let mut address = start;
+            while (address as usize) < end {
+                line(address);
+                address = address.wrapping_add(64);
+            }
+        }
+    }
+
+    /// The bytes of the keys and the start of string values (reads the entries).
+    pub(super) fn event_contents(event: &AgentEvent) {
+        for (key, value) in event.fields() {
+            line(key.as_ptr());
+            if let Value::String(text) = value {
+                line(text.as_ptr());
+                line(text.as_ptr().wrapping_add(64));
+            }
+        }
     }
 }
