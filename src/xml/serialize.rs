@@ -30,6 +30,11 @@ pub fn serialize_thread_to_xml(events: &[AgentEvent], options: &XmlOptions) -> S
     renderer.into_document(options.response_prefix.as_deref())
 }
 
+/// How many events ahead of the one being rendered `extend` prefetches map entries, and keys
+/// and strings.
+const ENTRIES_AHEAD: usize = 4;
+const CONTENTS_AHEAD: usize = 2;
+
 /// The document's first line; the renderer's buffer starts with it so that a one-shot render
 /// can hand the buffer out as the document without copying it.
 const OPEN: &str = "<thread>\n";
@@ -79,26 +84,26 @@ impl XmlRenderer {
 
     pub fn extend<'a>(&mut self, events: impl IntoIterator<Item = &'a AgentEvent>) {
         // Rendering a long thread is bound by memory latency: each event's keys and values sit
-        // behind pointers. Asking for the next events' memory ahead of time hides most of it.
+        // behind pointers. Asking for the memory of the events a few places ahead hides most of
+        // it: first their map entries, then (once those are near) the keys and strings.
         let mut events = events.into_iter();
-        let mut ahead: [Option<&AgentEvent>; 2] = [events.next(), events.next()];
-        if let Some(event) = ahead[0] {
+        let mut ahead: [Option<&AgentEvent>; ENTRIES_AHEAD] = std::array::from_fn(|_| events.next());
+        for event in ahead.iter().flatten() {
             prefetch::event_entries(event);
+        }
+        for event in ahead[..CONTENTS_AHEAD].iter().flatten() {
             prefetch::event_contents(event);
         }
-        if let Some(event) = ahead[1] {
-            prefetch::event_entries(event);
-        }
         while let Some(event) = ahead[0] {
-            let next = events.next();
-            if let Some(later) = next {
+            ahead.rotate_left(1);
+            ahead[ENTRIES_AHEAD - 1] = events.next();
+            if let Some(later) = ahead[ENTRIES_AHEAD - 1] {
                 prefetch::event_entries(later);
             }
-            if let Some(soon) = ahead[1] {
+            if let Some(soon) = ahead[CONTENTS_AHEAD - 1] {
                 prefetch::event_contents(soon);
             }
             self.push(event);
-            ahead = [ahead[1], next];
         }
     }
 
