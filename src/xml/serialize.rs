@@ -30,10 +30,8 @@ pub fn serialize_thread_to_xml(events: &[AgentEvent], options: &XmlOptions) -> S
     renderer.into_document(options.response_prefix.as_deref())
 }
 
-/// How many events ahead of the one being rendered `extend` prefetches map entries, and keys
-/// and strings.
-const ENTRIES_AHEAD: usize = 4;
-const CONTENTS_AHEAD: usize = 2;
+/// How many events ahead of the one being rendered `extend` starts prefetching.
+const AHEAD: usize = 4;
 
 /// The document's first line; the renderer's buffer starts with it so that a one-shot render
 /// can hand the buffer out as the document without copying it.
@@ -83,25 +81,24 @@ impl XmlRenderer {
     }
 
     pub fn extend<'a>(&mut self, events: impl IntoIterator<Item = &'a AgentEvent>) {
-        // Rendering a long thread is bound by memory latency: each event's keys and values sit
-        // behind pointers. Asking for the memory of the events a few places ahead hides most of
-        // it: first their map entries, then (once those are near) the keys and strings.
+        // Rendering a long thread is bound by memory latency: an event's keys and values sit
+        // behind pointers, its tool arguments behind more. Asking for the memory of the events
+        // a few places ahead hides most of it, one level of pointers per stage, so that each
+        // stage reads only what the previous one brought in.
         let mut events = events.into_iter();
-        let mut ahead: [Option<&AgentEvent>; ENTRIES_AHEAD] = std::array::from_fn(|_| events.next());
-        for event in ahead.iter().flatten() {
-            prefetch::event_entries(event);
-        }
-        for event in ahead[..CONTENTS_AHEAD].iter().flatten() {
-            prefetch::event_contents(event);
+        let mut ahead: [Option<&AgentEvent>; AHEAD] = std::array::from_fn(|_| events.next());
+        for (distance, event) in ahead.iter().enumerate() {
+            if let Some(event) = event {
+                prefetch::stages_up_to(event, distance);
+            }
         }
         while let Some(event) = ahead[0] {
             ahead.rotate_left(1);
-            ahead[ENTRIES_AHEAD - 1] = events.next();
-            if let Some(later) = ahead[ENTRIES_AHEAD - 1] {
-                prefetch::event_entries(later);
-            }
-            if let Some(soon) = ahead[CONTENTS_AHEAD - 1] {
-                prefetch::event_contents(soon);
+            ahead[AHEAD - 1] = events.next();
+            for (distance, event) in ahead.iter().enumerate() {
+                if let Some(event) = event {
+                    prefetch::stage(event, distance);
+                }
             }
             self.push(event);
         }
@@ -316,7 +313,7 @@ fn push_decimal(out: &mut String, mut n: usize) {
 /// elsewhere). A prefetch never faults and has no effect on results.
 mod prefetch {
     use crate::event::AgentEvent;
-    use serde_json::Value;
+    use serde_json::{Map, Value};
 
     #[inline(always)]
     fn line<T>(address: *const T) {
@@ -331,10 +328,35 @@ mod prefetch {
         let _ = address;
     }
 
-    /// The map entries (key and value headers), which are contiguous: only their addresses
-    /// are computed, nothing is read.
-    pub(super) fn event_entries(event: &AgentEvent) {
-        let mut entries = event.fields().iter();
+    /// The prefetch stage for an event `distance` places after the next one to render:
+    /// 3 — its map entries; 1 — its keys and strings, and the entries of objects in it (its
+    /// tool arguments); 0 — the keys and strings of those objects.
+    pub(super) fn stage(event: &AgentEvent, distance: usize) {
+        match distance {
+            3 => entries(event.fields()),
+            1 => contents(event.fields(), true),
+            0 => {
+                for value in event.fields().values() {
+                    if let Value::Object(map) = value {
+                        contents(map, false);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// All the stages an event at `distance` would have been through already.
+    pub(super) fn stages_up_to(event: &AgentEvent, distance: usize) {
+        for d in (distance..4).rev() {
+            stage(event, d);
+        }
+    }
+
+    /// A map's entries (key and value headers), which are contiguous: only their addresses are
+    /// computed, nothing is read.
+    fn entries(map: &Map<String, Value>) {
+        let mut entries = map.iter();
         if let (Some((first, _)), last) = (entries.next(), entries.next_back()) {
             let start = (first as *const String).cast::<u8>().wrapping_sub(64);
             let end = last.map_or(first, |(key, _)| key) as *const String as usize + 128;
@@ -346,13 +368,18 @@ mod prefetch {
         }
     }
 
-    /// The bytes of the keys and the start of string values (reads the entries).
-    pub(super) fn event_contents(event: &AgentEvent) {
-        for (key, value) in event.fields() {
+    /// The bytes of a map's keys and the start of its string values (reads the entries), and
+    /// with `nested` the entries of the objects among its values.
+    fn contents(map: &Map<String, Value>, nested: bool) {
+        for (key, value) in map {
             line(key.as_ptr());
-            if let Value::String(text) = value {
-                line(text.as_ptr());
-                line(text.as_ptr().wrapping_add(64));
+            match value {
+                Value::String(text) => {
+                    line(text.as_ptr());
+                    line(text.as_ptr().wrapping_add(64));
+                }
+                Value::Object(inner) if nested => entries(inner),
+                _ => {}
             }
         }
     }
