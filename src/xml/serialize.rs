@@ -9,6 +9,7 @@ use crate::event::{AgentEvent, EventKind, Role};
 use crate::js_json;
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 /// Options of `serializeThreadToXml`.
@@ -143,10 +144,10 @@ impl XmlRenderer {
                 js_json::write_object(scratch, args);
                 escape_into(out, scratch, escape);
                 // Latest call wins, as a backward scan from the result would find it.
-                match tool_names.get_mut(tool_call_id) {
-                    Some(name) => tool_name.clone_into(name),
-                    None => {
-                        tool_names.insert(tool_call_id.to_owned(), tool_name.to_owned());
+                match tool_names.entry(tool_call_id.to_owned()) {
+                    Entry::Occupied(mut entry) => tool_name.clone_into(entry.get_mut()),
+                    Entry::Vacant(entry) => {
+                        entry.insert(tool_name.to_owned());
                     }
                 }
             }
