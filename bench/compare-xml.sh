@@ -17,7 +17,9 @@ trap 'rm -rf "$work"' EXIT
 
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
-printf '%8s %12s %14s %14s %12s %12s %7s\n' events "output MB" "rust ns/iter" "node ns/iter" "rust MB/s" "node MB/s" ratio
+printf '%8s %10s | %-30s | %-30s | %s\n' "" "" "median of the renders" "fastest render" "Rust / Node"
+printf '%8s %10s | %9s %9s %10s | %9s %9s %10s | %6s %7s\n' events "output MB" \
+  "Rust ms" "Node ms" "Rust MB/s" "Rust ms" "Node ms" "Rust MB/s" median fastest
 for n in "$@"; do
   # About 300 MB of output per implementation, at least 5 renders.
   iterations=$(( 400000 / n )); (( iterations < 5 )) && iterations=5
@@ -29,9 +31,11 @@ for n in "$@"; do
     cmp "$work/rust.xml" "$work/node.xml" >&2 || true
     exit 1
   fi
-  rust_ns=$(field ns_per_iter "$rust"); node_ns=$(field ns_per_iter "$node")
-  printf '%8s %12.1f %14s %14s %12s %12s %6.1fx\n' "$n" \
-    "$(awk "BEGIN { print $(field bytes "$rust") / 1e6 }")" "$rust_ns" "$node_ns" \
-    "$(field mb_per_s "$rust")" "$(field mb_per_s "$node")" "$(awk "BEGIN { print $node_ns / $rust_ns }")"
+  awk -v n="$n" -v bytes="$(field bytes "$rust")" \
+    -v rm="$(field ns_per_iter "$rust")" -v nm="$(field ns_per_iter "$node")" \
+    -v rf="$(field min_ns "$rust")" -v nf="$(field min_ns "$node")" 'BEGIN {
+      printf "%8d %10.1f | %9.2f %9.2f %10.0f | %9.2f %9.2f %10.0f | %5.1fx %6.1fx\n",
+        n, bytes / 1e6, rm / 1e6, nm / 1e6, bytes / rm * 1e3, rf / 1e6, nf / 1e6, bytes / rf * 1e3, nm / rm, nf / rf
+    }'
 done
 echo "outputs byte-identical for every size"
