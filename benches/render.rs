@@ -1,1 +1,44 @@
-fn main(){}
+//! XML render throughput (MB/s of output) for generated threads of 100 to 100k events.
+//!
+//! `cargo bench --bench render -- --warm-up-time 1 --measurement-time 3`
+
+#[path = "support/thread_gen.rs"]
+mod thread_gen;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::hint::black_box;
+use threadkeeper::{serialize_thread_to_xml, AgentEvent, XmlOptions, XmlRenderer};
+
+fn xml_render(c: &mut Criterion) {
+    let mut group = c.benchmark_group("xml_render");
+    for size in [100, 1_000, 10_000, 100_000] {
+        let events = AgentEvent::list_from_values(thread_gen::generate_thread(size, 42)).expect("valid events");
+        let options = XmlOptions::default();
+        let bytes = serialize_thread_to_xml(&events, &options).len();
+        group.throughput(Throughput::Bytes(bytes as u64));
+        group.sample_size(if size >= 10_000 { 10 } else { 50 });
+        group.bench_with_input(BenchmarkId::new("one_shot", size), &events, |b, events| {
+            b.iter(|| serialize_thread_to_xml(black_box(events), &options))
+        });
+    }
+    group.finish();
+
+    // Appending one event to a long-lived renderer: the per-event cost a sidecar pays.
+    let events = AgentEvent::list_from_values(thread_gen::generate_thread(10_000, 7)).expect("valid events");
+    let mut group = c.benchmark_group("xml_render_incremental");
+    group.throughput(Throughput::Elements(events.len() as u64));
+    group.sample_size(20);
+    group.bench_function("push_10k_events", |b| {
+        b.iter(|| {
+            let mut renderer = XmlRenderer::new(Default::default());
+            for event in &events {
+                renderer.push(black_box(event));
+            }
+            renderer.len()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, xml_render);
+criterion_main!(benches);

@@ -98,8 +98,9 @@ impl AgentEvent {
 
     /// The event's `iteration` number.
     pub fn iteration(&self) -> &Number {
-        match self.fields.get("iteration") {
-            Some(Value::Number(n)) => n,
+        // A scan of an event's few keys is cheaper than hashing one; renderers call this per event.
+        match self.fields.iter().find(|(key, _)| *key == "iteration") {
+            Some((_, Value::Number(n))) => n,
             _ => unreachable!("validated at construction"),
         }
     }
@@ -131,42 +132,44 @@ impl AgentEvent {
 
     /// A typed view of the fields the renderers use.
     pub fn kind(&self) -> EventKind<'_> {
-        let f = &self.fields;
-        let s = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or_default();
-        let b = |k: &str| f.get(k).and_then(Value::as_bool).unwrap_or_default();
-        match self.event_type() {
+        let f = KnownFields::of(&self.fields);
+        fn s(v: Option<&Value>) -> &str {
+            v.and_then(Value::as_str).unwrap_or_default()
+        }
+        let b = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or_default();
+        match s(f.type_) {
             "message" => EventKind::Message {
-                role: match s("role") {
+                role: match s(f.role) {
                     "user" => Role::User,
                     "assistant" => Role::Assistant,
                     _ => Role::System,
                 },
-                content: s("content"),
+                content: s(f.content),
             },
             "tool_call" => EventKind::ToolCall {
-                tool_name: s("toolName"),
-                tool_call_id: s("toolCallId"),
-                args: f.get("args").and_then(Value::as_object).expect("validated"),
+                tool_name: s(f.tool_name),
+                tool_call_id: s(f.tool_call_id),
+                args: f.args.and_then(Value::as_object).expect("validated"),
             },
             "tool_result" => EventKind::ToolResult {
-                tool_call_id: s("toolCallId"),
-                result: f.get("result").expect("validated"),
+                tool_call_id: s(f.tool_call_id),
+                result: f.result.expect("validated"),
             },
             "error" => EventKind::Error {
-                error: s("error"),
-                recoverable: b("recoverable"),
-                tool_call_id: f.get("toolCallId").and_then(Value::as_str),
+                error: s(f.error),
+                recoverable: b(f.recoverable),
+                tool_call_id: f.tool_call_id.and_then(Value::as_str),
             },
-            "human_input_requested" => EventKind::HumanInputRequested { question: s("question") },
-            "human_input_received" => EventKind::HumanInputReceived { response: s("response") },
-            "completion" => EventKind::Completion { result: s("result"), verified: b("verified") },
+            "human_input_requested" => EventKind::HumanInputRequested { question: s(f.question) },
+            "human_input_received" => EventKind::HumanInputReceived { response: s(f.response) },
+            "completion" => EventKind::Completion { result: s(f.result), verified: b(f.verified) },
             "summary" => EventKind::Summary {
                 summarized_iterations: f
-                    .get("summarizedIterations")
+                    .summarized_iterations
                     .and_then(Value::as_array)
                     .map(Vec::as_slice)
                     .unwrap_or_default(),
-                summary: s("summary"),
+                summary: s(f.summary),
             },
             other => EventKind::Unknown { type_name: other },
         }
@@ -229,6 +232,54 @@ impl AgentEvent {
             _ => {} // unknown types are kept whole (forward compatibility)
         }
         Ok(())
+    }
+}
+
+/// The fields [`AgentEvent::kind`] reads, found in one pass over the event: comparing a handful
+/// of short keys costs several times less than one hashed lookup per field, and renderers ask
+/// for the kind of every event.
+#[derive(Default)]
+struct KnownFields<'a> {
+    type_: Option<&'a Value>,
+    role: Option<&'a Value>,
+    content: Option<&'a Value>,
+    tool_name: Option<&'a Value>,
+    tool_call_id: Option<&'a Value>,
+    args: Option<&'a Value>,
+    result: Option<&'a Value>,
+    error: Option<&'a Value>,
+    recoverable: Option<&'a Value>,
+    question: Option<&'a Value>,
+    response: Option<&'a Value>,
+    verified: Option<&'a Value>,
+    summarized_iterations: Option<&'a Value>,
+    summary: Option<&'a Value>,
+}
+
+impl<'a> KnownFields<'a> {
+    fn of(fields: &'a Map<String, Value>) -> Self {
+        let mut known = KnownFields::default();
+        for (key, value) in fields {
+            let slot = match key.as_str() {
+                "type" => &mut known.type_,
+                "role" => &mut known.role,
+                "content" => &mut known.content,
+                "toolName" => &mut known.tool_name,
+                "toolCallId" => &mut known.tool_call_id,
+                "args" => &mut known.args,
+                "result" => &mut known.result,
+                "error" => &mut known.error,
+                "recoverable" => &mut known.recoverable,
+                "question" => &mut known.question,
+                "response" => &mut known.response,
+                "verified" => &mut known.verified,
+                "summarizedIterations" => &mut known.summarized_iterations,
+                "summary" => &mut known.summary,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        known
     }
 }
 

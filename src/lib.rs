@@ -22,4 +22,7 @@ pub use messages::{
     build_messages, context_injection, system_message, ContextMode, MessageOptions, MessageType, StandardMessages,
     StoredMessage, ToolCall,
 };
-pub use xml::{escape_xml, serialize_thread_to_xml, EscapeMode, XmlOptions, XmlRenderer};
+pub use xml::{
+    escape_xml, parse_thread_document, parse_thread_xml, serialize_thread_to_xml, EscapeMode, ThreadDocument,
+    XmlOptions, XmlParseError, XmlRenderer,
+};
