@@ -6,7 +6,7 @@
 //! 3. Memory: resident size of 1,000 threads of 100 events against their raw JSON size.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read as _, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
