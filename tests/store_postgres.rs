@@ -13,6 +13,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use threadkeeper::store::{OpenThread, PostgresStore, Store};
+use threadkeeper::event::StoredEvent;
 use threadkeeper::AgentEvent;
 
 fn database_url(test: &str) -> Option<String> {
@@ -31,8 +32,8 @@ fn unique(name: &str) -> String {
     format!("{name}-{}-{nanos}", std::process::id())
 }
 
-fn event(value: Value) -> Arc<AgentEvent> {
-    Arc::new(AgentEvent::from_value(value, "event").unwrap())
+fn event(value: Value) -> Arc<StoredEvent> {
+    Arc::new(StoredEvent::new(&AgentEvent::from_value(value, "event").unwrap()))
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -4,7 +4,7 @@
 //! the thread service or a pure core function, and shapes the result as `protocol/` specifies.
 
 use super::errors::{from_service, invalid_params};
-use crate::event::AgentEvent;
+use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{ContextMode, StoredMessage};
 use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered, ThreadService};
 use crate::store::{ThreadRecord, ThreadSettings};
@@ -170,6 +170,14 @@ struct ThreadIdParams {
 #[serde(deny_unknown_fields)]
 struct Empty {}
 
+#[derive(Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventsResult {
+    version: u64,
+    event_count: u64,
+    events: Vec<StoredEvent>,
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SerializeParams {
@@ -190,9 +198,6 @@ struct MessagesParams {
     messages: Vec<StoredMessage>,
 }
 
-fn events_json(events: &[Arc<AgentEvent>]) -> Vec<&serde_json::Map<String, Value>> {
-    events.iter().map(|e| e.fields()).collect()
-}
 
 /// Builds the module with every v1 method.
 pub fn module(context: Context) -> RpcModule<Context> {
@@ -295,7 +300,9 @@ fn register_threads(m: &mut RpcModule<Context>) {
         let p: EventsParams = parse(&params)?;
         let EventPage { version, event_count, events } =
             ctx.service.events(&p.thread_id, p.offset, p.limit).await.map_err(from_service)?;
-        RpcResult::Ok(json!({ "version": version, "eventCount": event_count, "events": events_json(&events) }))
+        // Stored events are already the JSON to send: no re-serialization.
+        let events: Vec<StoredEvent> = events.iter().map(|e| StoredEvent::clone(e)).collect();
+        RpcResult::Ok(EventsResult { version, event_count, events })
     })
     .expect("unique method name");
 
@@ -325,13 +332,7 @@ fn register_threads(m: &mut RpcModule<Context>) {
 fn register_stateless(m: &mut RpcModule<Context>) {
     m.register_method("xml/serializeThread", |params, ctx, _| -> RpcResult<Value> {
         let p: SerializeParams = parse(&params)?;
-        let events: Vec<AgentEvent> = ctx
-            .service
-            .validate_events(p.events)
-            .map_err(from_service)?
-            .into_iter()
-            .map(|e| Arc::try_unwrap(e).unwrap_or_else(|e| (*e).clone()))
-            .collect();
+        let events = ctx.service.validate_events(p.events).map_err(from_service)?;
         Ok(json!({ "text": crate::xml::serialize_thread_to_xml(&events, &p.options) }))
     })
     .expect("unique method name");

@@ -9,7 +9,6 @@ use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use std::sync::Arc;
 
 /// Turn metadata keys that carry the thread's settings and metadata through an export.
 pub const SETTINGS_KEY: &str = "threadkeeper.settings@v1";
@@ -128,7 +127,7 @@ pub fn register(m: &mut RpcModule<Context>) {
     m.register_async_method("thread/export", |params, ctx, _| async move {
         let p: ExportParams = parse(&params)?;
         let (record, events) = ctx.service.snapshot(&p.thread_id).await.map_err(from_service)?;
-        let events: Vec<AgentEvent> = events.iter().map(|e| AgentEvent::clone(e)).collect();
+        let events: Vec<AgentEvent> = events.iter().map(|e| e.parse()).collect();
         let mut turn = turns::events_to_turn(&events, &record.thread_id);
         if record.settings != ThreadSettings::default() {
             turn.metadata.insert(SETTINGS_KEY.into(), serde_json::to_value(&record.settings).unwrap_or_default());
@@ -158,7 +157,7 @@ pub fn register(m: &mut RpcModule<Context>) {
         };
         // The events go through the same limits as an append.
         let values: Vec<Value> = events.into_iter().map(AgentEvent::into_value).collect();
-        let events: Vec<Arc<AgentEvent>> = ctx.service.validate_events(values).map_err(from_service)?;
+        let events = ctx.service.validate_events(values).map_err(from_service)?;
         let thread_id = p.thread_id.or_else(|| (!turn.id.is_empty()).then(|| turn.id.clone()));
         let record = ctx.service.import(thread_id, settings, metadata, events).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))

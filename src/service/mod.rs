@@ -7,7 +7,7 @@
 mod lru;
 mod state;
 
-use crate::event::{AgentEvent, EventError};
+use crate::event::{AgentEvent, EventError, StoredEvent};
 use crate::convert::messages_to_prompt;
 use crate::messages::{ContextMode, StoredMessage};
 use crate::store::{OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
@@ -104,7 +104,7 @@ pub enum Rendered {
 pub struct EventPage {
     pub version: u64,
     pub event_count: u64,
-    pub events: Vec<Arc<AgentEvent>>,
+    pub events: Vec<Arc<StoredEvent>>,
 }
 
 type Shared = Arc<AsyncMutex<ThreadState>>;
@@ -129,7 +129,7 @@ impl ThreadService {
     }
 
     /// Validates raw JSON events against the limits and the event model, all or nothing.
-    pub fn validate_events(&self, values: Vec<Value>) -> ServiceResult<Vec<Arc<AgentEvent>>> {
+    pub fn validate_events(&self, values: Vec<Value>) -> ServiceResult<Vec<AgentEvent>> {
         let max = self.limits.max_events_per_call;
         if values.len() > max {
             return Err(ServiceError::Limit {
@@ -148,7 +148,7 @@ impl ThreadService {
                     max: self.limits.max_event_bytes as u64,
                 });
             }
-            events.push(Arc::new(AgentEvent::from_value(value, &format!("events[{i}]"))?));
+            events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
         }
         Ok(events)
     }
@@ -180,12 +180,13 @@ impl ThreadService {
     pub async fn append(
         &self,
         thread_id: &str,
-        events: Vec<Arc<AgentEvent>>,
+        events: Vec<AgentEvent>,
         expected_version: Option<u64>,
     ) -> ServiceResult<ThreadRecord> {
         let shared = self.load(thread_id).await?;
         let mut state = shared.lock().await;
-        let appended = self.store.append(thread_id, expected_version, &events, now_ms()).await;
+        let stored: Vec<Arc<StoredEvent>> = events.iter().map(|e| Arc::new(StoredEvent::new(e))).collect();
+        let appended = self.store.append(thread_id, expected_version, &stored, now_ms()).await;
         let appended = match appended {
             Err(StoreError::VersionConflict { .. }) if self.store.is_shared() => {
                 // Someone else appended: catch up so the next render shows their events.
@@ -195,7 +196,7 @@ impl ThreadService {
             other => other?,
         };
         if appended.event_count == (state.events.len() + events.len()) as u64 {
-            state.apply(events, appended);
+            state.apply(&events, stored, appended);
         } else {
             // Others appended since we last looked, so ours landed after theirs: read them all.
             // The append is durable already; if reading fails, the next read catches up.
@@ -281,7 +282,7 @@ impl ThreadService {
     }
 
     /// The thread's record and all its events, as of now.
-    pub async fn snapshot(&self, thread_id: &str) -> ServiceResult<(ThreadRecord, Vec<Arc<AgentEvent>>)> {
+    pub async fn snapshot(&self, thread_id: &str) -> ServiceResult<(ThreadRecord, Vec<Arc<StoredEvent>>)> {
         let shared = self.load(thread_id).await?;
         let mut state = shared.lock().await;
         self.catch_up(&mut state).await?;
@@ -295,7 +296,7 @@ impl ThreadService {
         thread_id: Option<String>,
         settings: Option<ThreadSettings>,
         metadata: Option<Map<String, Value>>,
-        events: Vec<Arc<AgentEvent>>,
+        events: Vec<AgentEvent>,
     ) -> ServiceResult<ThreadRecord> {
         let thread_id = thread_id.unwrap_or_else(new_thread_id);
         check_thread_id(&thread_id)?;

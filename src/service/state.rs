@@ -4,7 +4,7 @@
 //! to date on every append, so a render after an append costs only the new events plus
 //! copying the output.
 
-use crate::event::AgentEvent;
+use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{xml_messages_from, ContextInjection, ContextMode, StandardMessages, StoredMessage};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 pub struct ThreadState {
     pub record: ThreadRecord,
-    pub events: Vec<Arc<AgentEvent>>,
+    /// The events as stored (compact JSON); renderers get them parsed once, as they arrive.
+    pub events: Vec<Arc<StoredEvent>>,
     /// Summaries as the system message presents them; kept eagerly, it grows only with summaries.
     injection: ContextInjection,
     /// Renderers by escape mode, each with the end offset of every event's line.
@@ -21,31 +22,31 @@ pub struct ThreadState {
 }
 
 impl ThreadState {
-    pub fn new(record: ThreadRecord, events: Vec<Arc<AgentEvent>>) -> Self {
+    pub fn new(record: ThreadRecord, events: Vec<Arc<StoredEvent>>) -> Self {
         let mut injection = ContextInjection::new();
-        injection.extend(events.iter().map(Arc::as_ref));
+        for event in &events {
+            injection.push(&event.parse());
+        }
         ThreadState { record, events, injection, xml: Vec::new(), standard: Vec::new() }
     }
 
     /// Records events the store has acknowledged.
-    pub fn apply(&mut self, events: Vec<Arc<AgentEvent>>, appended: Appended) {
-        self.injection.extend(events.iter().map(Arc::as_ref));
+    pub fn apply(&mut self, events: &[AgentEvent], stored: Vec<Arc<StoredEvent>>, appended: Appended) {
+        self.injection.extend(events);
         for (renderer, ends) in &mut self.xml {
-            push_all(renderer, ends, &events);
+            push_all(renderer, ends, events.iter());
         }
         for (_, builder) in &mut self.standard {
-            for event in &events {
-                builder.push(event);
-            }
+            builder.extend(events);
         }
-        self.events.extend(events);
+        self.events.extend(stored);
         self.record.version = appended.version;
         self.record.event_count = appended.event_count;
         self.record.updated_at = appended.updated_at;
     }
 
     /// Events another writer appended to the store, caught up with.
-    pub fn catch_up(&mut self, record: ThreadRecord, events: Vec<Arc<AgentEvent>>) {
+    pub fn catch_up(&mut self, record: ThreadRecord, stored: Vec<Arc<StoredEvent>>) {
         let appended = Appended {
             version: record.version,
             event_count: record.event_count,
@@ -53,7 +54,8 @@ impl ThreadState {
         };
         self.record.settings = record.settings;
         self.record.metadata = record.metadata;
-        self.apply(events, appended);
+        let events: Vec<AgentEvent> = stored.iter().map(|e| e.parse()).collect();
+        self.apply(&events, stored, appended);
     }
 
     pub fn xml_renderer(&mut self, escape: EscapeMode) -> &XmlRenderer {
@@ -76,7 +78,8 @@ impl ThreadState {
         }
         let mut renderer = XmlRenderer::new(escape);
         let mut ends = Vec::with_capacity(self.events.len());
-        push_all(&mut renderer, &mut ends, &self.events);
+        let parsed: Vec<AgentEvent> = self.events.iter().map(|e| e.parse()).collect();
+        push_all(&mut renderer, &mut ends, parsed.iter());
         self.xml.push((renderer, ends));
         self.xml.len() - 1
     }
@@ -88,7 +91,7 @@ impl ThreadState {
         }
         let mut builder = StandardMessages::new(group_tool_calls);
         for event in &self.events {
-            builder.push(event);
+            builder.push(&event.parse());
         }
         self.standard.push((group_tool_calls, builder));
         self.standard.len() - 1
@@ -117,7 +120,7 @@ impl ThreadState {
 }
 
 /// Renders events, recording where each one's line ends.
-fn push_all(renderer: &mut XmlRenderer, ends: &mut Vec<usize>, events: &[Arc<AgentEvent>]) {
+fn push_all<'a>(renderer: &mut XmlRenderer, ends: &mut Vec<usize>, events: impl Iterator<Item = &'a AgentEvent>) {
     for event in events {
         renderer.push(event);
         ends.push(renderer.lines().len());

@@ -4,7 +4,7 @@
 //! insertion order), and validated again when read, so what comes back is what went in.
 
 use super::{StoreError, StoreResult, ThreadRecord};
-use crate::event::AgentEvent;
+use crate::event::StoredEvent;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -13,17 +13,18 @@ pub fn encode_json<T: Serialize>(value: &T) -> StoreResult<String> {
     serde_json::to_string(value).map_err(|e| StoreError::Unavailable(format!("cannot encode as JSON: {e}")))
 }
 
-pub fn encode_events(events: &[Arc<AgentEvent>]) -> StoreResult<Vec<String>> {
-    events.iter().map(|event| encode_json(event.fields())).collect()
+pub fn encode_events(events: &[Arc<StoredEvent>]) -> StoreResult<Vec<String>> {
+    Ok(events.iter().map(|event| event.json().to_owned()).collect())
 }
 
 /// Reads a stored event back; `seq` names it if the stored text is damaged.
-pub fn decode_event(thread_id: &str, seq: u64, body: &str) -> StoreResult<AgentEvent> {
+pub fn decode_event(thread_id: &str, seq: u64, body: &str) -> StoreResult<StoredEvent> {
     let damaged = |reason: String| {
         StoreError::Unavailable(format!("stored event {seq} of thread {thread_id:?} is damaged: {reason}"))
     };
-    let value: Value = serde_json::from_str(body).map_err(|e| damaged(e.to_string()))?;
-    AgentEvent::from_value(value, &format!("events[{seq}]")).map_err(|e| damaged(e.to_string()))
+    StoredEvent::from_json(body.to_owned(), &format!("events[{seq}]"))
+        .map(|(stored, _)| stored)
+        .map_err(|e| damaged(e.to_string()))
 }
 
 /// A thread row as the database returns it.

@@ -1,14 +1,14 @@
 //! The in-memory store: threads live as long as the process, or until closed.
 
 use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
-use crate::event::AgentEvent;
+use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 struct Entry {
     record: ThreadRecord,
-    events: Vec<Arc<AgentEvent>>,
+    events: Vec<Arc<StoredEvent>>,
     /// Creation order, for `list`.
     serial: u64,
 }
@@ -84,7 +84,7 @@ impl Store for MemoryStore {
         &self,
         thread_id: &str,
         from: u64,
-    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>> {
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<StoredEvent>>)>> {
         let result = self.with(|inner| match inner.threads.get(thread_id) {
             Some(entry) => {
                 let from = (from as usize).min(entry.events.len());
@@ -99,7 +99,7 @@ impl Store for MemoryStore {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        events: &[Arc<AgentEvent>],
+        events: &[Arc<StoredEvent>],
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let result = self.with(|inner| {

@@ -17,7 +17,7 @@ pub use postgres::PostgresStore;
 pub use spec::{open_store, StoreSpec, StoreSpecError};
 pub use sqlite::SqliteStore;
 
-use crate::event::AgentEvent;
+use crate::event::StoredEvent;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -124,7 +124,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         thread_id: &str,
         from: u64,
-    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>>;
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<StoredEvent>>)>>;
 
     /// Appends all `events` or none. With `expected_version`, fails with `VersionConflict`
     /// unless the thread is at that version.
@@ -132,7 +132,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        events: &[Arc<AgentEvent>],
+        events: &[Arc<StoredEvent>],
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>>;
 

@@ -9,7 +9,7 @@
 
 use super::codec::{decode_event, encode_events, encode_json, RawRecord};
 use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
-use crate::event::AgentEvent;
+use crate::event::StoredEvent;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use futures_util::future::{BoxFuture, FutureExt};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -309,7 +309,7 @@ impl Store for PostgresStore {
         &self,
         thread_id: &str,
         from: u64,
-    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>> {
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<StoredEvent>>)>> {
         let thread_id = thread_id.to_owned();
         async move {
             // One statement, one snapshot: the record matches the events returned.
@@ -340,7 +340,7 @@ impl Store for PostgresStore {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        events: &[Arc<AgentEvent>],
+        events: &[Arc<StoredEvent>],
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let thread_id = thread_id.to_owned();

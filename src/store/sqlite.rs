@@ -12,7 +12,7 @@
 
 use super::codec::{decode_event, encode_events, encode_json, RawRecord};
 use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
-use crate::event::AgentEvent;
+use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -333,7 +333,7 @@ impl Store for SqliteStore {
         &self,
         thread_id: &str,
         from: u64,
-    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<AgentEvent>>)>> {
+    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<StoredEvent>>)>> {
         let thread_id = thread_id.to_owned();
         self.call(move |conn| {
             // One statement: the record and the events come from the same snapshot.
@@ -367,7 +367,7 @@ impl Store for SqliteStore {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        events: &[Arc<AgentEvent>],
+        events: &[Arc<StoredEvent>],
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let thread_id = thread_id.to_owned();
