@@ -6,6 +6,7 @@ use super::methods::Context;
 use jsonrpsee::RpcModule;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use futures_util::FutureExt;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -67,9 +68,43 @@ struct Job {
     id: Option<String>,
     method: String,
     token: CancellationToken,
+    /// Counts the job as running until it is dropped, so exit waits for its answer.
+    _running: tokio_util::task::task_tracker::TaskTrackerToken,
 }
 
-type Reply = oneshot::Sender<Option<String>>;
+/// Where a request's answer goes: straight to the output, or into its slot of a batch.
+enum Reply {
+    Out(mpsc::UnboundedSender<String>),
+    Slot(oneshot::Sender<Option<String>>),
+}
+
+impl Reply {
+    fn send(self, answer: Option<String>) {
+        match self {
+            Reply::Out(out) => {
+                if let Some(answer) = answer {
+                    let _ = out.send(answer);
+                }
+            }
+            Reply::Slot(slot) => {
+                let _ = slot.send(answer);
+            }
+        }
+    }
+}
+
+/// Stateless methods whose work is done in the first poll; small ones run on the reader
+/// itself, saving two task hand-offs per request.
+fn runs_inline(method: &str, request_len: usize) -> bool {
+    const INLINE_MAX_BYTES: usize = 64 * 1024;
+    request_len <= INLINE_MAX_BYTES
+        && (method.starts_with("xml/")
+            || method.starts_with("messages/")
+            || method.starts_with("toolCalls/")
+            || method.starts_with("turns/")
+            || method == "initialize"
+            || method == "shutdown")
+}
 
 struct Lane {
     sender: mpsc::UnboundedSender<(Job, Reply)>,
@@ -171,18 +206,7 @@ impl Dispatcher {
             return self.handle_batch(text);
         }
         match serde_json::from_str::<&RawValue>(text) {
-            Ok(raw) => match self.start(raw) {
-                Started::Reply(rx) => {
-                    let out = self.out.clone();
-                    self.tracker.spawn(async move {
-                        if let Ok(Some(reply)) = rx.await {
-                            let _ = out.send(reply);
-                        }
-                    });
-                    Control::Continue
-                }
-                Started::Exit => Control::Exit,
-            },
+            Ok(raw) => self.start(raw, Reply::Out(self.out.clone())),
             Err(e) => {
                 self.send_parse_error(&e);
                 Control::Continue
@@ -209,10 +233,11 @@ impl Dispatcher {
         let mut replies = Vec::with_capacity(entries.len());
         let mut exit = false;
         for entry in entries {
-            match self.start(entry) {
-                Started::Reply(rx) => replies.push(rx),
-                Started::Exit => exit = true,
+            let (slot, rx) = oneshot::channel();
+            if self.start(entry, Reply::Slot(slot)) == Control::Exit {
+                exit = true;
             }
+            replies.push(rx);
         }
         let out = self.out.clone();
         self.tracker.spawn(async move {
@@ -233,12 +258,12 @@ impl Dispatcher {
         }
     }
 
-    /// Checks one entry and starts it; the receiver yields its response (or `None`).
-    fn start(&mut self, raw: &RawValue) -> Started {
+    /// Checks one entry and starts it; its answer (if any) goes to `reply`.
+    fn start(&mut self, raw: &RawValue, reply: Reply) -> Control {
         let envelope = match serde_json::from_str::<Envelope>(raw.get()) {
             Ok(envelope) if raw.get().starts_with('{') => envelope,
             _ => {
-                return ready(Some(response("null", errors::INVALID_REQUEST, "invalid request: not a JSON-RPC request object", None)));
+                return answered(reply, Some(response("null", errors::INVALID_REQUEST, "invalid request: not a JSON-RPC request object", None)));
             }
         };
         let id = envelope.id.map(|id| id.get().to_owned());
@@ -246,21 +271,21 @@ impl Dispatcher {
         if let Some(raw_id) = envelope.id {
             let first = raw_id.get().as_bytes().first().copied().unwrap_or(b'n');
             if !matches!(first, b'"' | b'-' | b'0'..=b'9' | b'n') {
-                return ready(Some(response("null", errors::INVALID_REQUEST, "invalid request: id must be a string, a number or null", None)));
+                return answered(reply, Some(response("null", errors::INVALID_REQUEST, "invalid request: id must be a string, a number or null", None)));
             }
         }
         if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
-            return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"", None)));
+            return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"", None)));
         }
         let method: String = match envelope.method.and_then(|m| serde_json::from_str(m.get()).ok()) {
             Some(method) => method,
             None => {
-                return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"method\" must be a string", None)));
+                return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"method\" must be a string", None)));
             }
         };
         if let Some(params) = envelope.params {
             if !matches!(params.get().as_bytes().first(), Some(b'{' | b'[')) {
-                return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"params\" must be an object or an array", None)));
+                return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"params\" must be an object or an array", None)));
             }
         }
         let is_notification = id.is_none();
@@ -269,13 +294,13 @@ impl Dispatcher {
         // Lifecycle (LSP): nothing but initialize before initialize; nothing after shutdown.
         if is_notification {
             match method.as_str() {
-                "exit" => return Started::Exit,
+                "exit" => return Control::Exit,
                 "$/cancelRequest" => {
                     self.cancel(envelope.params);
-                    return ready(None);
+                    return answered(reply, None);
                 }
-                "initialized" => return ready(None),
-                _ if self.phase != Phase::Running || method.starts_with("$/") => return ready(None),
+                "initialized" => return answered(reply, None),
+                _ if self.phase != Phase::Running || method.starts_with("$/") => return answered(reply, None),
                 _ => {}
             }
         } else {
@@ -283,18 +308,18 @@ impl Dispatcher {
                 (Phase::Uninitialized, "initialize") => {
                     if let Err(e) = super::methods::check_initialize(envelope.params.map_or("", RawValue::get)) {
                         let data = e.data().and_then(|d| serde_json::from_str(d.get()).ok());
-                        return ready(Some(response(id_text, e.code(), e.message(), data)));
+                        return answered(reply, Some(response(id_text, e.code(), e.message(), data)));
                     }
                     self.phase = Phase::Running;
                 }
                 (Phase::Uninitialized, _) => {
-                    return ready(Some(response(id_text, errors::NOT_INITIALIZED, "server not initialized: send \"initialize\" first", None)));
+                    return answered(reply, Some(response(id_text, errors::NOT_INITIALIZED, "server not initialized: send \"initialize\" first", None)));
                 }
                 (Phase::ShutDown, _) => {
-                    return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: the server is shut down", None)));
+                    return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: the server is shut down", None)));
                 }
                 (Phase::Running, "initialize") => {
-                    return ready(Some(response(id_text, errors::INVALID_REQUEST, "invalid request: already initialized", None)));
+                    return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: already initialized", None)));
                 }
                 (Phase::Running, "shutdown") => {
                     self.phase = Phase::ShutDown;
@@ -306,7 +331,7 @@ impl Dispatcher {
 
         if self.module.method(&method).is_none() {
             let message = format!("method not found: {method:?}");
-            return ready(id.as_deref().map(|id| response(id, errors::METHOD_NOT_FOUND, &message, None)));
+            return answered(reply, id.as_deref().map(|id| response(id, errors::METHOD_NOT_FOUND, &message, None)));
         }
         let params = envelope.params.map_or("", RawValue::get);
         let request = if params.is_empty() {
@@ -323,22 +348,31 @@ impl Dispatcher {
             .then(|| serde_json::from_str::<ThreadTarget>(params).ok().and_then(|t| t.thread_id))
             .flatten()
             .map(|id| id.into_owned());
-        let job = Job { request, id, method, token };
-        let (tx, rx) = oneshot::channel();
+        let job = Job { request, id, method, token, _running: self.tracker.token() };
         match lane_key {
-            Some(key) => self.enqueue(key, job, tx),
-            None => {
-                let module = self.module.clone();
-                let in_flight = self.in_flight.clone();
-                self.tracker.spawn(async move {
-                    let _ = tx.send(run(&module, &in_flight, job).await);
-                });
+            Some(key) => self.enqueue(key, job, reply),
+            None if runs_inline(&job.method, job.request.len()) => {
+                // Synchronous methods finish in the first poll; should one ever not, it is
+                // stateless, so running it again in a task is harmless.
+                match run(&self.module, &self.in_flight, &job).now_or_never() {
+                    Some(answer) => reply.send(answer),
+                    None => self.spawn(job, reply),
+                }
             }
+            None => self.spawn(job, reply),
         }
-        Started::Reply(rx)
+        Control::Continue
     }
 
-    fn enqueue(&mut self, key: String, job: Job, tx: Reply) {
+    fn spawn(&self, job: Job, reply: Reply) {
+        let module = self.module.clone();
+        let in_flight = self.in_flight.clone();
+        self.tracker.spawn(async move {
+            reply.send(run(&module, &in_flight, &job).await);
+        });
+    }
+
+    fn enqueue(&mut self, key: String, job: Job, reply: Reply) {
         if self.lanes.len() > LANE_PRUNE_THRESHOLD {
             self.lanes.retain(|_, lane| lane.pending.load(Ordering::Acquire) > 0);
         }
@@ -349,17 +383,17 @@ impl Dispatcher {
             let in_flight = self.in_flight.clone();
             let lane_pending = pending.clone();
             tokio::spawn(async move {
-                while let Some((job, tx)) = receiver.recv().await {
-                    let _ = tx.send(run(&module, &in_flight, job).await);
+                while let Some((job, reply)) = receiver.recv().await {
+                    reply.send(run(&module, &in_flight, &job).await);
                     lane_pending.fetch_sub(1, Ordering::AcqRel);
                 }
             });
             Lane { sender, pending }
         });
         lane.pending.fetch_add(1, Ordering::AcqRel);
-        if let Err(mpsc::error::SendError((job, tx))) = lane.sender.send((job, tx)) {
+        if let Err(mpsc::error::SendError((job, reply))) = lane.sender.send((job, reply)) {
             // The lane task is gone (it never is while its sender lives); answer instead of hanging.
-            let _ = tx.send(job.id.as_deref().map(|id| response(id, errors::INTERNAL_ERROR, "internal error: lane closed", None)));
+            reply.send(job.id.as_deref().map(|id| response(id, errors::INTERNAL_ERROR, "internal error: lane closed", None)));
         }
     }
 
@@ -383,23 +417,18 @@ impl Dispatcher {
     }
 }
 
-enum Started {
-    Reply(oneshot::Receiver<Option<String>>),
-    Exit,
-}
 
-/// A start whose answer is already known.
-fn ready(text: Option<String>) -> Started {
-    let (tx, rx) = oneshot::channel();
-    let _ = tx.send(text);
-    Started::Reply(rx)
+/// Sends an answer known before any work is done.
+fn answered(reply: Reply, answer: Option<String>) -> Control {
+    reply.send(answer);
+    Control::Continue
 }
 
 /// Runs one job through the module and gives its response with the caller's id restored.
 async fn run(
     module: &RpcModule<Context>,
     in_flight: &Mutex<HashMap<String, CancellationToken>>,
-    job: Job,
+    job: &Job,
 ) -> Option<String> {
     let id_text = job.id.as_deref().unwrap_or("null");
     let cancelled = || response(id_text, errors::CANCELLED, "request cancelled", None);

@@ -15,13 +15,14 @@ use crate::service::ThreadService;
 use bytes::Bytes;
 use dispatch::{Control, Dispatcher};
 use framing::{Frame, FrameCodec, Framing};
-use futures_util::{SinkExt, StreamExt};
-use std::io::Read;
+use bytes::BytesMut;
+use futures_util::StreamExt;
+use std::io::{Read, Write};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::{Encoder, FramedRead};
 
 /// How long `exit` (or end of input) waits for running requests to answer.
 pub const EXIT_GRACE: Duration = Duration::from_secs(10);
@@ -41,15 +42,27 @@ impl Default for ServerConfig {
 
 /// Serves one connection until `exit` or end of input; returns the exit status
 /// (0 when `shutdown` came first, else 1).
+///
+/// Output is written by a thread of its own with plain blocking writes: a message goes from
+/// the task that answered it to the pipe in one hand-off.
 pub async fn serve<R, W>(input: R, output: W, service: Arc<ThreadService>, config: ServerConfig) -> i32
 where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: Write + Send + 'static,
 {
     let context = methods::Context { service, max_frame_bytes: config.max_frame_bytes };
     let framing = Arc::new(OnceLock::new());
     let (out_tx, out_rx) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(write_loop(output, out_rx, framing.clone(), config.max_frame_bytes));
+    let (written_tx, written_rx) = tokio::sync::oneshot::channel::<()>();
+    let writer_framing = framing.clone();
+    let max_frame_bytes = config.max_frame_bytes;
+    std::thread::Builder::new()
+        .name("stdout".into())
+        .spawn(move || {
+            write_loop(output, out_rx, writer_framing, max_frame_bytes);
+            let _ = written_tx.send(());
+        })
+        .expect("spawn output thread");
     let mut dispatcher = Dispatcher::new(methods::module(context), out_tx);
     let mut frames = FramedRead::new(input, FrameCodec::new(config.max_frame_bytes));
 
@@ -89,38 +102,35 @@ where
         tracing::warn!("exiting with requests still running");
     }
     drop(dispatcher); // closes the output channel, so the writer drains and ends
-    let _ = writer.await;
+    if tokio::time::timeout(EXIT_GRACE, written_rx).await.is_err() {
+        tracing::warn!("exiting before all output was written");
+    }
     status
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    output: W,
+fn write_loop<W: Write>(
+    mut output: W,
     mut rx: mpsc::UnboundedReceiver<String>,
     framing: Arc<OnceLock<Framing>>,
     max_frame_bytes: usize,
 ) {
-    let mut sink: Option<FramedWrite<W, FrameCodec>> = None;
-    let mut output = Some(output);
-    while let Some(message) = rx.recv().await {
-        let sink = sink.get_or_insert_with(|| {
-            let framing = framing.get().copied().unwrap_or(Framing::Lsp);
-            FramedWrite::new(output.take().expect("taken once"), FrameCodec::with_framing(framing, max_frame_bytes))
+    let mut codec: Option<FrameCodec> = None;
+    let mut buffer = BytesMut::new();
+    while let Some(message) = rx.blocking_recv() {
+        // The framing is known once the first message has been read, before any answer exists.
+        let codec = codec.get_or_insert_with(|| {
+            FrameCodec::with_framing(framing.get().copied().unwrap_or(Framing::Lsp), max_frame_bytes)
         });
-        // Write everything queued, then flush once.
-        let mut batch = vec![message];
+        // Frame everything queued, then write and flush once.
+        let _ = codec.encode(message.as_bytes(), &mut buffer);
         while let Ok(more) = rx.try_recv() {
-            batch.push(more);
+            let _ = codec.encode(more.as_bytes(), &mut buffer);
         }
-        for message in batch {
-            if let Err(e) = sink.feed(message.as_bytes()).await {
-                tracing::warn!(error = %e, "output failed");
-                return;
-            }
-        }
-        if let Err(e) = sink.flush().await {
+        if let Err(e) = output.write_all(&buffer).and_then(|_| output.flush()) {
             tracing::warn!(error = %e, "output failed");
             return;
         }
+        buffer.clear();
     }
 }
 
