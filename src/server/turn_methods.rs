@@ -1,8 +1,9 @@
 //! Turn-document methods (seed 004): `turns/*`, `thread/export`, `thread/import`.
 
-use super::errors::{from_service, invalid_params, limit_exceeded};
+use super::errors::{from_service, invalid_params, LIMIT_EXCEEDED};
 use super::methods::{parse, Context, ThreadInfo};
 use crate::event::AgentEvent;
+use crate::service::check_thread_id;
 use crate::store::ThreadSettings;
 use crate::turns::{self, Format, Options, Turn, TurnDocument, TurnError};
 use jsonrpsee::types::ErrorObjectOwned;
@@ -20,10 +21,28 @@ type RpcResult<T> = Result<T, ErrorObjectOwned>;
 /// A turn-document error as a protocol error; `field` names the params field holding the text.
 fn turn_error(field: &str, error: TurnError) -> ErrorObjectOwned {
     match error {
-        TurnError::Limit { limit, max, value } => limit_exceeded(limit, value as u64, max as u64),
+        TurnError::Limit { limit, max, value } => document_limit(field, limit, value, max),
         TurnError::Invalid { path, reason } if !path.is_empty() => invalid_params(&format!("{field}.{path}"), &reason),
         other => invalid_params(field, &other.to_string()),
     }
+}
+
+/// A document over one of the [`turns::Limits`]: -32004 under the protocol's camelCase limit
+/// name, with a message that says what about the document is too large.
+fn document_limit(field: &str, limit: &str, value: usize, max: usize) -> ErrorObjectOwned {
+    let (name, what) = match limit {
+        "max_input_bytes" => ("maxDocumentBytes", "the document is too long"),
+        "max_depth" => ("maxDocumentDepth", "the document nests too deeply"),
+        "max_values" => ("maxDocumentValues", "the document has too many values"),
+        "max_string_bytes" => ("maxDocumentStringBytes", "the document's strings are too long"),
+        "max_expansion" => ("maxDocumentExpansion", "the document's YAML aliases expand to too much"),
+        other => (other, "the document is too large"),
+    };
+    ErrorObjectOwned::owned(
+        LIMIT_EXCEEDED,
+        format!("limit exceeded: {field}: {what}: {name} is {max}, got {value}"),
+        Some(json!({ "limit": name, "value": value, "max": max })),
+    )
 }
 
 #[derive(Deserialize)]
@@ -159,7 +178,18 @@ pub fn register(m: &mut RpcModule<Context>) {
         // The events go through the same limits as an append.
         let values: Vec<Value> = events.into_iter().map(AgentEvent::into_value).collect();
         let events: Vec<Arc<AgentEvent>> = ctx.service.validate_events(values).map_err(from_service)?;
-        let thread_id = p.thread_id.or_else(|| (!turn.id.is_empty()).then(|| turn.id.clone()));
+        let thread_id = match p.thread_id {
+            Some(id) => Some(id),
+            None if turn.id.is_empty() => None,
+            None => {
+                // The turn's id names the thread; say so when it cannot be a thread id.
+                check_thread_id(&turn.id).map_err(|_| {
+                    let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
+                    invalid_params("text.id", reason)
+                })?;
+                Some(turn.id.clone())
+            }
+        };
         let record = ctx.service.import(thread_id, settings, metadata, events).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))
     })
