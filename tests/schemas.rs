@@ -302,3 +302,44 @@ fn the_error_schema_requires_the_data_of_each_code() {
         assert!(!errors(&error, e).is_empty(), "accepted {e}");
     }
 }
+
+#[test]
+fn the_turn_schema_accepts_the_seed_examples_and_refuses_broken_turns() {
+    let turn = validator("turn.json");
+    let valid = [
+        json!({"version": 1, "id": "turn_001", "run_id": "run_abc", "blocks": [
+            {"kind": "system", "role": "system", "payload": {"text": "You are a LLM."}},
+            {"kind": "user", "role": "user", "payload": {"text": "Say hi."}}], "metadata": {}, "data": {}}),
+        json!({"version": 1, "id": "turn_reasoning", "blocks": [
+            {"kind": "reasoning", "id": "rs_123", "payload": {"encrypted_content": "gAAAAA..."}},
+            {"kind": "llm_text", "role": "assistant", "payload": {"text": "Hello!"}}]}),
+        json!({"blocks": [{"kind": "web_search_call"}, {"payload": {}}], "colour": "ignored"}),
+        json!({}),
+    ];
+    for t in &valid {
+        assert_eq!(errors(&turn, t), Vec::<String>::new(), "{t}");
+    }
+    let invalid = [
+        json!({"version": 2, "blocks": []}),
+        json!({"blocks": [{"kind": 7}]}),
+        json!({"blocks": [{"kind": "user", "payload": "hello"}]}),
+        json!({"blocks": {"kind": "user"}}),
+        json!({"version": 1, "turns": []}),
+        json!("turn"),
+    ];
+    for t in &invalid {
+        assert!(!errors(&turn, t).is_empty(), "accepted {t}");
+    }
+    // The written form always has version, blocks, and a kind and payload per block.
+    let written = validator("turn.json#/$defs/written");
+    let minimal = json!({"version": 1, "blocks": [{"kind": "x", "payload": {}}]});
+    assert_eq!(errors(&written, &minimal), Vec::<String>::new());
+    let incomplete = [
+        json!({"blocks": []}),
+        json!({"version": 1, "blocks": [{"kind": "user"}]}),
+        json!({"version": 1, "id": "", "blocks": []}),
+    ];
+    for t in incomplete {
+        assert!(!errors(&written, &t).is_empty(), "accepted {t}");
+    }
+}

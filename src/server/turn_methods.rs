@@ -95,14 +95,14 @@ fn read_turn(text: &str, format: Format) -> RpcResult<(Turn, Vec<String>)> {
         TurnDocument::Turn(turn) => Ok((turn, warnings)),
         TurnDocument::Fixture { mut turn, followups } => {
             if !followups.is_empty() {
-                warnings.push(format!("{} followup blocks appended after the turn's blocks", followups.len()));
+                warnings.push(format!("followups: {} block(s) appended to the turn's blocks", followups.len()));
             }
             turn.blocks.extend(followups);
             Ok((turn, warnings))
         }
         TurnDocument::Suite(turns) => Err(invalid_params(
             "text",
-            &format!("a suite of {} turns; this method takes one turn", turns.len()),
+            &format!("a suite of {} turn(s); this method takes one turn", turns.len()),
         )),
     }
 }
