@@ -162,6 +162,13 @@ pub fn register(m: &mut RpcModule<Context>) {
     m.register_async_method("thread/import", |params, ctx, _| async move {
         let p: ImportParams = parse(&params)?;
         let (turn, _) = read_turn(&p.text, p.format)?;
+        if p.thread_id.is_none() && !turn.id.is_empty() {
+            // The turn's id names the thread; say so when it cannot be a thread id.
+            check_thread_id(&turn.id).map_err(|_| {
+                let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
+                invalid_params("text.id", reason)
+            })?;
+        }
         let events = turns::turn_to_events(&turn).map_err(|e| turn_error("text", e))?;
         let settings = match turn.metadata.get(SETTINGS_KEY) {
             Some(value) => Some(
@@ -178,18 +185,7 @@ pub fn register(m: &mut RpcModule<Context>) {
         // The events go through the same limits as an append.
         let values: Vec<Value> = events.into_iter().map(AgentEvent::into_value).collect();
         let events: Vec<Arc<AgentEvent>> = ctx.service.validate_events(values).map_err(from_service)?;
-        let thread_id = match p.thread_id {
-            Some(id) => Some(id),
-            None if turn.id.is_empty() => None,
-            None => {
-                // The turn's id names the thread; say so when it cannot be a thread id.
-                check_thread_id(&turn.id).map_err(|_| {
-                    let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
-                    invalid_params("text.id", reason)
-                })?;
-                Some(turn.id.clone())
-            }
-        };
+        let thread_id = p.thread_id.or_else(|| (!turn.id.is_empty()).then(|| turn.id.clone()));
         let record = ctx.service.import(thread_id, settings, metadata, events).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))
     })
