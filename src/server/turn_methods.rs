@@ -1,8 +1,9 @@
 //! Turn-document methods (seed 004): `turns/*`, `thread/export`, `thread/import`.
 
-use super::errors::{from_service, invalid_params, limit_exceeded};
+use super::errors::{from_service, invalid_params, LIMIT_EXCEEDED};
 use super::methods::{parse, Context, ThreadInfo};
 use crate::event::AgentEvent;
+use crate::service::check_thread_id;
 use crate::store::ThreadSettings;
 use crate::turns::{self, Format, Options, Turn, TurnDocument, TurnError};
 use jsonrpsee::types::ErrorObjectOwned;
@@ -19,10 +20,28 @@ type RpcResult<T> = Result<T, ErrorObjectOwned>;
 /// A turn-document error as a protocol error; `field` names the params field holding the text.
 fn turn_error(field: &str, error: TurnError) -> ErrorObjectOwned {
     match error {
-        TurnError::Limit { limit, max, value } => limit_exceeded(limit, value as u64, max as u64),
+        TurnError::Limit { limit, max, value } => document_limit(field, limit, value, max),
         TurnError::Invalid { path, reason } if !path.is_empty() => invalid_params(&format!("{field}.{path}"), &reason),
         other => invalid_params(field, &other.to_string()),
     }
+}
+
+/// A document over one of the [`turns::Limits`]: -32004 under the protocol's camelCase limit
+/// name, with a message that says what about the document is too large.
+fn document_limit(field: &str, limit: &str, value: usize, max: usize) -> ErrorObjectOwned {
+    let (name, what) = match limit {
+        "max_input_bytes" => ("maxDocumentBytes", "the document is too long"),
+        "max_depth" => ("maxDocumentDepth", "the document nests too deeply"),
+        "max_values" => ("maxDocumentValues", "the document has too many values"),
+        "max_string_bytes" => ("maxDocumentStringBytes", "the document's strings are too long"),
+        "max_expansion" => ("maxDocumentExpansion", "the document's YAML aliases expand to too much"),
+        other => (other, "the document is too large"),
+    };
+    ErrorObjectOwned::owned(
+        LIMIT_EXCEEDED,
+        format!("limit exceeded: {field}: {what}: {name} is {max}, got {value}"),
+        Some(json!({ "limit": name, "value": value, "max": max })),
+    )
 }
 
 #[derive(Deserialize)]
@@ -75,14 +94,14 @@ fn read_turn(text: &str, format: Format) -> RpcResult<(Turn, Vec<String>)> {
         TurnDocument::Turn(turn) => Ok((turn, warnings)),
         TurnDocument::Fixture { mut turn, followups } => {
             if !followups.is_empty() {
-                warnings.push(format!("{} followup blocks appended after the turn's blocks", followups.len()));
+                warnings.push(format!("followups: {} block(s) appended to the turn's blocks", followups.len()));
             }
             turn.blocks.extend(followups);
             Ok((turn, warnings))
         }
         TurnDocument::Suite(turns) => Err(invalid_params(
             "text",
-            &format!("a suite of {} turns; this method takes one turn", turns.len()),
+            &format!("a suite of {} turn(s); this method takes one turn", turns.len()),
         )),
     }
 }
@@ -142,6 +161,13 @@ pub fn register(m: &mut RpcModule<Context>) {
     m.register_async_method("thread/import", |params, ctx, _| async move {
         let p: ImportParams = parse(&params)?;
         let (turn, _) = read_turn(&p.text, p.format)?;
+        if p.thread_id.is_none() && !turn.id.is_empty() {
+            // The turn's id names the thread; say so when it cannot be a thread id.
+            check_thread_id(&turn.id).map_err(|_| {
+                let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
+                invalid_params("text.id", reason)
+            })?;
+        }
         let events = turns::turn_to_events(&turn).map_err(|e| turn_error("text", e))?;
         let settings = match turn.metadata.get(SETTINGS_KEY) {
             Some(value) => Some(
