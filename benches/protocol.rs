@@ -197,7 +197,12 @@ fn agent_loop() {
         Ok(out) if out.status.success() => {
             let report = String::from_utf8_lossy(&out.stdout);
             print!("agent loop, {report}");
-            if let Some(ms) = report.split("total_ms=").nth(1).and_then(|s| s.split_whitespace().next()).and_then(|s| s.parse::<f64>().ok()) {
+            if let Some(ms) = report
+                .split("total_ms=")
+                .nth(1)
+                .and_then(|s| s.split_whitespace().next())
+                .and_then(|s| s.parse::<f64>().ok())
+            {
                 let node = ms / 1e3;
                 println!(
                     "agent loop, ratio vs Node reference: {:.1}x (whole document each step), {:.1}x (XML deltas)",
@@ -233,7 +238,9 @@ fn memory() {
         raw += events.iter().map(|e| serde_json::to_string(e).unwrap().len()).sum::<usize>();
         peer.call(&json!({"jsonrpc": "2.0", "id": 2, "method": "thread/append", "params": {"threadId": id, "events": events}}));
         // Render once, as a host would, so the kept rendering counts too.
-        peer.call(&json!({"jsonrpc": "2.0", "id": 3, "method": "thread/render", "params": {"threadId": id, "format": "xml"}}));
+        peer.call(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "thread/render", "params": {"threadId": id, "format": "xml"}}),
+        );
     }
     let after = rss_kib(peer.pid());
     println!(
@@ -259,4 +266,3 @@ fn main() {
     agent_loop();
     memory();
 }
-

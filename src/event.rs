@@ -28,16 +28,42 @@ impl Role {
 /// A typed view of one event's fields.
 #[derive(Clone, Copy, Debug)]
 pub enum EventKind<'a> {
-    Message { role: Role, content: &'a str },
-    ToolCall { tool_name: &'a str, tool_call_id: &'a str, args: &'a Map<String, Value> },
-    ToolResult { tool_call_id: &'a str, result: &'a Value },
-    Error { error: &'a str, recoverable: bool, tool_call_id: Option<&'a str> },
-    HumanInputRequested { question: &'a str },
-    HumanInputReceived { response: &'a str },
-    Completion { result: &'a str, verified: bool },
-    Summary { summarized_iterations: &'a [Value], summary: &'a str },
+    Message {
+        role: Role,
+        content: &'a str,
+    },
+    ToolCall {
+        tool_name: &'a str,
+        tool_call_id: &'a str,
+        args: &'a Map<String, Value>,
+    },
+    ToolResult {
+        tool_call_id: &'a str,
+        result: &'a Value,
+    },
+    Error {
+        error: &'a str,
+        recoverable: bool,
+        tool_call_id: Option<&'a str>,
+    },
+    HumanInputRequested {
+        question: &'a str,
+    },
+    HumanInputReceived {
+        response: &'a str,
+    },
+    Completion {
+        result: &'a str,
+        verified: bool,
+    },
+    Summary {
+        summarized_iterations: &'a [Value],
+        summary: &'a str,
+    },
     /// A type this version does not know; kept and rendered generically.
-    Unknown { type_name: &'a str },
+    Unknown {
+        type_name: &'a str,
+    },
 }
 
 /// A validation failure: which field of which event, and what is wrong with it.
@@ -84,11 +110,7 @@ impl AgentEvent {
 
     /// Validates a list of JSON values, naming failures `events[i].field`.
     pub fn list_from_values(values: Vec<Value>) -> Result<Vec<Self>, EventError> {
-        values
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| Self::from_value(v, &format!("events[{i}]")))
-            .collect()
+        values.into_iter().enumerate().map(|(i, v)| Self::from_value(v, &format!("events[{i}]"))).collect()
     }
 
     /// The event's `type` string.
@@ -151,10 +173,9 @@ impl AgentEvent {
                 tool_call_id: s(f.tool_call_id),
                 args: f.args.and_then(Value::as_object).expect("validated"),
             },
-            "tool_result" => EventKind::ToolResult {
-                tool_call_id: s(f.tool_call_id),
-                result: f.result.expect("validated"),
-            },
+            "tool_result" => {
+                EventKind::ToolResult { tool_call_id: s(f.tool_call_id), result: f.result.expect("validated") }
+            }
             "error" => EventKind::Error {
                 error: s(f.error),
                 recoverable: b(f.recoverable),
@@ -184,10 +205,9 @@ impl AgentEvent {
             "message" => {
                 let role = check.string("role")?;
                 if !matches!(role, "user" | "assistant" | "system") {
-                    return Err(check.error(
-                        "role",
-                        format!("expected \"user\", \"assistant\" or \"system\", found {role:?}"),
-                    ));
+                    return Err(
+                        check.error("role", format!("expected \"user\", \"assistant\" or \"system\", found {role:?}"))
+                    );
                 }
                 check.string("content")?;
             }
@@ -388,10 +408,7 @@ mod tests {
 
     #[test]
     fn missing_and_mistyped_fields_name_index_and_field() {
-        assert_eq!(
-            err(json!({"type":"tool_result","iteration":1,"result":4})),
-            "events[1].toolCallId: missing"
-        );
+        assert_eq!(err(json!({"type":"tool_result","iteration":1,"result":4})), "events[1].toolCallId: missing");
         assert_eq!(
             err(json!({"type":"tool_call","iteration":1,"toolName":"x","toolCallId":7,"args":{}})),
             "events[1].toolCallId: expected a string, found number"

@@ -150,7 +150,7 @@ pub fn write_f64(out: &mut String, x: f64) {
             out.push_str(&digits[1..]);
         }
         out.push('e');
-        out.push(if n - 1 >= 0 { '+' } else { '-' });
+        out.push(if n > 0 { '+' } else { '-' });
         let _ = write!(out, "{}", (n - 1).abs());
     }
 }
@@ -189,10 +189,7 @@ mod tests {
     #[test]
     fn strings_escape_as_javascript() {
         let v = json!("a\"b\\c\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}/\u{2028}😀");
-        assert_eq!(
-            to_string(&v),
-            "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}/\u{2028}😀\""
-        );
+        assert_eq!(to_string(&v), "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}/\u{2028}😀\"");
     }
 
     #[test]

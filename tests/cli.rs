@@ -41,7 +41,15 @@ fn render_reads_json_lines_from_stdin() {
 #[test]
 fn render_messages_and_text_formats() {
     let messages: serde_json::Value = serde_json::from_str(&stdout(&run(
-        &["render", "--format", "messages", "--group-tool-calls", "--instructions", "Be brief.", "examples/thread.json"],
+        &[
+            "render",
+            "--format",
+            "messages",
+            "--group-tool-calls",
+            "--instructions",
+            "Be brief.",
+            "examples/thread.json",
+        ],
         "",
     )))
     .unwrap();
@@ -65,9 +73,14 @@ fn bad_input_exits_2_with_one_line_naming_event_and_field() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(stderr, "threadkeeper: <stdin>: events[1].toolCallId: missing\n");
 
-    let out = run(&["render", "-"], "{\"type\":\"message\",\"role\":\"user\",\"content\":\"ok\",\"iteration\":0}\n{\"type\":\"message\"}\n");
+    let out = run(
+        &["render", "-"],
+        "{\"type\":\"message\",\"role\":\"user\",\"content\":\"ok\",\"iteration\":0}\n{\"type\":\"message\"}\n",
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8(out.stderr).unwrap().starts_with("threadkeeper: <stdin>:2: events[1].iteration: missing"));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .starts_with("threadkeeper: <stdin>:2: events[1].iteration: missing"));
 
     let out = run(&["render", "does/not/exist.json"], "");
     assert_eq!(out.status.code(), Some(2));
@@ -93,7 +106,10 @@ fn convert_round_trips_events_through_yaml_and_json_turns() {
 
 #[test]
 fn convert_reads_seed_turn_files_and_redacts() {
-    let yaml = stdout(&run(&["convert", "--to", "yaml", "--redact-encrypted-content", "tests/golden/turns/seed_reasoning.yaml"], ""));
+    let yaml = stdout(&run(
+        &["convert", "--to", "yaml", "--redact-encrypted-content", "tests/golden/turns/seed_reasoning.yaml"],
+        "",
+    ));
     assert!(!yaml.contains("gAAAAA..."), "{yaml}");
     assert!(yaml.contains("redacted: true"), "{yaml}");
     let out = run(&["convert", "--to", "events", "-"], "version: 2\nid: x\nblocks: []\n");

@@ -86,10 +86,7 @@ fn every_thread_method_answers() {
     s.ok("thread/append", json!({"threadId": id, "events": events, "expectedVersion": 0}));
     let page = s.ok("thread/events", json!({"threadId": id}));
     assert_eq!(page["events"], events, "events come back as sent, key order included");
-    assert_eq!(
-        serde_json::to_string(&page["events"]).unwrap(),
-        serde_json::to_string(&events).unwrap()
-    );
+    assert_eq!(serde_json::to_string(&page["events"]).unwrap(), serde_json::to_string(&events).unwrap());
     let page = s.ok("thread/events", json!({"threadId": id, "offset": 1, "limit": 2}));
     assert_eq!(page["events"], json!([events[1], events[2]]));
     assert_eq!(page["eventCount"], 4);
@@ -119,8 +116,14 @@ fn every_thread_method_answers() {
 #[test]
 fn stateless_methods_answer() {
     let mut s = Server::start(Wire::Lsp);
-    assert_eq!(s.ok("xml/escape", json!({"text": "<a href=\"x\">'&'</a>"}))["text"], "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;");
-    let text = s.ok("xml/serializeThread", json!({"events": [user("a\u{1b}[0m", 2)], "options": {"responsePrefix": "P"}}))["text"].clone();
+    assert_eq!(
+        s.ok("xml/escape", json!({"text": "<a href=\"x\">'&'</a>"}))["text"],
+        "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;"
+    );
+    let text = s
+        .ok("xml/serializeThread", json!({"events": [user("a\u{1b}[0m", 2)], "options": {"responsePrefix": "P"}}))
+        ["text"]
+        .clone();
     assert_eq!(text, "<thread>\n  <event type=\"human\" id=\"0\" iteration=\"2\">a\u{FFFD}[0m</event>\n</thread>\nP");
     assert_eq!(s.ok("xml/serializeThread", json!({"events": []}))["text"], "<thread>\n</thread>");
     for method in ["xml/parseThread", "toolCalls/parse"] {
@@ -170,10 +173,22 @@ fn errors_carry_codes_and_data() {
 fn limits_answer_minus_32004_and_nothing_is_stored() {
     let mut s = Server::start_with(
         Wire::Ndjson,
-        &["--max-events-per-call", "3", "--max-event-bytes", "200", "--max-threads-in-memory", "2", "--max-frame-bytes", "4096"],
+        &[
+            "--max-events-per-call",
+            "3",
+            "--max-event-bytes",
+            "200",
+            "--max-threads-in-memory",
+            "2",
+            "--max-frame-bytes",
+            "4096",
+        ],
     );
     open(&mut s, "a");
-    let e = s.err("thread/append", json!({"threadId": "a", "events": [user("1", 0), user("2", 0), user("3", 0), user("4", 0)]}));
+    let e = s.err(
+        "thread/append",
+        json!({"threadId": "a", "events": [user("1", 0), user("2", 0), user("3", 0), user("4", 0)]}),
+    );
     assert_eq!(e["code"], -32004);
     assert_eq!(e["data"], json!({"limit": "maxEventsPerCall", "value": 4, "max": 3}));
     let e = s.err("thread/append", json!({"threadId": "a", "events": [user(&"x".repeat(300), 0)]}));
@@ -285,7 +300,7 @@ fn malformed_input_never_kills_the_server() {
     s.send_raw(next);
     // The body is cut where the swallowed header starts, so both requests are answered.
     // (Requests run concurrently, so their answers may come in either order.)
-    let mut answers = vec![s.recv().unwrap(), s.recv().unwrap()];
+    let mut answers = [s.recv().unwrap(), s.recv().unwrap()];
     answers.sort_by_key(|r| r["id"].as_u64());
     assert_eq!(answers[0], json!({"jsonrpc": "2.0", "id": 9, "result": {"text": "&lt;"}}));
     assert_eq!(answers[1], json!({"jsonrpc": "2.0", "id": 10, "result": {"text": "&amp;"}}));
@@ -295,7 +310,11 @@ fn malformed_input_never_kills_the_server() {
     let r = s.recv().unwrap();
     assert_eq!(r["error"]["code"], -32004, "{r}");
     assert_eq!(r["error"]["data"], json!({"limit": "maxJsonDepth", "value": 100_000, "max": 100}));
-    let deep_params = format!(r#"{{"jsonrpc":"2.0","id":11,"method":"xml/escape","params":{{"text":{}1{}}}}}"#, "[".repeat(5000), "]".repeat(5000));
+    let deep_params = format!(
+        r#"{{"jsonrpc":"2.0","id":11,"method":"xml/escape","params":{{"text":{}1{}}}}}"#,
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
     s.send_body(deep_params.as_bytes());
     let r = s.recv().unwrap();
     assert_eq!(r["error"]["data"], json!({"limit": "maxJsonDepth", "value": 5002, "max": 100}), "{r}");
@@ -335,7 +354,8 @@ fn cancel_answers_minus_32800_for_a_queued_request() {
     s.ok("thread/append", json!({"threadId": "big", "events": events}));
     // Renders queue up behind each other on the thread's lane; the last one is cancelled
     // while the first ones are still rendering.
-    let ids: Vec<u64> = (0..10).map(|_| s.request("thread/render", json!({"threadId": "big", "format": "messages"}))).collect();
+    let ids: Vec<u64> =
+        (0..10).map(|_| s.request("thread/render", json!({"threadId": "big", "format": "messages"}))).collect();
     let last = *ids.last().unwrap();
     s.notify("$/cancelRequest", json!({"id": last}));
     let mut cancelled = 0;
@@ -381,7 +401,9 @@ fn interleaved_requests_on_many_threads_equal_the_sequential_result() {
         // Sequentially, the render right after step N's append sees exactly N+1 events.
         let mut want = String::from("<thread>\n");
         for k in 0..=step {
-            want.push_str(&format!("  <event type=\"human\" id=\"{k}\" iteration=\"{k}\">thread {t} step {k}</event>\n"));
+            want.push_str(&format!(
+                "  <event type=\"human\" id=\"{k}\" iteration=\"{k}\">thread {t} step {k}</event>\n"
+            ));
         }
         want.push_str("</thread>");
         let r = &responses[&id];
@@ -432,7 +454,10 @@ fn xml_deltas_rebuild_the_full_document_at_every_step() {
             .map(|k| json!({"type": "tool_call", "toolName": "t<&>", "toolCallId": format!("c{step}-{k}"), "args": {"q": "\"x\""}, "iteration": step}))
             .collect();
         s.ok("thread/append", json!({"threadId": "d", "events": events}));
-        let delta = s.ok("thread/render", json!({"threadId": "d", "format": "xml", "options": {"fromEvent": known, "escape": "minimal"}}));
+        let delta = s.ok(
+            "thread/render",
+            json!({"threadId": "d", "format": "xml", "options": {"fromEvent": known, "escape": "minimal"}}),
+        );
         assert_eq!(delta["fromEvent"], known);
         lines.push_str(delta["lines"].as_str().unwrap());
         known = delta["eventCount"].as_u64().unwrap();

@@ -27,8 +27,7 @@ const DOCUMENT_FIELDS: [(&str, &str); 4] =
 fn is_document_error(method: &str, error: &Value) -> bool {
     let Some(path) = error.pointer("/data/path").and_then(Value::as_str) else { return false };
     DOCUMENT_FIELDS.iter().any(|&(m, field)| {
-        m == method
-            && path.strip_prefix(field).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        m == method && path.strip_prefix(field).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
     })
 }
 

@@ -12,8 +12,8 @@ use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use threadkeeper::store::{OpenThread, PostgresStore, Store};
 use threadkeeper::event::StoredEvent;
+use threadkeeper::store::{OpenThread, PostgresStore, Store};
 use threadkeeper::AgentEvent;
 
 fn database_url(test: &str) -> Option<String> {
@@ -173,7 +173,8 @@ fn concurrent_appends_without_expected_version_all_land_once() {
         *next += 1;
     }
     assert_eq!(next_of, HashMap::from([(1, PER_SERVER), (2, PER_SERVER)]));
-    let switches = events.chunks(BATCH as usize).map(|c| c[0]["iteration"].as_u64().unwrap() / 1000).collect::<Vec<_>>();
+    let switches =
+        events.chunks(BATCH as usize).map(|c| c[0]["iteration"].as_u64().unwrap() / 1000).collect::<Vec<_>>();
     let switches = switches.windows(2).filter(|w| w[0] != w[1]).count();
     eprintln!("the servers' appends interleaved {switches} times");
     assert!(switches > 1, "the appends did not run concurrently; the test proved nothing");
@@ -199,8 +200,14 @@ fn concurrent_appends_with_expected_version_conflict_in_the_database() {
 
     for round in 0..ROUNDS {
         // Both try to be the append after version `round`; exactly one may win.
-        let ra = a.send("thread/append", json!({"threadId": id, "events": [numbered_event(1000 + round, 0)], "expectedVersion": round}));
-        let rb = b.send("thread/append", json!({"threadId": id, "events": [numbered_event(2000 + round, 0)], "expectedVersion": round}));
+        let ra = a.send(
+            "thread/append",
+            json!({"threadId": id, "events": [numbered_event(1000 + round, 0)], "expectedVersion": round}),
+        );
+        let rb = b.send(
+            "thread/append",
+            json!({"threadId": id, "events": [numbered_event(2000 + round, 0)], "expectedVersion": round}),
+        );
         let (answer_a, answer_b) = (a.wait(ra), b.wait(rb));
         let (winner, loser) = match (answer_a.get("result"), answer_b.get("result")) {
             (Some(_), None) => (&answer_a, &answer_b),
@@ -256,8 +263,7 @@ impl Relay {
                     open.push(client.try_clone().unwrap());
                     open.push(server.try_clone().unwrap());
                 }
-                for (mut from, mut to) in
-                    [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                for (mut from, mut to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
                 {
                     std::thread::spawn(move || {
                         let _ = std::io::copy(&mut from, &mut to);
@@ -345,10 +351,8 @@ fn a_database_with_a_newer_schema_is_refused() {
     let tables = rt.block_on(async {
         let (client, connection) = tokio_postgres::connect(&scratch_url, tokio_postgres::NoTls).await.unwrap();
         tokio::spawn(connection);
-        let row = client
-            .query_one("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'threadkeeper%'", &[])
-            .await
-            .unwrap();
+        let row =
+            client.query_one("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'threadkeeper%'", &[]).await.unwrap();
         row.get::<_, i64>(0)
     });
     assert_eq!(tables, 1);
@@ -372,9 +376,6 @@ fn an_unreachable_database_fails_fast_with_status_2() {
     let url = format!("postgres://nobody@127.0.0.1:{port}/none");
     let (status, stderr) = run_to_end(&mut command(Some(&url)));
     assert_eq!(status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.starts_with(&format!("threadkeeper: cannot open the store {url}: PostgreSQL: ")),
-        "{stderr}"
-    );
+    assert!(stderr.starts_with(&format!("threadkeeper: cannot open the store {url}: PostgreSQL: ")), "{stderr}");
     assert!(stderr.contains("Connection refused"), "{stderr}");
 }

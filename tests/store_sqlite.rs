@@ -53,7 +53,10 @@ fn a_thread_resumes_in_a_fresh_process() {
     let before = snapshot(&mut first, "resume-1");
     let info_before = thread_info(&mut first, "resume-1");
     // close frees memory only: the thread comes back from the file in the same process.
-    assert_eq!(first.call("thread/close", json!({"threadId": "resume-1"})), json!({"threadId": "resume-1", "closed": true}));
+    assert_eq!(
+        first.call("thread/close", json!({"threadId": "resume-1"})),
+        json!({"threadId": "resume-1", "closed": true})
+    );
     assert_eq!(snapshot(&mut first, "resume-1"), before);
     assert!(first.stop().success());
 
@@ -73,10 +76,12 @@ fn a_thread_resumes_in_a_fresh_process() {
     assert!(before[1].contains("&lt;config&gt;"), "{}", before[1]);
 
     // The version goes on from where it was, and conflicts are still detected.
-    let conflict = second.call_err("thread/append", json!({"threadId": "resume-1", "events": [], "expectedVersion": 1}));
+    let conflict =
+        second.call_err("thread/append", json!({"threadId": "resume-1", "events": [], "expectedVersion": 1}));
     assert_eq!(conflict["code"], -32003);
     assert_eq!(conflict["data"], json!({"threadId": "resume-1", "currentVersion": 3}));
-    let next = second.call("thread/append", json!({"threadId": "resume-1", "events": [numbered_event(9, 0)], "expectedVersion": 3}));
+    let next = second
+        .call("thread/append", json!({"threadId": "resume-1", "events": [numbered_event(9, 0)], "expectedVersion": 3}));
     assert_eq!(next, json!({"threadId": "resume-1", "version": 4, "eventCount": 6}));
     assert!(second.stop().success());
 }
@@ -98,8 +103,14 @@ fn list_and_delete_act_on_the_file() {
         list["threads"].as_array().unwrap().iter().map(|t| t["threadId"].as_str().unwrap().to_owned()).collect()
     };
     assert_eq!(ids(&mut second), ["b-thread", "a-thread", "c-thread"], "oldest first");
-    assert_eq!(second.call("thread/delete", json!({"threadId": "a-thread"})), json!({"threadId": "a-thread", "deleted": true}));
-    assert_eq!(second.call("thread/delete", json!({"threadId": "a-thread"})), json!({"threadId": "a-thread", "deleted": false}));
+    assert_eq!(
+        second.call("thread/delete", json!({"threadId": "a-thread"})),
+        json!({"threadId": "a-thread", "deleted": true})
+    );
+    assert_eq!(
+        second.call("thread/delete", json!({"threadId": "a-thread"})),
+        json!({"threadId": "a-thread", "deleted": false})
+    );
     assert!(second.stop().success());
 
     let mut third = Server::start(&store);

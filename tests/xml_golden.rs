@@ -49,12 +49,7 @@ fn load(name: &str) -> Case {
     let options: XmlOptions = serde_json::from_value(input["options"].clone()).unwrap();
     let events = AgentEvent::list_from_values(input["events"].as_array().unwrap().clone()).unwrap();
     let expected = fs::read_to_string(golden_dir().join(format!("{name}.xml"))).unwrap_or_default();
-    Case {
-        name: name.to_owned(),
-        options,
-        events,
-        expected,
-    }
+    Case { name: name.to_owned(), options, events, expected }
 }
 
 fn cases() -> Vec<Case> {
@@ -68,9 +63,7 @@ fn render(events: &Value) -> String {
 
 /// The part of a rendered document before the response prefix.
 fn without_prefix(document: &str) -> &str {
-    let end = document
-        .find("\n</thread>")
-        .map_or("<thread>\n</thread>".len(), |i| i + "\n</thread>".len());
+    let end = document.find("\n</thread>").map_or("<thread>\n</thread>".len(), |i| i + "\n</thread>".len());
     &document[..end]
 }
 
@@ -83,32 +76,20 @@ fn goldens_match() {
         if update {
             fs::write(golden_dir().join(format!("{}.xml", case.name)), &actual).unwrap();
         } else if actual != case.expected {
-            let at = actual
-                .bytes()
-                .zip(case.expected.bytes())
-                .take_while(|(a, b)| a == b)
-                .count();
+            let at = actual.bytes().zip(case.expected.bytes()).take_while(|(a, b)| a == b).count();
             mismatches.push(format!("{}: first difference at byte {at}", case.name));
         }
     }
-    assert!(
-        mismatches.is_empty(),
-        "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}",
-        mismatches.join("\n")
-    );
+    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
 }
 
 #[test]
 fn golden_directory_holds_exactly_the_listed_cases() {
-    let mut found: Vec<String> = fs::read_dir(golden_dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let mut found: Vec<String> =
+        fs::read_dir(golden_dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     found.sort();
-    let mut expected: Vec<String> = CASES
-        .iter()
-        .flat_map(|name| [format!("{name}.events.json"), format!("{name}.xml")])
-        .collect();
+    let mut expected: Vec<String> =
+        CASES.iter().flat_map(|name| [format!("{name}.events.json"), format!("{name}.xml")]).collect();
     expected.sort();
     assert_eq!(found, expected);
 }
@@ -118,16 +99,8 @@ fn goldens_read_back_to_the_same_document() {
     for case in cases() {
         let doc = parse_thread_document(&case.expected).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert_eq!(doc.events.len(), case.events.len(), "{}", case.name);
-        let options = XmlOptions {
-            response_prefix: doc.response_prefix,
-            escape: case.options.escape,
-        };
-        assert_eq!(
-            serialize_thread_to_xml(&doc.events, &options),
-            case.expected,
-            "{}",
-            case.name
-        );
+        let options = XmlOptions { response_prefix: doc.response_prefix, escape: case.options.escape };
+        assert_eq!(serialize_thread_to_xml(&doc.events, &options), case.expected, "{}", case.name);
     }
 }
 
@@ -138,12 +111,7 @@ fn incremental_rendering_matches_the_goldens() {
         for event in &case.events {
             renderer.push(event);
         }
-        assert_eq!(
-            renderer.document(case.options.response_prefix.as_deref()),
-            case.expected,
-            "{}",
-            case.name
-        );
+        assert_eq!(renderer.document(case.options.response_prefix.as_deref()), case.expected, "{}", case.name);
     }
 }
 
@@ -211,10 +179,7 @@ fn escape_xml_handles_the_five_specials() {
     assert_eq!(escape_xml(">"), "&gt;");
     assert_eq!(escape_xml("\""), "&quot;");
     assert_eq!(escape_xml("'"), "&apos;");
-    assert_eq!(
-        escape_xml("a<b>&\"c\"'d' &amp;"),
-        "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos; &amp;amp;"
-    );
+    assert_eq!(escape_xml("a<b>&\"c\"'d' &amp;"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos; &amp;amp;");
     assert_eq!(escape_xml("plain text, é 😀"), "plain text, é 😀");
 }
 
@@ -321,25 +286,16 @@ fn summary_has_comma_separated_iterations() {
 
 #[test]
 fn response_prefix_after_closing_tag() {
-    let events = AgentEvent::list_from_values(vec![
-        json!({"type":"message","role":"user","content":"x","iteration":0}),
-    ])
-    .unwrap();
-    let options = |prefix: Option<&str>| XmlOptions {
-        response_prefix: prefix.map(str::to_owned),
-        ..XmlOptions::default()
-    };
+    let events =
+        AgentEvent::list_from_values(vec![json!({"type":"message","role":"user","content":"x","iteration":0})])
+            .unwrap();
+    let options =
+        |prefix: Option<&str>| XmlOptions { response_prefix: prefix.map(str::to_owned), ..XmlOptions::default() };
     let lines = "<thread>\n  <event type=\"human\" id=\"0\" iteration=\"0\">x</event>\n</thread>";
-    assert_eq!(
-        serialize_thread_to_xml(&events, &options(Some("I will now"))),
-        format!("{lines}\nI will now")
-    );
+    assert_eq!(serialize_thread_to_xml(&events, &options(Some("I will now"))), format!("{lines}\nI will now"));
     assert_eq!(serialize_thread_to_xml(&events, &options(Some(""))), lines);
     assert_eq!(serialize_thread_to_xml(&events, &options(None)), lines);
-    assert_eq!(
-        serialize_thread_to_xml(&[], &options(Some("<p>"))),
-        "<thread>\n</thread>\n<p>"
-    );
+    assert_eq!(serialize_thread_to_xml(&[], &options(Some("<p>"))), "<thread>\n</thread>\n<p>");
 }
 
 #[test]

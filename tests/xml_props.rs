@@ -80,18 +80,11 @@ fn arb_object() -> impl Strategy<Value = Map<String, Value>> {
 
 fn arb_event() -> impl Strategy<Value = AgentEvent> {
     // A few tool names and ids, so that results often find their calls and ids repeat.
-    let name = || {
-        prop_oneof![
-            proptest::sample::select(vec!["read", "grep", "unknown"]).prop_map(String::from),
-            arb_string()
-        ]
-    };
+    let name =
+        || prop_oneof![proptest::sample::select(vec!["read", "grep", "unknown"]).prop_map(String::from), arb_string()];
     let id = || proptest::sample::select(vec!["c0", "c1", "c2", "c3"]).prop_map(String::from);
     let body = prop_oneof![
-        (
-            proptest::sample::select(vec!["user", "assistant", "system"]),
-            arb_string()
-        )
+        (proptest::sample::select(vec!["user", "assistant", "system"]), arb_string())
             .prop_map(|(role, content)| serde_json::json!({"type": "message", "role": role, "content": content})),
         (name(), id(), arb_object()).prop_map(
             |(n, i, args)| serde_json::json!({"type": "tool_call", "toolName": n, "toolCallId": i, "args": args})
@@ -110,15 +103,11 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
         (proptest::collection::vec(arb_number(), 0..4), arb_string()).prop_map(
             |(its, summary)| serde_json::json!({"type": "summary", "summarizedIterations": its, "summary": summary})
         ),
-        (
-            arb_string().prop_filter("not a reserved type", |t| !RESERVED_TYPES.contains(&t.as_str())),
-            arb_object()
-        )
+        (arb_string().prop_filter("not a reserved type", |t| !RESERVED_TYPES.contains(&t.as_str())), arb_object())
             .prop_map(|(t, rest)| {
                 let mut fields = Map::from_iter([("type".to_owned(), Value::String(t))]);
                 fields.extend(
-                    rest.into_iter()
-                        .filter(|(k, _)| !matches!(k.as_str(), "type" | "iteration" | "timestamp")),
+                    rest.into_iter().filter(|(k, _)| !matches!(k.as_str(), "type" | "iteration" | "timestamp")),
                 );
                 Value::Object(fields)
             }),
@@ -139,16 +128,12 @@ fn arb_thread() -> impl Strategy<Value = Vec<AgentEvent>> {
 
 fn arb_options() -> impl Strategy<Value = XmlOptions> {
     let escape = prop_oneof![Just(EscapeMode::Full), Just(EscapeMode::Minimal)];
-    (proptest::option::of(arb_string()), escape).prop_map(|(response_prefix, escape)| XmlOptions {
-        response_prefix,
-        escape,
-    })
+    (proptest::option::of(arb_string()), escape)
+        .prop_map(|(response_prefix, escape)| XmlOptions { response_prefix, escape })
 }
 
 fn replace_forbidden(text: &str) -> String {
-    text.chars()
-        .map(|c| if is_forbidden_char(c) { '\u{FFFD}' } else { c })
-        .collect()
+    text.chars().map(|c| if is_forbidden_char(c) { '\u{FFFD}' } else { c }).collect()
 }
 
 /// The XML type and body text the serializer is meant to write for an event, before escaping.
@@ -167,10 +152,7 @@ fn expected_type_and_body(event: &AgentEvent) -> (String, String) {
             js_json::write_object(&mut json, args);
             ("tool_input".into(), json)
         }
-        EventKind::ToolResult {
-            result: Value::String(text),
-            ..
-        } => ("tool_output".into(), text.clone()),
+        EventKind::ToolResult { result: Value::String(text), .. } => ("tool_output".into(), text.clone()),
         EventKind::ToolResult { result, .. } => ("tool_output".into(), js_json::to_string(result)),
         EventKind::Error { error, .. } => ("error".into(), error.to_owned()),
         EventKind::HumanInputRequested { question } => ("human_input_requested".into(), question.to_owned()),
@@ -193,10 +175,7 @@ fn rest(event: &AgentEvent) -> Map<String, Value> {
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: 96,
-        ..ProptestConfig::default()
-    }
+    ProptestConfig { cases: 96, ..ProptestConfig::default() }
 }
 
 proptest! {

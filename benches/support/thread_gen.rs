@@ -14,12 +14,7 @@ use serde_json::{json, Map, Value};
 
 /// `events` events of a generated thread, the same for the same `seed`.
 pub fn generate_thread(events: usize, seed: u64) -> Vec<Value> {
-    let mut gen = Gen {
-        rng: Rng(seed),
-        out: Vec::with_capacity(events),
-        iteration: 0,
-        calls: 0,
-    };
+    let mut gen = Gen { rng: Rng(seed), out: Vec::with_capacity(events), iteration: 0, calls: 0 };
     gen.push(|rng| json!({"type": "message", "role": "user", "content": rng.prose(120, 400)}));
     while gen.out.len() < events.saturating_sub(1) {
         gen.iteration();
@@ -45,10 +40,7 @@ impl Gen {
         let mut event = event(&mut self.rng);
         let fields = event.as_object_mut().expect("events are objects");
         fields.insert("iteration".into(), self.iteration.into());
-        fields.insert(
-            "timestamp".into(),
-            (1_732_240_000_000 + self.out.len() as u64 * 1_350).into(),
-        );
+        fields.insert("timestamp".into(), (1_732_240_000_000 + self.out.len() as u64 * 1_350).into());
         self.out.push(event);
     }
 
@@ -229,11 +221,7 @@ impl Rng {
     }
 
     fn path(&mut self) -> String {
-        format!(
-            "src/{}/{}.rs",
-            self.word().replace(|c: char| !c.is_ascii_alphanumeric(), "x"),
-            self.word().len()
-        )
+        format!("src/{}/{}.rs", self.word().replace(|c: char| !c.is_ascii_alphanumeric(), "x"), self.word().len())
     }
 
     /// Sentences of between `min` and `max` bytes (roughly).

@@ -63,7 +63,7 @@ fn convert(args: &ConvertArgs) -> Result<String, String> {
         Target::Json => Format::Json,
     };
     let document = match read_thread(&text, name)? {
-        Source::Turn(document) => document,
+        Source::Turn(document) => *document,
         Source::Events(events) => {
             let id = args.id.clone().unwrap_or_else(|| default_id(&args.file));
             TurnDocument::Turn(turns::events_to_turn(&events, &id))

@@ -28,7 +28,7 @@ pub fn display_name(path: &str) -> &str {
 /// What a thread file turned out to be.
 pub enum Source {
     Events(Vec<AgentEvent>),
-    Turn(TurnDocument),
+    Turn(Box<TurnDocument>),
 }
 
 /// Detects and reads a thread file: `[` starts a JSON array of events; `{` starts JSON Lines of
@@ -48,7 +48,7 @@ pub fn read_thread(text: &str, name: &str) -> Result<Source, String> {
     for warning in warnings {
         eprintln!("threadkeeper: {name}: warning: {warning}");
     }
-    Ok(Source::Turn(document))
+    Ok(Source::Turn(Box::new(document)))
 }
 
 /// The events of a thread file, whatever its kind; a turn document must hold one turn.
@@ -56,7 +56,7 @@ pub fn read_events(text: &str, name: &str) -> Result<Vec<AgentEvent>, String> {
     match read_thread(text, name)? {
         Source::Events(events) => Ok(events),
         Source::Turn(document) => {
-            let turn = match document {
+            let turn = match *document {
                 TurnDocument::Turn(turn) => turn,
                 TurnDocument::Fixture { mut turn, followups } => {
                     turn.blocks.extend(followups);
@@ -93,10 +93,9 @@ fn parse_event_lines(text: &str, name: &str) -> Result<Vec<AgentEvent>, String> 
             continue;
         }
         let path = format!("events[{}]", events.len());
-        let value: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| format!("{name}:{}: {path}: not JSON: {e}", line_index + 1))?;
-        let event =
-            AgentEvent::from_value(value, &path).map_err(|e| format!("{name}:{}: {e}", line_index + 1))?;
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("{name}:{}: {path}: not JSON: {e}", line_index + 1))?;
+        let event = AgentEvent::from_value(value, &path).map_err(|e| format!("{name}:{}: {e}", line_index + 1))?;
         events.push(event);
     }
     Ok(events)

@@ -3,10 +3,10 @@
 
 use super::errors::{self, response};
 use super::methods::Context;
+use futures_util::FutureExt;
 use jsonrpsee::RpcModule;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use futures_util::FutureExt;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,7 +33,13 @@ pub enum Control {
 fn is_read_only(method: &str) -> bool {
     !matches!(
         method,
-        "thread/open" | "thread/append" | "thread/close" | "thread/delete" | "thread/import" | "initialize" | "shutdown"
+        "thread/open"
+            | "thread/append"
+            | "thread/close"
+            | "thread/delete"
+            | "thread/import"
+            | "initialize"
+            | "shutdown"
     )
 }
 
@@ -263,7 +269,15 @@ impl Dispatcher {
         let envelope = match serde_json::from_str::<Envelope>(raw.get()) {
             Ok(envelope) if raw.get().starts_with('{') => envelope,
             _ => {
-                return answered(reply, Some(response("null", errors::INVALID_REQUEST, "invalid request: not a JSON-RPC request object", None)));
+                return answered(
+                    reply,
+                    Some(response(
+                        "null",
+                        errors::INVALID_REQUEST,
+                        "invalid request: not a JSON-RPC request object",
+                        None,
+                    )),
+                );
             }
         };
         let id = envelope.id.map(|id| id.get().to_owned());
@@ -271,21 +285,48 @@ impl Dispatcher {
         if let Some(raw_id) = envelope.id {
             let first = raw_id.get().as_bytes().first().copied().unwrap_or(b'n');
             if !matches!(first, b'"' | b'-' | b'0'..=b'9' | b'n') {
-                return answered(reply, Some(response("null", errors::INVALID_REQUEST, "invalid request: id must be a string, a number or null", None)));
+                return answered(
+                    reply,
+                    Some(response(
+                        "null",
+                        errors::INVALID_REQUEST,
+                        "invalid request: id must be a string, a number or null",
+                        None,
+                    )),
+                );
             }
         }
         if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
-            return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"", None)));
+            return answered(
+                reply,
+                Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"", None)),
+            );
         }
         let method: String = match envelope.method.and_then(|m| serde_json::from_str(m.get()).ok()) {
             Some(method) => method,
             None => {
-                return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"method\" must be a string", None)));
+                return answered(
+                    reply,
+                    Some(response(
+                        id_text,
+                        errors::INVALID_REQUEST,
+                        "invalid request: \"method\" must be a string",
+                        None,
+                    )),
+                );
             }
         };
         if let Some(params) = envelope.params {
             if !matches!(params.get().as_bytes().first(), Some(b'{' | b'[')) {
-                return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"params\" must be an object or an array", None)));
+                return answered(
+                    reply,
+                    Some(response(
+                        id_text,
+                        errors::INVALID_REQUEST,
+                        "invalid request: \"params\" must be an object or an array",
+                        None,
+                    )),
+                );
             }
         }
         let is_notification = id.is_none();
@@ -313,13 +354,32 @@ impl Dispatcher {
                     self.phase = Phase::Running;
                 }
                 (Phase::Uninitialized, _) => {
-                    return answered(reply, Some(response(id_text, errors::NOT_INITIALIZED, "server not initialized: send \"initialize\" first", None)));
+                    return answered(
+                        reply,
+                        Some(response(
+                            id_text,
+                            errors::NOT_INITIALIZED,
+                            "server not initialized: send \"initialize\" first",
+                            None,
+                        )),
+                    );
                 }
                 (Phase::ShutDown, _) => {
-                    return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: the server is shut down", None)));
+                    return answered(
+                        reply,
+                        Some(response(
+                            id_text,
+                            errors::INVALID_REQUEST,
+                            "invalid request: the server is shut down",
+                            None,
+                        )),
+                    );
                 }
                 (Phase::Running, "initialize") => {
-                    return answered(reply, Some(response(id_text, errors::INVALID_REQUEST, "invalid request: already initialized", None)));
+                    return answered(
+                        reply,
+                        Some(response(id_text, errors::INVALID_REQUEST, "invalid request: already initialized", None)),
+                    );
                 }
                 (Phase::Running, "shutdown") => {
                     self.phase = Phase::ShutDown;
@@ -337,7 +397,10 @@ impl Dispatcher {
         let request = if params.is_empty() {
             format!(r#"{{"jsonrpc":"2.0","id":0,"method":{}}}"#, envelope.method.map_or("\"\"", RawValue::get))
         } else {
-            format!(r#"{{"jsonrpc":"2.0","id":0,"method":{},"params":{params}}}"#, envelope.method.map_or("\"\"", RawValue::get))
+            format!(
+                r#"{{"jsonrpc":"2.0","id":0,"method":{},"params":{params}}}"#,
+                envelope.method.map_or("\"\"", RawValue::get)
+            )
         };
         let token = CancellationToken::new();
         if let Some(id) = &id {
@@ -393,7 +456,9 @@ impl Dispatcher {
         lane.pending.fetch_add(1, Ordering::AcqRel);
         if let Err(mpsc::error::SendError((job, reply))) = lane.sender.send((job, reply)) {
             // The lane task is gone (it never is while its sender lives); answer instead of hanging.
-            reply.send(job.id.as_deref().map(|id| response(id, errors::INTERNAL_ERROR, "internal error: lane closed", None)));
+            reply.send(
+                job.id.as_deref().map(|id| response(id, errors::INTERNAL_ERROR, "internal error: lane closed", None)),
+            );
         }
     }
 
@@ -416,7 +481,6 @@ impl Dispatcher {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
-
 
 /// Sends an answer known before any work is done.
 fn answered(reply: Reply, answer: Option<String>) -> Control {

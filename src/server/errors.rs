@@ -17,7 +17,8 @@ pub const LIMIT_EXCEEDED: i32 = -32004;
 pub const STORE_FAILED: i32 = -32005;
 
 pub fn invalid_params(path: &str, reason: &str) -> ErrorObjectOwned {
-    let message = if path.is_empty() { format!("invalid params: {reason}") } else { format!("invalid params: {path}: {reason}") };
+    let message =
+        if path.is_empty() { format!("invalid params: {reason}") } else { format!("invalid params: {path}: {reason}") };
     ErrorObjectOwned::owned(INVALID_PARAMS, message, Some(json!({ "path": path, "reason": reason })))
 }
 

@@ -149,8 +149,7 @@ impl Decoder for FrameCodec {
                         return Ok(None);
                     };
                     buf.advance(first);
-                    self.framing =
-                        Some(if matches!(buf[0], b'{' | b'[') { Framing::Ndjson } else { Framing::Lsp });
+                    self.framing = Some(if matches!(buf[0], b'{' | b'[') { Framing::Ndjson } else { Framing::Lsp });
                     self.state = State::Header;
                 }
                 State::Header if self.framing == Some(Framing::Ndjson) => return Ok(self.decode_line(buf)),
@@ -383,7 +382,10 @@ mod tests {
     #[test]
     fn content_length_too_long_resyncs_at_swallowed_header() {
         let mut codec = FrameCodec::new(1024);
-        let frames = decode_all(&mut codec, b"Content-Length: 27\r\n\r\n{\"a\"}Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n\r\n[]");
+        let frames = decode_all(
+            &mut codec,
+            b"Content-Length: 27\r\n\r\n{\"a\"}Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n\r\n[]",
+        );
         assert_eq!(frames, vec![msg("{\"a\"}"), msg("{}"), msg("[]")]);
     }
 

@@ -198,7 +198,6 @@ struct MessagesParams {
     messages: Vec<StoredMessage>,
 }
 
-
 /// Builds the module with every v1 method.
 pub fn module(context: Context) -> RpcModule<Context> {
     let mut m = RpcModule::new(context);
@@ -365,9 +364,8 @@ fn register_stateless(m: &mut RpcModule<Context>) {
 
     m.register_method("toolCalls/parse", |params, _, _| -> RpcResult<Value> {
         let p: TextParams = parse(&params)?;
-        Ok(serde_json::to_value(crate::convert::parse_tool_calls(&p.text)).map_err(|e| {
-            ErrorObjectOwned::owned(super::errors::INTERNAL_ERROR, e.to_string(), None::<()>)
-        })?)
+        serde_json::to_value(crate::convert::parse_tool_calls(&p.text))
+            .map_err(|e| ErrorObjectOwned::owned(super::errors::INTERNAL_ERROR, e.to_string(), None::<()>))
     })
     .expect("unique method name");
 }

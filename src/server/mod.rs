@@ -13,9 +13,9 @@ mod turn_methods;
 
 use crate::service::ThreadService;
 use bytes::Bytes;
+use bytes::BytesMut;
 use dispatch::{Control, Dispatcher};
 use framing::{Frame, FrameCodec, Framing};
-use bytes::BytesMut;
 use futures_util::StreamExt;
 use std::io::{Read, Write};
 use std::sync::{Arc, OnceLock};
@@ -82,7 +82,12 @@ where
             Frame::TooLarge { len, max, id } => {
                 let error = errors::limit_exceeded("maxFrameBytes", len as u64, max as u64);
                 let data = error.data().and_then(|d| serde_json::from_str(d.get()).ok());
-                dispatcher.send_error_to(id.as_deref().unwrap_or("null"), errors::LIMIT_EXCEEDED, error.message(), data);
+                dispatcher.send_error_to(
+                    id.as_deref().unwrap_or("null"),
+                    errors::LIMIT_EXCEEDED,
+                    error.message(),
+                    data,
+                );
                 Control::Continue
             }
             Frame::Garbage { reason } => {

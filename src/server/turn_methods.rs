@@ -99,10 +99,9 @@ fn read_turn(text: &str, format: Format) -> RpcResult<(Turn, Vec<String>)> {
             turn.blocks.extend(followups);
             Ok((turn, warnings))
         }
-        TurnDocument::Suite(turns) => Err(invalid_params(
-            "text",
-            &format!("a suite of {} turn(s); this method takes one turn", turns.len()),
-        )),
+        TurnDocument::Suite(turns) => {
+            Err(invalid_params("text", &format!("a suite of {} turn(s); this method takes one turn", turns.len())))
+        }
     }
 }
 

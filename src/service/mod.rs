@@ -7,8 +7,8 @@
 mod lru;
 mod state;
 
-use crate::event::{AgentEvent, EventError, StoredEvent};
 use crate::convert::messages_to_prompt;
+use crate::event::{AgentEvent, EventError, StoredEvent};
 use crate::messages::{ContextMode, StoredMessage};
 use crate::store::{OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
 use crate::xml::EscapeMode;
@@ -91,12 +91,28 @@ pub struct RenderOptions {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Rendered {
-    Xml { version: u64, text: String },
+    Xml {
+        version: u64,
+        text: String,
+    },
     /// The document is `"<thread>\n"` + every event line so far + `tail`; `lines` holds those
     /// of events `from_event..event_count`.
-    XmlDelta { version: u64, event_count: u64, from_event: u64, lines: String, tail: String },
-    Messages { version: u64, context_mode: ContextMode, messages: Vec<StoredMessage> },
-    Text { version: u64, text: String },
+    XmlDelta {
+        version: u64,
+        event_count: u64,
+        from_event: u64,
+        lines: String,
+        tail: String,
+    },
+    Messages {
+        version: u64,
+        context_mode: ContextMode,
+        messages: Vec<StoredMessage>,
+    },
+    Text {
+        version: u64,
+        text: String,
+    },
 }
 
 /// A page of a thread's events.
@@ -132,11 +148,7 @@ impl ThreadService {
     pub fn validate_events(&self, values: Vec<Value>) -> ServiceResult<Vec<AgentEvent>> {
         let max = self.limits.max_events_per_call;
         if values.len() > max {
-            return Err(ServiceError::Limit {
-                limit: "maxEventsPerCall",
-                value: values.len() as u64,
-                max: max as u64,
-            });
+            return Err(ServiceError::Limit { limit: "maxEventsPerCall", value: values.len() as u64, max: max as u64 });
         }
         let mut events = Vec::with_capacity(values.len());
         for (i, value) in values.into_iter().enumerate() {
@@ -410,7 +422,13 @@ fn now_ms() -> u64 {
 pub fn compact_json_size(value: &Value) -> usize {
     match value {
         Value::Null => 4,
-        Value::Bool(b) => if *b { 4 } else { 5 },
+        Value::Bool(b) => {
+            if *b {
+                4
+            } else {
+                5
+            }
+        }
         Value::Number(n) => n.to_string().len(),
         Value::String(s) => string_size(s),
         Value::Array(items) => 2 + items.len().saturating_sub(1) + items.iter().map(compact_json_size).sum::<usize>(),

@@ -47,11 +47,8 @@ impl ThreadState {
 
     /// Events another writer appended to the store, caught up with.
     pub fn catch_up(&mut self, record: ThreadRecord, stored: Vec<Arc<StoredEvent>>) {
-        let appended = Appended {
-            version: record.version,
-            event_count: record.event_count,
-            updated_at: record.updated_at,
-        };
+        let appended =
+            Appended { version: record.version, event_count: record.event_count, updated_at: record.updated_at };
         self.record.settings = record.settings;
         self.record.metadata = record.metadata;
         let events: Vec<AgentEvent> = stored.iter().map(|e| e.parse()).collect();

@@ -63,7 +63,8 @@ mod tests {
 
     #[test]
     fn events_keep_their_key_order_and_unknown_fields() {
-        let text = r#"{"zeta":1,"type":"message","iteration":2,"role":"user","content":"hi","extra":{"b":1,"a":[1.5,null]}}"#;
+        let text =
+            r#"{"zeta":1,"type":"message","iteration":2,"role":"user","content":"hi","extra":{"b":1,"a":[1.5,null]}}"#;
         let event = decode_event("t", 0, text).unwrap();
         assert_eq!(encode_events(&[Arc::new(event)]).unwrap(), vec![text.to_owned()]);
     }
@@ -73,9 +74,7 @@ mod tests {
         let err = decode_event("t1", 7, r#"{"type":"message"}"#).unwrap_err();
         assert_eq!(
             err,
-            StoreError::Unavailable(
-                "stored event 7 of thread \"t1\" is damaged: events[7].iteration: missing".into()
-            )
+            StoreError::Unavailable("stored event 7 of thread \"t1\" is damaged: events[7].iteration: missing".into())
         );
     }
 }

@@ -103,8 +103,7 @@ impl PostgresStore {
             config.application_name("threadkeeper");
         }
         // Fast recycling drops connections the server closed, so the pool reconnects by itself.
-        let manager =
-            Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(Runtime::Tokio1)
@@ -128,9 +127,9 @@ impl PostgresStore {
         use deadpool_postgres::PoolError;
         self.pool.get().await.map_err(|e| match e {
             PoolError::Backend(e) => pg_error(e),
-            PoolError::Timeout(_) => StoreError::Unavailable(
-                "PostgreSQL: timed out waiting for a connection to the database".to_owned(),
-            ),
+            PoolError::Timeout(_) => {
+                StoreError::Unavailable("PostgreSQL: timed out waiting for a connection to the database".to_owned())
+            }
             other => StoreError::Unavailable(format!("PostgreSQL: {}", chain(&other))),
         })
     }
@@ -170,10 +169,9 @@ impl PostgresStore {
             Some((version, count)) => {
                 Ok(Appended { version: version as u64, event_count: count as u64, updated_at: now })
             }
-            None => Err(StoreError::VersionConflict {
-                thread_id: thread_id.to_owned(),
-                current_version: current as u64,
-            }),
+            None => {
+                Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version: current as u64 })
+            }
         })
     }
 }
@@ -210,11 +208,8 @@ fn lost_race(e: &tokio_postgres::Error) -> bool {
 async fn migrate(client: &mut Object) -> StoreResult<()> {
     let tx = client.transaction().await.map_err(pg_error)?;
     tx.query("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(pg_error)?;
-    let exists: bool = tx
-        .query_one("SELECT to_regclass('threadkeeper_schema') IS NOT NULL", &[])
-        .await
-        .map_err(pg_error)?
-        .get(0);
+    let exists: bool =
+        tx.query_one("SELECT to_regclass('threadkeeper_schema') IS NOT NULL", &[]).await.map_err(pg_error)?.get(0);
     let version: i64 = if exists {
         let row = tx.query_opt("SELECT version FROM threadkeeper_schema", &[]).await.map_err(pg_error)?;
         row.map_or(0, |r| r.get(0))
@@ -289,7 +284,8 @@ impl Store for PostgresStore {
             );
             let now = request.now as i64;
             let rows = self.query(&sql, &[&request.thread_id, &settings, &metadata, &now]).await?;
-            let row = rows.first().ok_or_else(|| StoreError::Unavailable("opening the thread returned nothing".into()))?;
+            let row =
+                rows.first().ok_or_else(|| StoreError::Unavailable("opening the thread returned nothing".into()))?;
             raw_record(row).decode()
         }
         .boxed()

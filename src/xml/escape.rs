@@ -179,10 +179,7 @@ mod tests {
 
     #[test]
     fn escapes_the_five_specials() {
-        assert_eq!(
-            escape_xml(r#"a & b < c > d " e ' f"#),
-            "a &amp; b &lt; c &gt; d &quot; e &apos; f"
-        );
+        assert_eq!(escape_xml(r#"a & b < c > d " e ' f"#), "a &amp; b &lt; c &gt; d &quot; e &apos; f");
         assert_eq!(escape_xml("&amp;"), "&amp;amp;");
     }
 
@@ -196,13 +193,8 @@ mod tests {
     #[test]
     fn forbidden_characters_become_replacement() {
         let text = "a\u{0}b\u{1b}[31mc\u{B}\u{C}\u{FFFE}\u{FFFF}\t\n\r\u{FFFD}\u{FFFC}😀";
-        assert_eq!(
-            escape_xml(text),
-            "a\u{FFFD}b\u{FFFD}[31mc\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\t\n\r\u{FFFD}\u{FFFC}😀"
-        );
-        for c in [
-            '\u{0}', '\u{8}', '\u{B}', '\u{C}', '\u{E}', '\u{1F}', '\u{FFFE}', '\u{FFFF}',
-        ] {
+        assert_eq!(escape_xml(text), "a\u{FFFD}b\u{FFFD}[31mc\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\t\n\r\u{FFFD}\u{FFFC}😀");
+        for c in ['\u{0}', '\u{8}', '\u{B}', '\u{C}', '\u{E}', '\u{1F}', '\u{FFFE}', '\u{FFFF}'] {
             assert!(is_forbidden_char(c));
         }
         for c in ['\t', '\n', '\r', ' ', '\u{FFFD}', '\u{7F}'] {
@@ -214,9 +206,7 @@ mod tests {
     /// block boundaries and word edges.
     #[test]
     fn block_and_word_boundaries_do_not_change_the_result() {
-        for special in [
-            "\u{FFFE}", "\u{FFFF}", "\u{EFFF}", "😀", "&", "\"", "\u{1}", "\r\n", "é",
-        ] {
+        for special in ["\u{FFFE}", "\u{FFFF}", "\u{EFFF}", "😀", "&", "\"", "\u{1}", "\r\n", "é"] {
             for at in (BLOCK - 12..BLOCK + 12).chain(0..12) {
                 let text = format!("{}{special}{}", "a".repeat(at), "b'".repeat(5));
                 for mode in [EscapeMode::Full, EscapeMode::Minimal] {
@@ -256,12 +246,7 @@ mod tests {
         for mode in [EscapeMode::Full, EscapeMode::Minimal] {
             for &a in &samples {
                 for b in ['x', '\u{FFFE}', '&', '\u{EFFF}'] {
-                    for text in [
-                        format!("{a}"),
-                        format!("{a}{b}"),
-                        format!("{b}{a}z"),
-                        format!("ab{a}{a}"),
-                    ] {
+                    for text in [format!("{a}"), format!("{a}{b}"), format!("{b}{a}z"), format!("ab{a}{a}")] {
                         let mut out = String::new();
                         escape_into(&mut out, &text, mode);
                         assert_eq!(out, reference(&text, mode), "{text:?} {mode:?}");

@@ -88,10 +88,7 @@ pub fn parse_thread_document(text: &str) -> Result<ThreadDocument, XmlParseError
     let (xml_events, rest) = read_xml_events(text)?;
     let events = xml_events_to_agent_events(text, xml_events)?;
     let prefix = rest.strip_prefix('\n').unwrap_or(rest);
-    Ok(ThreadDocument {
-        events,
-        response_prefix: (!prefix.is_empty()).then(|| prefix.to_owned()),
-    })
+    Ok(ThreadDocument { events, response_prefix: (!prefix.is_empty()).then(|| prefix.to_owned()) })
 }
 
 /// One `<event>` element as read: attributes (unescaped, in document order) and body text.
@@ -125,11 +122,7 @@ fn read_xml_events(text: &str) -> Result<(Vec<XmlEvent>, &str), XmlParseError> {
             }
             Event::Eof if !seen_thread => return Err(XmlParseError::at(text, offset, "no <thread> element")),
             _ if !seen_thread => {
-                return Err(XmlParseError::at(
-                    text,
-                    offset,
-                    "expected <thread> at the start of the document",
-                ))
+                return Err(XmlParseError::at(text, offset, "expected <thread> at the start of the document"))
             }
 
             Event::Comment(_) | Event::PI(_) => {}
@@ -137,19 +130,11 @@ fn read_xml_events(text: &str) -> Result<(Vec<XmlEvent>, &str), XmlParseError> {
             Event::Start(tag) if tag.name().as_ref() == "event" => {
                 let attributes = attributes(text, offset, &tag)?;
                 let body = read_body(&mut reader, text)?;
-                events.push(XmlEvent {
-                    offset,
-                    attributes,
-                    body,
-                });
+                events.push(XmlEvent { offset, attributes, body });
             }
             Event::Empty(tag) if tag.name().as_ref() == "event" => {
                 let attributes = attributes(text, offset, &tag)?;
-                events.push(XmlEvent {
-                    offset,
-                    attributes,
-                    body: String::new(),
-                });
+                events.push(XmlEvent { offset, attributes, body: String::new() });
             }
             Event::End(_) => return Ok((events, &text[position(&reader)..])),
             Event::Start(tag) | Event::Empty(tag) => {
@@ -157,21 +142,13 @@ fn read_xml_events(text: &str) -> Result<(Vec<XmlEvent>, &str), XmlParseError> {
                 return Err(XmlParseError::at(text, offset, message));
             }
             Event::Eof => {
-                return Err(XmlParseError::at(
-                    text,
-                    offset,
-                    "unexpected end of document: <thread> is not closed",
-                ))
+                return Err(XmlParseError::at(text, offset, "unexpected end of document: <thread> is not closed"))
             }
             Event::Decl(_) | Event::DocType(_) => {
                 return Err(XmlParseError::at(text, offset, "unexpected declaration in <thread>"))
             }
             Event::Text(_) | Event::CData(_) | Event::GeneralRef(_) => {
-                return Err(XmlParseError::at(
-                    text,
-                    offset,
-                    "unexpected text in <thread> outside an <event>",
-                ))
+                return Err(XmlParseError::at(text, offset, "unexpected text in <thread> outside an <event>"))
             }
         }
     }
@@ -190,34 +167,21 @@ fn read_body(reader: &mut Reader<&[u8]>, text: &str) -> Result<String, XmlParseE
             Event::Comment(_) | Event::PI(_) => {}
             Event::End(_) => return Ok(body),
             Event::Start(tag) | Event::Empty(tag) => {
-                let message = format!(
-                    "unexpected <{}> in an <event> body (bodies are text)",
-                    tag.name().as_ref()
-                );
+                let message = format!("unexpected <{}> in an <event> body (bodies are text)", tag.name().as_ref());
                 return Err(XmlParseError::at(text, offset, message));
             }
             Event::Eof => {
-                return Err(XmlParseError::at(
-                    text,
-                    offset,
-                    "unexpected end of document: <event> is not closed",
-                ))
+                return Err(XmlParseError::at(text, offset, "unexpected end of document: <event> is not closed"))
             }
             Event::Decl(_) | Event::DocType(_) => {
-                return Err(XmlParseError::at(
-                    text,
-                    offset,
-                    "unexpected declaration in an <event> body",
-                ))
+                return Err(XmlParseError::at(text, offset, "unexpected declaration in an <event> body"))
             }
         }
     }
 }
 
 fn read<'a>(reader: &mut Reader<&'a [u8]>, text: &str) -> Result<Event<'a>, XmlParseError> {
-    reader
-        .read_event()
-        .map_err(|e| XmlParseError::at(text, reader.error_position() as usize, e.to_string()))
+    reader.read_event().map_err(|e| XmlParseError::at(text, reader.error_position() as usize, e.to_string()))
 }
 
 fn position(reader: &Reader<&[u8]>) -> usize {
@@ -240,9 +204,8 @@ fn attributes(text: &str, offset: usize, tag: &BytesStart) -> Result<Vec<(String
 }
 
 fn resolve_reference(text: &str, offset: usize, reference: &BytesRef) -> Result<String, XmlParseError> {
-    if let Some(c) = reference
-        .resolve_char_ref()
-        .map_err(|e| XmlParseError::at(text, offset, format!("&{};: {e}", &**reference)))?
+    if let Some(c) =
+        reference.resolve_char_ref().map_err(|e| XmlParseError::at(text, offset, format!("&{};: {e}", &**reference)))?
     {
         return Ok(c.to_string());
     }
@@ -265,22 +228,13 @@ mod tests {
     }
 
     fn values(text: &str) -> serde_json::Value {
-        serde_json::Value::Array(
-            parse_thread_xml(text)
-                .unwrap()
-                .into_iter()
-                .map(AgentEvent::into_value)
-                .collect(),
-        )
+        serde_json::Value::Array(parse_thread_xml(text).unwrap().into_iter().map(AgentEvent::into_value).collect())
     }
 
     #[test]
     fn errors_name_line_and_column() {
         assert_eq!(err(""), "line 1, column 1: no <thread> element");
-        assert_eq!(
-            err("<thread>\n  <item/>\n</thread>"),
-            "line 2, column 3: expected <event>, found <item>"
-        );
+        assert_eq!(err("<thread>\n  <item/>\n</thread>"), "line 2, column 3: expected <event>, found <item>");
         assert_eq!(
             err("<thread>\n  <event type=\"human\" id=\"0\" iteration=\"0\">x</evnt>\n</thread>"),
             "line 2, column 45: ill-formed document: expected `</event>`, but `</evnt>` was found"
@@ -297,18 +251,9 @@ mod tests {
             err("<thread>\n  <event type=\"human\" iteration=\"0\">é &nbsp;</event></thread>"),
             "line 2, column 39: unknown entity &nbsp;"
         );
-        assert_eq!(
-            err("<thread>\n"),
-            "line 2, column 1: unexpected end of document: <thread> is not closed"
-        );
-        assert_eq!(
-            err("hello"),
-            "line 1, column 1: expected <thread> at the start of the document"
-        );
-        assert_eq!(
-            err("<thread>stray</thread>"),
-            "line 1, column 9: unexpected text in <thread> outside an <event>"
-        );
+        assert_eq!(err("<thread>\n"), "line 2, column 1: unexpected end of document: <thread> is not closed");
+        assert_eq!(err("hello"), "line 1, column 1: expected <thread> at the start of the document");
+        assert_eq!(err("<thread>stray</thread>"), "line 1, column 9: unexpected text in <thread> outside an <event>");
     }
 
     #[test]
@@ -326,10 +271,7 @@ mod tests {
     #[test]
     fn declaration_comments_and_self_closing_elements_are_accepted() {
         let text = "<?xml version=\"1.0\"?>\n<!-- c --><thread><event type=\"ai\" iteration=\"2\"/><!-- c --></thread>";
-        assert_eq!(
-            values(text),
-            json!([{"type":"message","role":"assistant","content":"","iteration":2}])
-        );
+        assert_eq!(values(text), json!([{"type":"message","role":"assistant","content":"","iteration":2}]));
         assert_eq!(values("<thread/>"), json!([]));
     }
 
@@ -338,14 +280,8 @@ mod tests {
         let doc = |t: &str| parse_thread_document(t).unwrap().response_prefix;
         assert_eq!(doc("<thread>\n</thread>"), None);
         assert_eq!(doc("<thread>\n</thread>\n"), None);
-        assert_eq!(
-            doc("<thread>\n</thread>\nBased on <the> & above"),
-            Some("Based on <the> & above".into())
-        );
-        assert_eq!(
-            doc("<thread>\n</thread>\n\n ai_response:"),
-            Some("\n ai_response:".into())
-        );
+        assert_eq!(doc("<thread>\n</thread>\nBased on <the> & above"), Some("Based on <the> & above".into()));
+        assert_eq!(doc("<thread>\n</thread>\n\n ai_response:"), Some("\n ai_response:".into()));
         assert_eq!(doc("<thread>\n</thread>next"), Some("next".into()));
     }
 }

@@ -53,13 +53,7 @@ pub struct XmlRenderer {
 
 impl XmlRenderer {
     pub fn new(escape: EscapeMode) -> Self {
-        XmlRenderer {
-            escape,
-            buf: OPEN.to_owned(),
-            count: 0,
-            tool_names: HashMap::new(),
-            scratch: String::new(),
-        }
+        XmlRenderer { escape, buf: OPEN.to_owned(), count: 0, tool_names: HashMap::new(), scratch: String::new() }
     }
 
     /// Number of events rendered so far.
@@ -107,13 +101,7 @@ impl XmlRenderer {
 
     /// Renders one more event.
     pub fn push(&mut self, event: &AgentEvent) {
-        let XmlRenderer {
-            escape,
-            buf: out,
-            count,
-            tool_names,
-            scratch,
-        } = self;
+        let XmlRenderer { escape, buf: out, count, tool_names, scratch } = self;
         let escape = *escape;
         let id = *count;
         *count += 1;
@@ -131,11 +119,7 @@ impl XmlRenderer {
                 out.push('>');
                 escape_into(out, content, escape);
             }
-            EventKind::ToolCall {
-                tool_name,
-                tool_call_id,
-                args,
-            } => {
+            EventKind::ToolCall { tool_name, tool_call_id, args } => {
                 open_tag(out, "tool_input", id);
                 push_attr(out, "name", tool_name);
                 push_iteration(out, iteration);
@@ -170,11 +154,7 @@ impl XmlRenderer {
             EventKind::Error { error, recoverable, .. } => {
                 open_tag(out, "error", id);
                 push_iteration(out, iteration);
-                out.push_str(if recoverable {
-                    " recoverable=\"true\">"
-                } else {
-                    " recoverable=\"false\">"
-                });
+                out.push_str(if recoverable { " recoverable=\"true\">" } else { " recoverable=\"false\">" });
                 escape_into(out, error, escape);
             }
             EventKind::HumanInputRequested { question } => {
@@ -195,10 +175,7 @@ impl XmlRenderer {
                 out.push('>');
                 escape_into(out, result, escape);
             }
-            EventKind::Summary {
-                summarized_iterations,
-                summary,
-            } => {
+            EventKind::Summary { summarized_iterations, summary } => {
                 open_tag(out, "summary", id);
                 push_iteration(out, iteration);
                 out.push_str(" summarizedIterations=\"");
@@ -220,10 +197,8 @@ impl XmlRenderer {
                 // The event's other fields as a JSON object, written without copying them.
                 scratch.clear();
                 scratch.push('{');
-                let rest = event
-                    .fields()
-                    .iter()
-                    .filter(|(k, _)| !matches!(k.as_str(), "type" | "iteration" | "timestamp"));
+                let rest =
+                    event.fields().iter().filter(|(k, _)| !matches!(k.as_str(), "type" | "iteration" | "timestamp"));
                 for (i, (key, value)) in rest.enumerate() {
                     if i > 0 {
                         scratch.push(',');

@@ -114,10 +114,7 @@ fn to_fields(xml: &XmlEvent, index: usize, ids: &mut ToolCallIds) -> Result<Map<
         }
         "summary" => {
             set("type", "summary".into());
-            set(
-                "summarizedIterations",
-                summarized_iterations(xml.attribute("summarizedIterations").unwrap_or(""))?,
-            );
+            set("summarizedIterations", summarized_iterations(xml.attribute("summarizedIterations").unwrap_or(""))?);
             set("summary", body());
         }
         other => {
@@ -173,10 +170,7 @@ struct ToolCallIds {
 impl ToolCallIds {
     fn call(&mut self, name: &str, call_id: Option<&str>, index: usize) -> String {
         let id = call_id.map_or_else(|| format!("call_{index}"), str::to_owned);
-        self.unanswered
-            .entry(name.to_owned())
-            .or_default()
-            .push_back(id.clone());
+        self.unanswered.entry(name.to_owned()).or_default().push_back(id.clone());
         self.latest.insert(name.to_owned(), id.clone());
         id
     }
@@ -207,9 +201,7 @@ mod tests {
     }
 
     fn err(lines: &str) -> String {
-        parse_thread_xml(&format!("<thread>\n{lines}</thread>"))
-            .unwrap_err()
-            .to_string()
+        parse_thread_xml(&format!("<thread>\n{lines}</thread>")).unwrap_err().to_string()
     }
 
     #[test]
@@ -263,16 +255,8 @@ mod tests {
   <event type="tool_output" id="6" name="read" status="success" iteration="1">again</event>
   <event type="tool_output" id="7" name="unknown" status="success" iteration="1">lost</event>
 "#;
-        let ids: Vec<Value> = values(lines)
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["toolCallId"].clone())
-            .collect();
-        assert_eq!(
-            ids,
-            ["call_0", "call_1", "call_2", "call_0", "call_2", "call_1", "call_1", "call_7"]
-        );
+        let ids: Vec<Value> = values(lines).as_array().unwrap().iter().map(|e| e["toolCallId"].clone()).collect();
+        assert_eq!(ids, ["call_0", "call_1", "call_2", "call_0", "call_2", "call_1", "call_1", "call_7"]);
     }
 
     #[test]
@@ -282,12 +266,7 @@ mod tests {
   <event type="tool_output" id="2" name="read" call_id="toolu_2" status="success" iteration="0">B</event>
   <event type="tool_output" id="3" name="read" status="success" iteration="0">A</event>
 "#;
-        let ids: Vec<Value> = values(lines)
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["toolCallId"].clone())
-            .collect();
+        let ids: Vec<Value> = values(lines).as_array().unwrap().iter().map(|e| e["toolCallId"].clone()).collect();
         assert_eq!(ids, ["toolu_1", "toolu_2", "toolu_2", "toolu_1"]);
     }
 
@@ -307,10 +286,7 @@ mod tests {
             err("  <event id=\"0\" iteration=\"0\">x</event>\n"),
             "line 2, column 3: <event> has no type attribute"
         );
-        assert_eq!(
-            err("  <event type=\"ai\">x</event>\n"),
-            "line 2, column 3: <event> has no iteration attribute"
-        );
+        assert_eq!(err("  <event type=\"ai\">x</event>\n"), "line 2, column 3: <event> has no iteration attribute");
         assert_eq!(
             err("  <event type=\"ai\" iteration=\"one\">x</event>\n"),
             "line 2, column 3: iteration \"one\" is not a number"

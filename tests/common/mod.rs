@@ -82,7 +82,15 @@ impl Server {
                 sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
-        Server { stdin: child.stdin.take(), child, lines, next_id: 1, answers: HashMap::new(), stderr, init: Value::Null }
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 1,
+            answers: HashMap::new(),
+            stderr,
+            init: Value::Null,
+        }
     }
 
     pub fn pid(&self) -> u32 {
