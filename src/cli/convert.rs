@@ -2,7 +2,6 @@
 
 use super::input::{display_name, read_events, read_source, read_thread, Source};
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use threadkeeper::turns::{self, Format, Options, TurnDocument};
 
 #[derive(Args, Debug)]
@@ -32,19 +31,7 @@ enum Target {
 }
 
 pub fn run(args: ConvertArgs) -> i32 {
-    match convert(&args) {
-        Ok(output) => {
-            let mut stdout = std::io::stdout().lock();
-            if stdout.write_all(output.as_bytes()).and_then(|_| stdout.flush()).is_err() {
-                return 1;
-            }
-            0
-        }
-        Err(message) => {
-            eprintln!("threadkeeper: {message}");
-            2
-        }
-    }
+    super::finish(convert(&args))
 }
 
 fn convert(args: &ConvertArgs) -> Result<String, String> {

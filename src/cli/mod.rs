@@ -29,6 +29,25 @@ enum Command {
     Convert(convert::ConvertArgs),
 }
 
+/// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
+/// 0, 2 for bad input (nothing on stdout then), 1 when stdout cannot be written.
+fn finish(result: Result<String, String>) -> i32 {
+    use std::io::Write;
+    match result {
+        Ok(output) => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(output.as_bytes()).and_then(|_| stdout.flush()) {
+                Ok(()) => 0,
+                Err(_) => 1,
+            }
+        }
+        Err(message) => {
+            eprintln!("threadkeeper: {message}");
+            2
+        }
+    }
+}
+
 /// Runs the command; returns the process exit status.
 pub fn run(cli: Cli) -> i32 {
     match cli.command {

@@ -2,7 +2,6 @@
 
 use super::input::{display_name, read_events, read_source};
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use threadkeeper::{build_messages, messages_to_prompt, ContextMode, MessageOptions};
 use threadkeeper::{serialize_thread_to_xml, EscapeMode, XmlOptions};
 
@@ -52,19 +51,7 @@ enum Escape {
 }
 
 pub fn run(args: RenderArgs) -> i32 {
-    match render(&args) {
-        Ok(output) => {
-            let mut stdout = std::io::stdout().lock();
-            if stdout.write_all(output.as_bytes()).and_then(|_| stdout.flush()).is_err() {
-                return 1;
-            }
-            0
-        }
-        Err(message) => {
-            eprintln!("threadkeeper: {message}");
-            2
-        }
-    }
+    super::finish(render(&args))
 }
 
 fn render(args: &RenderArgs) -> Result<String, String> {
