@@ -89,7 +89,7 @@ export class Thread {
   async renderXml(options: XmlRenderOptions = {}): Promise<string> {
     const { incremental, ...renderOptions } = options;
     if (incremental) return this.queueIncremental(renderOptions);
-    return (await this.render("xml", renderOptions)).text;
+    return (await this.render("xml", Object.keys(renderOptions).length > 0 ? renderOptions : undefined)).text;
   }
 
   /**
