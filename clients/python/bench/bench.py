@@ -1,5 +1,6 @@
 """Client-side cost of the sidecar: per-call overhead of a small request, and an agent loop
-(each step appends 4 events and renders the XML document) against an in-process serializer.
+(each step appends 4 events and renders the XML document) run three ways: the whole document
+from the sidecar each step, XML deltas from the sidecar, and an in-process serializer.
 
     THREADKEEPER_BIN=target/release/threadkeeper clients/python/.venv/bin/python clients/python/bench/bench.py
 """
@@ -56,16 +57,24 @@ async def main() -> None:
     print(f"xml/escape, {CALLS} calls in flight (asyncio): total {total * 1e3:.0f} ms ({total / CALLS * 1e6:.1f} µs per call)")
 
     events = loop_events(STEPS * 4)
-    thread = await tk.open_thread()
-    sidecar: list[float] = []
-    sidecar_xml = ""
-    for step in range(STEPS):
-        batch = events[step * 4 : step * 4 + 4]
-        start = time.perf_counter()
-        await thread.append(batch)
-        sidecar_xml = await thread.render_xml()
-        sidecar.append(time.perf_counter() - start)
-    print(f"agent loop via sidecar (append 4 + render xml), {STEPS} steps: {summary(sidecar)}")
+
+    async def sidecar_loop(incremental: bool) -> tuple[list[float], str]:
+        thread = await tk.open_thread()
+        steps: list[float] = []
+        xml = ""
+        for step in range(STEPS):
+            batch = events[step * 4 : step * 4 + 4]
+            start = time.perf_counter()
+            await thread.append(batch)
+            xml = await thread.render_xml(incremental=incremental)
+            steps.append(time.perf_counter() - start)
+        await thread.delete()
+        return steps, xml
+
+    whole, whole_xml = await sidecar_loop(False)
+    print(f"agent loop via sidecar, whole document each step (append 4 + render xml), {STEPS} steps: {summary(whole)}")
+    deltas, deltas_xml = await sidecar_loop(True)
+    print(f"agent loop via sidecar, XML deltas (append 4 + render_xml(incremental=True)), {STEPS} steps: {summary(deltas)}")
 
     local: list[dict[str, Any]] = []
     reference: list[float] = []
@@ -77,9 +86,10 @@ async def main() -> None:
         local_xml = serialize_thread_to_xml(local)
         reference.append(time.perf_counter() - start)
     print(f"agent loop in-process reference (extend 4 + serialize all), {STEPS} steps: {summary(reference)}")
-    print(f"final documents equal: {sidecar_xml == local_xml} ({len(sidecar_xml)} chars)")
+    print(f"final documents equal: {whole_xml == local_xml and deltas_xml == local_xml} ({len(local_xml)} chars)")
     print(
-        f"last 100 steps, mean: sidecar {statistics.fmean(sidecar[-100:]) * 1e3:.2f} ms, "
+        f"last 100 steps, mean: sidecar whole {statistics.fmean(whole[-100:]) * 1e3:.2f} ms, "
+        f"sidecar deltas {statistics.fmean(deltas[-100:]) * 1e3:.2f} ms, "
         f"in-process {statistics.fmean(reference[-100:]) * 1e3:.2f} ms"
     )
     await tk.close()

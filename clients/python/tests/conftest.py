@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -8,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from threadkeeper import AsyncThreadKeeper, ThreadKeeper, ThreadKeeperError, find_binary
+from threadkeeper import AsyncThreadKeeper, find_binary
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PACKAGE_DIR))  # for bench.reference_serializer
@@ -95,40 +94,3 @@ def assert_subset(actual: Any, expected: Any, path: str = "$") -> None:
             assert_subset(actual[i], item, f"{path}[{i}]")
     else:
         assert actual == expected, f"{path}: expected {expected!r}, got {actual!r}"
-
-
-# Some renderers may still be stubs in the server under test. Tests of their specified
-# behaviour skip when a probe shows the stub; THREADKEEPER_REQUIRE_ALL=1 makes them run.
-REQUIRE_ALL = os.environ.get("THREADKEEPER_REQUIRE_ALL") == "1"
-
-
-def _answers(call: Any) -> bool:
-    try:
-        call()
-    except ThreadKeeperError as error:
-        return error.code != -32601
-    return True
-
-
-def _probe() -> dict[str, bool]:
-    with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as client:
-        human = [{"type": "human", "data": {"content": "x"}}]
-        thread = client.open_thread()
-        thread.append(sample_events())
-        found = {
-            "messages": len(thread.render_messages()) > 0,
-            "messages_to_text": client.messages_to_text(human) != "",  # type: ignore[arg-type]
-            "messages_to_xml": client.messages_to_xml(human) != "",  # type: ignore[arg-type]
-            "parse_tool_calls": client.parse_tool_calls("hi") is not None,
-            "parse_thread_xml": len(client.parse_thread_xml(SAMPLE_XML)) > 0,
-            "turns": _answers(lambda: client.validate_turn({"blocks": []})),
-            "export": _answers(lambda: thread.export("json")),
-        }
-    return {name: value or REQUIRE_ALL for name, value in found.items()}
-
-
-AVAILABLE = _probe()
-
-
-def requires(feature: str, what: str) -> pytest.MarkDecorator:
-    return pytest.mark.skipif(not AVAILABLE[feature], reason=f"{what} is not implemented by this server build yet")

@@ -4,7 +4,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import requires, sample_events, spawn_memory
+from conftest import sample_events, spawn_memory
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from threadkeeper import stored_to_langchain_messages
@@ -39,7 +39,6 @@ def test_missing_langchain_core_is_a_clear_error(monkeypatch: pytest.MonkeyPatch
         stored_to_langchain_messages(STORED)
 
 
-@requires("messages", "the messages renderer")
 async def test_thread_to_langchain_messages() -> None:
     async with await spawn_memory() as tk:
         thread = await tk.open_thread(settings={"instructions": "Be brief."})

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from bench.reference_serializer import serialize_thread_to_xml as reference_xml
-from conftest import SAMPLE_XML, assert_subset, loop_events, requires, sample_events
+from conftest import SAMPLE_XML, assert_subset, loop_events, sample_events
 
 from threadkeeper import AsyncThreadKeeper, ErrorCode, ThreadKeeperError
 
@@ -69,8 +70,6 @@ async def test_invalid_params_name_the_field(tk: AsyncThreadKeeper) -> None:
         assert info.value.code == ErrorCode.INVALID_PARAMS
 
 
-# Specified behaviour of renderers that may still be stubs in the server under test.
-
 MESSAGES: list[Any] = [
     {"type": "system", "data": {"content": "Be brief"}},
     {"type": "human", "data": {"content": "Hi <b>"}},
@@ -79,7 +78,6 @@ MESSAGES: list[Any] = [
 ]
 
 
-@requires("messages_to_text", "messages/toText")
 async def test_messages_to_text(tk: AsyncThreadKeeper) -> None:
     two = [{"type": "human", "data": {"content": "First"}}, {"type": "human", "data": {"content": "Second"}}]
     assert await tk.messages_to_text(two) == "[User]\nFirst\n\n[User]\nSecond"  # type: ignore[arg-type]
@@ -87,7 +85,6 @@ async def test_messages_to_text(tk: AsyncThreadKeeper) -> None:
     assert await tk.messages_to_text(mixed) == "[System]\nS\n\n[Assistant]\nA\n\n[Tool Result]\nT"  # type: ignore[arg-type]
 
 
-@requires("messages_to_xml", "messages/toXml")
 async def test_messages_to_xml(tk: AsyncThreadKeeper) -> None:
     assert await tk.messages_to_xml(MESSAGES) == "\n".join(
         [
@@ -99,51 +96,64 @@ async def test_messages_to_xml(tk: AsyncThreadKeeper) -> None:
             "</thread>",
         ]
     )
+    # A lone pre-serialized thread comes back byte for byte.
     assert await tk.messages_to_xml([{"type": "human", "data": {"content": SAMPLE_XML}}]) == SAMPLE_XML
+    # Behind a system message its events are spliced in, ids renumbered (not escaped into one event).
+    renumbered = [re.sub(r' id="(\d+)"', lambda m: f' id="{int(m.group(1)) + 1}"', line, count=1) for line in SAMPLE_XML.split("\n")[1:-1]]
+    spliced = await tk.messages_to_xml([{"type": "system", "data": {"content": "S"}}, {"type": "human", "data": {"content": "  " + SAMPLE_XML}}])
+    assert spliced == "\n".join(["<thread>", '  <event type="system" id="0" iteration="0">S</event>', *renumbered, "</thread>"])
 
 
-@requires("parse_tool_calls", "toolCalls/parse")
 async def test_parse_tool_calls(tk: AsyncThreadKeeper) -> None:
     text = 'Let me compute.\n```json\n{"tool_calls": [{"name": "calc", "args": {"x": 1}}, {"name": "now", "id": "t9"}]}\n```'
     parsed = await tk.parse_tool_calls(text)
     assert parsed["toolCalls"] == [{"id": "call_0", "name": "calc", "args": {"x": 1}}, {"id": "t9", "name": "now", "args": {}}]
-    assert parsed["content"].strip() == "Let me compute."
+    assert parsed["content"] == "Let me compute."
+    # The text before and after the fence, each trimmed, joined by a blank line.
+    both = await tk.parse_tool_calls('  Before.\n```json\n{"tool_calls": [{"name": "calc"}]}\n```\n  After.  ')
+    assert both == {"toolCalls": [{"id": "call_0", "name": "calc", "args": {}}], "content": "Before.\n\nAfter."}
+    # No tool_calls array, or an entry without a string name: no calls, the whole text trimmed.
+    no_array = '\n```json\n{"calls": []}\n```\n'
+    assert await tk.parse_tool_calls(no_array) == {"toolCalls": [], "content": no_array.strip()}
+    no_name = '```json\n{"tool_calls": [{"args": {}}]}\n```'
+    assert await tk.parse_tool_calls(no_name) == {"toolCalls": [], "content": no_name}
     broken = "```json\n{not json}\n```"
     assert await tk.parse_tool_calls(broken) == {"toolCalls": [], "content": broken}
     assert await tk.parse_tool_calls("plain answer") == {"toolCalls": [], "content": "plain answer"}
 
 
-@requires("parse_thread_xml", "xml/parseThread")
 async def test_parse_thread_xml(tk: AsyncThreadKeeper) -> None:
     events = await tk.parse_thread_xml(SAMPLE_XML)
     assert len(events) == 5
     assert_subset(events[0], {"type": "message", "role": "user", "content": "What is 2+2?", "iteration": 0})
     assert_subset(events[1], {"type": "tool_call", "toolName": "calculator", "args": {"expression": "2+2"}, "iteration": 1})
+    assert_subset(events[2], {"type": "tool_result", "result": "4", "iteration": 1})
     assert_subset(events[3], {"type": "message", "role": "assistant", "content": "The answer is 4.", "iteration": 1})
+    assert_subset(events[4], {"type": "completion", "result": "The answer is 4.", "iteration": 1})
+    # The XML has no call ids: the result is paired with its call by whatever id the parser picks.
+    assert events[2]["toolCallId"] == events[1]["toolCallId"]
+    assert all("timestamp" not in e for e in events), "timestamps are not in the XML"
     assert await tk.serialize_thread_to_xml(events) == SAMPLE_XML
     with pytest.raises(ThreadKeeperError) as info:
         await tk.parse_thread_xml("<thread><event")
     assert info.value.code == ErrorCode.INVALID_PARAMS
 
 
-@requires("messages", "the messages renderer")
 async def test_render_messages_standard(tk: AsyncThreadKeeper) -> None:
     thread = await tk.open_thread()
     await thread.append(sample_events())
     rendered = await thread.render("messages")
     assert (rendered["contextMode"], rendered["version"]) == ("standard", 1)
-    assert_subset(
-        rendered["messages"],
+    assert rendered["messages"] == (
         [
             {"type": "human", "data": {"content": "What is 2+2?"}},
             {"type": "ai", "data": {"content": "", "tool_calls": [{"id": "c1", "name": "calculator", "args": {"expression": "2+2"}, "type": "tool_call"}]}},
             {"type": "tool", "data": {"content": "4", "tool_call_id": "c1"}},
             {"type": "ai", "data": {"content": "The answer is 4."}},
-        ],
+        ]
     )
 
 
-@requires("messages", "the messages renderer")
 async def test_render_messages_system_and_prefixes(tk: AsyncThreadKeeper) -> None:
     thread = await tk.open_thread(settings={"instructions": "Be brief."})
     await thread.append(
@@ -155,30 +165,33 @@ async def test_render_messages_system_and_prefixes(tk: AsyncThreadKeeper) -> Non
             {"type": "error", "error": "worse", "recoverable": False, "iteration": 2},
         ]
     )
-    assert_subset(
-        await thread.render_messages(),
+    assert await thread.render_messages() == (
         [
             {"type": "system", "data": {"content": "## Previous Iteration Summaries\n\n### Iteration(s) 0, 1\nDid things.\n\n\n\nBe brief."}},
             {"type": "human", "data": {"content": "[System]: note"}},
             {"type": "human", "data": {"content": "[Human Response]: yes"}},
             {"type": "human", "data": {"content": "[Error (recoverable)]: bad"}},
             {"type": "human", "data": {"content": "[Error]: worse"}},
-        ],
+        ]
     )
 
 
-@requires("messages", "the messages renderer")
 async def test_render_messages_xml_mode(tk: AsyncThreadKeeper) -> None:
     thread = await tk.open_thread(settings={"contextMode": "xml", "instructions": "Be brief.", "responsePrefix": "Go:"})
     await thread.append(sample_events())
     rendered = await thread.render("messages")
     assert rendered["contextMode"] == "xml"
-    assert_subset(rendered["messages"], [{"type": "system", "data": {"content": "Be brief."}}, {"type": "human", "data": {"content": SAMPLE_XML + "\nGo:"}}])
-    standard = await thread.render_messages(context_mode="standard")
-    assert [m["type"] for m in standard] == ["system", "human", "ai", "tool", "ai"]
+    assert rendered["messages"] == [{"type": "system", "data": {"content": "Be brief."}}, {"type": "human", "data": {"content": SAMPLE_XML + "\nGo:"}}]
+    # The option overrides the setting; completion events give no message.
+    assert await thread.render_messages(context_mode="standard") == [
+        {"type": "system", "data": {"content": "Be brief."}},
+        {"type": "human", "data": {"content": "What is 2+2?"}},
+        {"type": "ai", "data": {"content": "", "tool_calls": [{"id": "c1", "name": "calculator", "args": {"expression": "2+2"}, "type": "tool_call"}]}},
+        {"type": "tool", "data": {"content": "4", "tool_call_id": "c1"}},
+        {"type": "ai", "data": {"content": "The answer is 4."}},
+    ]
 
 
-@requires("messages", "the text renderer")
 async def test_render_text(tk: AsyncThreadKeeper) -> None:
     thread = await tk.open_thread()
     await thread.append([{"type": "message", "role": "user", "content": "First", "iteration": 0}, {"type": "message", "role": "assistant", "content": "Second", "iteration": 0}])
@@ -197,7 +210,6 @@ TURN: Any = {
 }
 
 
-@requires("turns", "turns/*")
 async def test_turn_round_trips(tk: AsyncThreadKeeper) -> None:
     yaml = await tk.turn_to_yaml(TURN)
     assert "kind: tool_call" in yaml
@@ -209,20 +221,38 @@ async def test_turn_round_trips(tk: AsyncThreadKeeper) -> None:
     assert_subset((await tk.turn_from_json(text))["turn"]["blocks"], TURN["blocks"])
 
 
-@requires("turns", "turns/*")
 async def test_validate_turn(tk: AsyncThreadKeeper) -> None:
     assert await tk.validate_turn(TURN) == {"valid": True, "problems": []}
-    result = await tk.validate_turn({"blocks": [{"kind": "tool_call", "payload": {"args": {}}}]}, strict=True)
+    # Seed 004: a tool_call needs id and name; missing fields are problems only in strict mode.
+    bad: Any = {"blocks": [{"kind": "tool_call", "payload": {"args": {}}}]}
+    assert (await tk.validate_turn(bad))["valid"] is True
+    result = await tk.validate_turn(bad, strict=True)
     assert result["valid"] is False
-    assert result["problems"] and all(isinstance(p["path"], str) and isinstance(p["message"], str) for p in result["problems"])
+    assert [p["path"] for p in result["problems"]] == ["blocks[0].payload.id", "blocks[0].payload.name"]
+    assert all(isinstance(p["message"], str) and p["message"] for p in result["problems"])
 
 
-@requires("export", "thread/export")
 async def test_export_import(tk: AsyncThreadKeeper) -> None:
-    thread = await tk.open_thread()
+    thread = await tk.open_thread(settings={"instructions": "Be brief."}, metadata={"user": "ann"})
     await thread.append(sample_events())
     for fmt in ("yaml", "json"):
         text = await thread.export(fmt)  # type: ignore[arg-type]
-        imported = await tk.import_thread(text, fmt)  # type: ignore[arg-type]
-        assert imported.id != thread.id
+        imported = await tk.import_thread(text, fmt, thread_id=f"{thread.id}-{fmt}")  # type: ignore[arg-type]
+        assert imported.id == f"{thread.id}-{fmt}"
         assert await imported.events() == await thread.events()
+        assert (imported.info.settings, imported.info.metadata) == ({"instructions": "Be brief."}, {"user": "ann"})
+        assert await imported.render_xml() == await thread.render_xml()
+
+
+async def test_import_without_thread_id_uses_the_exported_id(tk: AsyncThreadKeeper) -> None:
+    thread = await tk.open_thread()
+    await thread.append(sample_events())
+    text = await thread.export("json")
+    with pytest.raises(ThreadKeeperError) as info:
+        await tk.import_thread(text, "json")
+    assert info.value.code == ErrorCode.VERSION_CONFLICT, "a thread with events is not replaced"
+    events = await thread.events()
+    await thread.delete()
+    restored = await tk.import_thread(text, "json")
+    assert restored.id == thread.id
+    assert await restored.events() == events

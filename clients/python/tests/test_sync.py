@@ -64,4 +64,8 @@ def test_spawn_failure_leaves_no_loop_thread_behind() -> None:
     before = {t.name for t in threading.enumerate()}
     with pytest.raises(ServerExitedError):
         ThreadKeeper.spawn(binary=BINARY, args=["--no-such-flag"])
+    # asyncio's own waitpid thread ends just after reporting the exit: give new threads a moment.
+    for thread in threading.enumerate():
+        if thread.name not in before:
+            thread.join(timeout=2)
     assert {t.name for t in threading.enumerate()} - before == set()

@@ -1,6 +1,7 @@
 /**
  * Client-side cost of the sidecar: per-call overhead of a small request, and an agent loop
- * (each step appends 4 events and renders the XML document) against an in-process serializer.
+ * (each step appends 4 events and renders the XML document) run three ways: the whole document
+ * from the sidecar each step, XML deltas from the sidecar, and an in-process serializer.
  *
  *   THREADKEEPER_BIN=target/release/threadkeeper npm run bench
  */
@@ -41,21 +42,36 @@ console.log(`xml/escape, ${CALLS} sequential calls: ${summary(perCall)}`);
 const [pipelined] = await timed(() => Promise.all([...Array(CALLS).keys()].map((i) => tk.escapeXml(`a < b & ${i}`))));
 console.log(`xml/escape, ${CALLS} calls in flight: total ${pipelined.toFixed(0)} ms (${((pipelined / CALLS) * 1000).toFixed(1)} µs per call)`);
 
-// 2. Agent loop: append 4 events, render the XML document, STEPS times.
+// 2. Agent loop: append 4 events, render the XML document, STEPS times; over the sidecar the
+// whole document each step, then with XML deltas (only the new lines), then in-process.
 const events = loopEvents(STEPS * 4);
-const thread = await tk.openThread();
-const sidecarSteps: number[] = [];
-let sidecarXml = "";
-for (let step = 0; step < STEPS; step++) {
-  const batch = events.slice(step * 4, step * 4 + 4);
-  const [ms, xml] = await timed(async () => {
-    await thread.append(batch);
-    return thread.renderXml();
-  });
-  sidecarSteps.push(ms);
-  sidecarXml = xml;
+const mean = (samples: number[]) => samples.reduce((a, b) => a + b, 0) / samples.length;
+
+async function sidecarLoop(incremental: boolean): Promise<{ steps: number[]; xml: string }> {
+  const thread = await tk.openThread();
+  const steps: number[] = [];
+  let xml = "";
+  for (let step = 0; step < STEPS; step++) {
+    const batch = events.slice(step * 4, step * 4 + 4);
+    const [ms, rendered] = await timed(async () => {
+      await thread.append(batch);
+      const document = await thread.renderXml({ incremental });
+      // The incremental document is a concatenation V8 copies into one string on first use;
+      // a host uses it (sends it on), so that copy is part of the step.
+      document.charCodeAt(0);
+      return document;
+    });
+    steps.push(ms);
+    xml = rendered;
+  }
+  await thread.delete();
+  return { steps, xml };
 }
-console.log(`agent loop via sidecar (append 4 + render xml), ${STEPS} steps: ${summary(sidecarSteps)}`);
+
+const whole = await sidecarLoop(false);
+console.log(`agent loop via sidecar, whole document each step (append 4 + render xml), ${STEPS} steps: ${summary(whole.steps)}`);
+const deltas = await sidecarLoop(true);
+console.log(`agent loop via sidecar, XML deltas (append 4 + renderXml({incremental: true})), ${STEPS} steps: ${summary(deltas.steps)}`);
 
 const local: AnyAgentEvent[] = [];
 const localSteps: number[] = [];
@@ -70,6 +86,9 @@ for (let step = 0; step < STEPS; step++) {
   localXml = xml;
 }
 console.log(`agent loop in-process reference (push 4 + serialize all), ${STEPS} steps: ${summary(localSteps)}`);
-console.log(`final documents equal: ${sidecarXml === localXml} (${sidecarXml.length} chars)`);
-console.log(`last 100 steps, mean: sidecar ${(sidecarSteps.slice(-100).reduce((a, b) => a + b, 0) / 100).toFixed(2)} ms, in-process ${(localSteps.slice(-100).reduce((a, b) => a + b, 0) / 100).toFixed(2)} ms`);
+console.log(`final documents equal: ${whole.xml === localXml && deltas.xml === localXml} (${localXml.length} chars)`);
+console.log(
+  `last 100 steps, mean: sidecar whole ${mean(whole.steps.slice(-100)).toFixed(2)} ms, ` +
+    `sidecar deltas ${mean(deltas.steps.slice(-100)).toFixed(2)} ms, in-process ${mean(localSteps.slice(-100)).toFixed(2)} ms`,
+);
 await tk.close();

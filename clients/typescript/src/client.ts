@@ -286,7 +286,11 @@ export class ThreadKeeper {
     return (await this.call<{ deleted: boolean }>("thread/delete", { threadId })).deleted;
   }
 
-  /** Creates (or replaces) a thread from a turn document made by `thread.export`. */
+  /**
+   * Creates a thread from a turn document made by `thread.export`. Without `threadId` the thread
+   * gets the document's turn id (the exported thread's id); a thread that already has events
+   * under that id is not replaced: -32003.
+   */
   async importThread(text: string, format: TurnFormat, options: { threadId?: string } = {}): Promise<Thread> {
     const info = await this.call<ThreadInfo>("thread/import", { text, format, ...options });
     return new Thread(this, info);

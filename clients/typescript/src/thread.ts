@@ -1,9 +1,11 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ThreadKeeper } from "./client.js";
+import { ErrorCodes, ThreadKeeperError } from "./errors.js";
 import { storedToLangChainMessages } from "./langchain.js";
 import type {
   AnyAgentEvent,
   AppendResult,
+  EscapeMode,
   EventsPage,
   MessagesRender,
   RenderOptions,
@@ -12,14 +14,42 @@ import type {
   ThreadInfo,
   TurnFormat,
   TurnWriteOptions,
+  XmlDelta,
   XmlRender,
+  XmlRenderOptions,
 } from "./types.js";
+
+/** The event lines of the document received so far in one escape mode. */
+interface KeptLines {
+  lines: string;
+  eventCount: number;
+  /** The thread version they were rendered at: a thread's version never goes down. */
+  version: number;
+}
+
+const NOTHING_KEPT: KeptLines = { lines: "", eventCount: 0, version: 0 };
+
+/** -32602 about `options.fromEvent`: the thread has fewer events than the lines kept. */
+function isFromEventRefused(error: unknown): boolean {
+  return (
+    error instanceof ThreadKeeperError &&
+    error.code === ErrorCodes.InvalidParams &&
+    (error.data as { path?: unknown } | undefined)?.path === "options.fromEvent"
+  );
+}
 
 /** One thread on the server. Obtained from `client.openThread()` or `client.importThread()`. */
 export class Thread {
   readonly id: string;
   /** The thread as it was when opened; `version` and `eventCount` follow this handle's appends. */
   info: ThreadInfo;
+
+  /** Lines kept by incremental XML renders, per escape mode (they differ in body escaping). */
+  private readonly xmlLines = new Map<EscapeMode, KeptLines>();
+  /** Incremental renders run one after the other, so each extends the lines the last one left. */
+  private xmlQueue: Promise<unknown> = Promise.resolve();
+  /** Bumped when the kept lines are dropped, so a render already in flight does not keep its lines. */
+  private xmlGeneration = 0;
 
   constructor(
     private readonly client: ThreadKeeper,
@@ -36,16 +66,70 @@ export class Thread {
     return result;
   }
 
-  async render(format: "xml", options?: RenderOptions): Promise<XmlRender>;
+  async render(format: "xml", options: RenderOptions & { fromEvent: number }): Promise<XmlDelta>;
+  async render(format: "xml", options?: Omit<RenderOptions, "fromEvent">): Promise<XmlRender>;
+  async render(format: "xml", options?: RenderOptions): Promise<XmlRender | XmlDelta>;
   async render(format: "text", options?: RenderOptions): Promise<TextRender>;
   async render(format: "messages", options?: RenderOptions): Promise<MessagesRender>;
-  async render(format: "xml" | "text" | "messages", options?: RenderOptions): Promise<XmlRender | TextRender | MessagesRender> {
+  async render(format: "xml" | "text" | "messages", options?: RenderOptions): Promise<XmlRender | XmlDelta | TextRender | MessagesRender> {
     return this.client.call("thread/render", options ? { threadId: this.id, format, options } : { threadId: this.id, format });
   }
 
-  /** The `<thread>` XML document, with the response prefix (option, else setting) appended. */
-  async renderXml(options?: RenderOptions): Promise<string> {
-    return (await this.render("xml", options)).text;
+  /**
+   * The `<thread>` XML document, with the response prefix (option, else setting) appended.
+   *
+   * With `incremental: true` the server sends only the event lines this object has not received
+   * yet (an XML delta); the object keeps the lines, per escape mode, and assembles the document,
+   * so a step costs what was appended instead of the whole document. This assumes the thread is
+   * not deleted and recreated under the same id while this object is used (event lines never
+   * change otherwise: threads are append-only). When the server refuses the delta because the
+   * thread now has fewer events than kept, or reports a lower version than the kept lines were
+   * rendered at, the object drops what it kept and renders from the first event again.
+   */
+  async renderXml(options: XmlRenderOptions = {}): Promise<string> {
+    const { incremental, ...renderOptions } = options;
+    if (incremental) return this.queueIncremental(renderOptions);
+    return (await this.render("xml", Object.keys(renderOptions).length > 0 ? renderOptions : undefined)).text;
+  }
+
+  /**
+   * The XML delta from event `fromEvent` on: `{version, eventCount, fromEvent, lines, tail}`;
+   * the document is `"<thread>\n" + (the lines of every event so far) + tail`.
+   */
+  async renderXmlDelta(fromEvent: number, options: Omit<RenderOptions, "fromEvent"> = {}): Promise<XmlDelta> {
+    return this.render("xml", { ...options, fromEvent });
+  }
+
+  private queueIncremental(options: Omit<RenderOptions, "fromEvent">): Promise<string> {
+    const run = this.xmlQueue.then(() => this.renderIncremental(options));
+    this.xmlQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async renderIncremental(options: Omit<RenderOptions, "fromEvent">): Promise<string> {
+    const escape = options.escape ?? "full";
+    const kept = this.xmlLines.get(escape) ?? NOTHING_KEPT;
+    const generation = this.xmlGeneration;
+    let delta: XmlDelta;
+    try {
+      delta = await this.renderXmlDelta(kept.eventCount, options);
+    } catch (error) {
+      if (kept.eventCount === 0 || !isFromEventRefused(error)) throw error;
+      this.forgetXmlLines();
+      return this.renderIncremental(options);
+    }
+    if (delta.version < kept.version) {
+      this.forgetXmlLines();
+      return this.renderIncremental(options);
+    }
+    const lines = kept.lines + delta.lines;
+    if (generation === this.xmlGeneration) this.xmlLines.set(escape, { lines, eventCount: delta.eventCount, version: delta.version });
+    return `<thread>\n${lines}${delta.tail}`;
+  }
+
+  private forgetXmlLines(): void {
+    this.xmlLines.clear();
+    this.xmlGeneration++;
   }
 
   /** LangChain stored messages (standard or XML context mode). */
@@ -75,11 +159,13 @@ export class Thread {
 
   /** Frees the server's in-memory state; a durable store keeps the thread, the memory store drops it. */
   async close(): Promise<void> {
+    this.forgetXmlLines();
     await this.client.call("thread/close", { threadId: this.id });
   }
 
   /** Deletes the thread; `false` when it was already gone. */
   async delete(): Promise<boolean> {
+    this.forgetXmlLines();
     return this.client.deleteThread(this.id);
   }
 

@@ -155,12 +155,41 @@ export interface RenderOptions {
   escape?: EscapeMode;
   /** Merge adjacent tool calls of one iteration into one AI message. */
   groupToolCalls?: boolean;
+  /**
+   * Format `xml` only: answer an `XmlDelta` holding only the lines of events `fromEvent` and
+   * later (0 ≤ fromEvent ≤ eventCount, else -32602).
+   */
+  fromEvent?: number;
+}
+
+/** Options of `thread.renderXml()`. */
+export interface XmlRenderOptions extends Omit<RenderOptions, "fromEvent"> {
+  /**
+   * Ask the server only for the event lines this `Thread` object has not received yet, and
+   * assemble the document from the lines it keeps (see `Thread.renderXml`).
+   */
+  incremental?: boolean;
 }
 
 export interface XmlRender {
   format: "xml";
   version: number;
   text: string;
+}
+
+/**
+ * What `thread/render` answers for format `xml` with `options.fromEvent`. The whole document is
+ * `"<thread>\n" + (the lines of every event so far) + tail`.
+ */
+export interface XmlDelta {
+  format: "xml";
+  version: number;
+  eventCount: number;
+  fromEvent: number;
+  /** The `<event>` lines of events `fromEvent…eventCount-1`, each ending with `\n`. */
+  lines: string;
+  /** `"</thread>"`, plus `"\n" + responsePrefix` when there is a prefix. */
+  tail: string;
 }
 
 export interface TextRender {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { findBinary, ThreadKeeper, ThreadKeeperError, type AnyAgentEvent, type StoredMessage } from "../src/index.js";
+import { findBinary, ThreadKeeper, ThreadKeeperError, type AnyAgentEvent } from "../src/index.js";
 
 /** The binary under test: THREADKEEPER_BIN, else the usual discovery. */
 export const BINARY = findBinary();
@@ -94,62 +94,4 @@ export function assertSubset(actual: unknown, expected: unknown, path = "$"): vo
   } else {
     assert.deepEqual(actual, expected, path);
   }
-}
-
-/**
- * Some renderers may still be stubs in the server under test. Tests of their specified
- * behaviour skip (with this reason) when a probe shows the stub; set THREADKEEPER_REQUIRE_ALL=1
- * to make them run and fail instead.
- */
-export interface Availability {
-  messages: boolean;
-  messagesToText: boolean;
-  messagesToXml: boolean;
-  parseToolCalls: boolean;
-  parseThreadXml: boolean;
-  turns: boolean;
-  export: boolean;
-}
-
-const REQUIRE_ALL = process.env.THREADKEEPER_REQUIRE_ALL === "1";
-
-async function answersMethod(p: Promise<unknown>): Promise<boolean> {
-  try {
-    await p;
-    return true;
-  } catch (error) {
-    if (error instanceof ThreadKeeperError && error.code === -32601) return false;
-    return true;
-  }
-}
-
-export async function probe(): Promise<Availability> {
-  const tk = await spawnMemory();
-  try {
-    const human: StoredMessage[] = [{ type: "human", data: { content: "x" } }];
-    const thread = await tk.openThread();
-    await thread.append(sampleEvents());
-    const messages = (await thread.renderMessages()).length > 0;
-    const text = (await tk.messagesToText(human)) !== "";
-    const xml = (await tk.messagesToXml(human)) !== "";
-    const parsed = (await tk.parseToolCalls("hi")) !== null;
-    const parsedXml = (await tk.parseThreadXml(SAMPLE_XML)).length > 0;
-    const turns = await answersMethod(tk.validateTurn({ blocks: [] }));
-    const exported = await answersMethod(thread.export("json"));
-    return {
-      messages: messages || REQUIRE_ALL,
-      messagesToText: text || REQUIRE_ALL,
-      messagesToXml: xml || REQUIRE_ALL,
-      parseToolCalls: parsed || REQUIRE_ALL,
-      parseThreadXml: parsedXml || REQUIRE_ALL,
-      turns: turns || REQUIRE_ALL,
-      export: exported || REQUIRE_ALL,
-    };
-  } finally {
-    await tk.close();
-  }
-}
-
-export function skipUnless(available: boolean, what: string): { skip?: string } {
-  return available ? {} : { skip: `${what} is not implemented by this server build yet` };
 }

@@ -2,9 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { storedToLangChainMessages, type StoredMessage } from "../src/index.js";
-import { probe, sampleEvents, skipUnless, spawnMemory } from "./helpers.js";
-
-const available = await probe();
+import { sampleEvents, spawnMemory } from "./helpers.js";
 
 const stored: StoredMessage[] = [
   { type: "system", data: { content: "Be brief." } },
@@ -49,7 +47,7 @@ describe("LangChain", () => {
     await assert.rejects(storedToLangChainMessages(stored, () => Promise.reject(other)), (error) => error === other);
   });
 
-  test("thread.toLangChainMessages renders and converts", skipUnless(available.messages, "the messages renderer"), async () => {
+  test("thread.toLangChainMessages renders and converts", async () => {
     const tk = await spawnMemory();
     try {
       const thread = await tk.openThread({ settings: { instructions: "Be brief." } });

@@ -2,9 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ErrorCodes, type AnyAgentEvent, type StoredMessage, type ThreadKeeper, type Turn } from "../src/index.js";
 import { serializeThreadToXml as referenceXml } from "../bench/reference-serializer.js";
-import { assertSubset, loopEvents, probe, rejectsWithCode, SAMPLE_XML, sampleEvents, skipUnless, spawnMemory } from "./helpers.js";
-
-const available = await probe();
+import { assertSubset, loopEvents, rejectsWithCode, SAMPLE_XML, sampleEvents, spawnMemory } from "./helpers.js";
 
 let tk: ThreadKeeper;
 before(async () => {
@@ -70,7 +68,6 @@ describe("stateless: xml", () => {
   });
 });
 
-// Specified behaviour of renderers that may still be stubs in the server under test.
 describe("stateless: conversions (seed 003)", () => {
   const messages: StoredMessage[] = [
     { type: "system", data: { content: "Be brief" } },
@@ -79,7 +76,7 @@ describe("stateless: conversions (seed 003)", () => {
     { type: "tool", data: { content: "2", tool_call_id: "c1" } },
   ];
 
-  test("messagesToText", skipUnless(available.messagesToText, "messages/toText"), async () => {
+  test("messagesToText", async () => {
     assert.equal(
       await tk.messagesToText([
         { type: "human", data: { content: "First" } },
@@ -97,7 +94,7 @@ describe("stateless: conversions (seed 003)", () => {
     );
   });
 
-  test("messagesToXml", skipUnless(available.messagesToXml, "messages/toXml"), async () => {
+  test("messagesToXml", async () => {
     assert.equal(
       await tk.messagesToXml(messages),
       [
@@ -111,40 +108,70 @@ describe("stateless: conversions (seed 003)", () => {
     );
     // A lone pre-serialized thread comes back byte for byte.
     assert.equal(await tk.messagesToXml([{ type: "human", data: { content: SAMPLE_XML } }]), SAMPLE_XML);
+    // Behind a system message its events are spliced in, ids renumbered (not escaped into one event).
+    assert.equal(
+      await tk.messagesToXml([
+        { type: "system", data: { content: "S" } },
+        { type: "human", data: { content: `  ${SAMPLE_XML}` } },
+      ]),
+      [
+        "<thread>",
+        '  <event type="system" id="0" iteration="0">S</event>',
+        ...SAMPLE_XML.split("\n")
+          .slice(1, -1)
+          .map((line) => line.replace(/ id="(\d+)"/, (_, id: string) => ` id="${Number(id) + 1}"`)),
+        "</thread>",
+      ].join("\n"),
+    );
   });
 
-  test("parseToolCalls", skipUnless(available.parseToolCalls, "toolCalls/parse"), async () => {
+  test("parseToolCalls", async () => {
     const text = 'Let me compute.\n```json\n{"tool_calls": [{"name": "calc", "args": {"x": 1}}, {"name": "now", "id": "t9"}]}\n```';
     const parsed = await tk.parseToolCalls(text);
     assert.deepEqual(parsed.toolCalls, [
       { id: "call_0", name: "calc", args: { x: 1 } },
       { id: "t9", name: "now", args: {} },
     ]);
-    assert.equal(parsed.content.trim(), "Let me compute.");
+    assert.equal(parsed.content, "Let me compute.");
+    // The text before and after the fence, each trimmed, joined by a blank line.
+    assert.deepEqual(await tk.parseToolCalls('  Before.\n```json\n{"tool_calls": [{"name": "calc"}]}\n```\n  After.  '), {
+      toolCalls: [{ id: "call_0", name: "calc", args: {} }],
+      content: "Before.\n\nAfter.",
+    });
+    // No tool_calls array, or an entry without a string name: no calls, the whole text trimmed.
+    const noArray = '\n```json\n{"calls": []}\n```\n';
+    assert.deepEqual(await tk.parseToolCalls(noArray), { toolCalls: [], content: noArray.trim() });
+    const noName = '```json\n{"tool_calls": [{"args": {}}]}\n```';
+    assert.deepEqual(await tk.parseToolCalls(noName), { toolCalls: [], content: noName });
     const broken = "```json\n{not json}\n```";
     assert.deepEqual(await tk.parseToolCalls(broken), { toolCalls: [], content: broken });
     assert.deepEqual(await tk.parseToolCalls("plain answer"), { toolCalls: [], content: "plain answer" });
   });
 
-  test("parseThreadXml inverts the serializer as far as XML allows", skipUnless(available.parseThreadXml, "xml/parseThread"), async () => {
+  test("parseThreadXml inverts the serializer as far as XML allows", async () => {
     const events = await tk.parseThreadXml(SAMPLE_XML);
     assert.equal(events.length, 5);
     assertSubset(events[0], { type: "message", role: "user", content: "What is 2+2?", iteration: 0 });
     assertSubset(events[1], { type: "tool_call", toolName: "calculator", args: { expression: "2+2" }, iteration: 1 });
+    assertSubset(events[2], { type: "tool_result", result: "4", iteration: 1 });
     assertSubset(events[3], { type: "message", role: "assistant", content: "The answer is 4.", iteration: 1 });
+    assertSubset(events[4], { type: "completion", result: "The answer is 4.", iteration: 1 });
+    // The XML has no call ids: the result is paired with its call by whatever id the parser picks.
+    assert.equal((events[2] as { toolCallId?: unknown }).toolCallId, (events[1] as { toolCallId?: unknown }).toolCallId);
+    assert.ok(events.every((e) => !("timestamp" in e)), "timestamps are not in the XML");
     assert.equal(await tk.serializeThreadToXml(events), SAMPLE_XML, "serialize(parse(x)) == x");
     await rejectsWithCode(tk.parseThreadXml("<thread><event"), ErrorCodes.InvalidParams);
   });
 });
 
 describe("thread renderers: messages and text (seeds 001, 002)", () => {
-  test("standard mode follows the upstream table", skipUnless(available.messages, "the messages renderer"), async () => {
+  test("standard mode follows the upstream table", async () => {
     const thread = await tk.openThread();
     await thread.append(sampleEvents());
     const rendered = await thread.render("messages");
     assert.equal(rendered.contextMode, "standard");
     assert.equal(rendered.version, 1);
-    assertSubset(rendered.messages, [
+    assert.deepEqual(rendered.messages, [
       { type: "human", data: { content: "What is 2+2?" } },
       { type: "ai", data: { content: "", tool_calls: [{ id: "c1", name: "calculator", args: { expression: "2+2" }, type: "tool_call" }] } },
       { type: "tool", data: { content: "4", tool_call_id: "c1" } },
@@ -152,7 +179,7 @@ describe("thread renderers: messages and text (seeds 001, 002)", () => {
     ]);
   });
 
-  test("system message from instructions and summaries; prefixes of system/human-input/error events", skipUnless(available.messages, "the messages renderer"), async () => {
+  test("system message from instructions and summaries; prefixes of system/human-input/error events", async () => {
     const thread = await tk.openThread({ settings: { instructions: "Be brief." } });
     await thread.append([
       { type: "summary", summarizedIterations: [0, 1], summary: "Did things.", iteration: 2 },
@@ -161,7 +188,7 @@ describe("thread renderers: messages and text (seeds 001, 002)", () => {
       { type: "error", error: "bad", recoverable: true, iteration: 2 },
       { type: "error", error: "worse", recoverable: false, iteration: 2 },
     ]);
-    assertSubset(await thread.renderMessages(), [
+    assert.deepEqual(await thread.renderMessages(), [
       { type: "system", data: { content: "## Previous Iteration Summaries\n\n### Iteration(s) 0, 1\nDid things.\n\n\n\nBe brief." } },
       { type: "human", data: { content: "[System]: note" } },
       { type: "human", data: { content: "[Human Response]: yes" } },
@@ -170,21 +197,26 @@ describe("thread renderers: messages and text (seeds 001, 002)", () => {
     ]);
   });
 
-  test("xml mode: [system?, human(<thread> document + prefix)]", skipUnless(available.messages, "the messages renderer"), async () => {
+  test("xml mode: [system?, human(<thread> document + prefix)]", async () => {
     const thread = await tk.openThread({ settings: { contextMode: "xml", instructions: "Be brief.", responsePrefix: "Go:" } });
     await thread.append(sampleEvents());
     const rendered = await thread.render("messages");
     assert.equal(rendered.contextMode, "xml");
-    assertSubset(rendered.messages, [
+    assert.deepEqual(rendered.messages, [
       { type: "system", data: { content: "Be brief." } },
       { type: "human", data: { content: `${SAMPLE_XML}\nGo:` } },
     ]);
-    const standard = await thread.renderMessages({ contextMode: "standard" });
-    assert.equal(standard[0]?.type, "system");
-    assert.equal(standard.length, 5, "system + the four standard messages");
+    // The option overrides the setting; completion events give no message.
+    assert.deepEqual(await thread.renderMessages({ contextMode: "standard" }), [
+      { type: "system", data: { content: "Be brief." } },
+      { type: "human", data: { content: "What is 2+2?" } },
+      { type: "ai", data: { content: "", tool_calls: [{ id: "c1", name: "calculator", args: { expression: "2+2" }, type: "tool_call" }] } },
+      { type: "tool", data: { content: "4", tool_call_id: "c1" } },
+      { type: "ai", data: { content: "The answer is 4." } },
+    ]);
   });
 
-  test("renderText is messagesToPrompt of the messages", skipUnless(available.messages && available.messagesToText, "the text renderer"), async () => {
+  test("renderText is messagesToPrompt of the messages", async () => {
     const thread = await tk.openThread();
     await thread.append([
       { type: "message", role: "user", content: "First", iteration: 0 },
@@ -206,7 +238,7 @@ describe("turns (seed 004)", () => {
     ],
   };
 
-  test("toYaml/fromYaml and toJson/fromJson round-trip the blocks", skipUnless(available.turns, "turns/*"), async () => {
+  test("toYaml/fromYaml and toJson/fromJson round-trip the blocks", async () => {
     const yaml = await tk.turnToYaml(turn);
     assert.match(yaml, /kind: tool_call/);
     const fromYaml = await tk.turnFromYaml(yaml);
@@ -217,23 +249,42 @@ describe("turns (seed 004)", () => {
     assertSubset((await tk.turnFromJson(json)).turn.blocks, turn.blocks);
   });
 
-  test("validate reports problems with paths", skipUnless(available.turns, "turns/*"), async () => {
+  test("validate reports problems with paths", async () => {
     assert.deepEqual(await tk.validateTurn(turn), { valid: true, problems: [] });
     const bad: Turn = { blocks: [{ kind: "tool_call", payload: { args: {} } }] };
+    // Seed 004: a tool_call needs id and name; missing fields are problems only in strict mode.
+    assert.equal((await tk.validateTurn(bad)).valid, true);
     const result = await tk.validateTurn(bad, { strict: true });
     assert.equal(result.valid, false);
-    assert.ok(result.problems.length > 0);
-    assert.ok(result.problems.every((p) => typeof p.path === "string" && typeof p.message === "string"));
+    assert.deepEqual(
+      result.problems.map((p) => p.path),
+      ["blocks[0].payload.id", "blocks[0].payload.name"],
+    );
+    assert.ok(result.problems.every((p) => typeof p.message === "string" && p.message.length > 0));
   });
 
-  test("export then import gives back the same events", skipUnless(available.export, "thread/export"), async () => {
-    const thread = await tk.openThread();
+  test("export then import gives back the same events, settings and metadata", async () => {
+    const thread = await tk.openThread({ settings: { instructions: "Be brief." }, metadata: { user: "ann" } });
     await thread.append(sampleEvents());
     for (const format of ["yaml", "json"] as const) {
       const text = await thread.export(format);
-      const imported = await tk.importThread(text, format);
-      assert.notEqual(imported.id, thread.id);
+      const imported = await tk.importThread(text, format, { threadId: `${thread.id}-${format}` });
+      assert.equal(imported.id, `${thread.id}-${format}`);
       assert.deepEqual(await imported.events(), await thread.events());
+      assert.deepEqual([imported.info.settings, imported.info.metadata], [{ instructions: "Be brief." }, { user: "ann" }]);
+      assert.equal(await imported.renderXml(), await thread.renderXml());
     }
+  });
+
+  test("import without threadId uses the exported thread's id, and does not replace a thread with events", async () => {
+    const thread = await tk.openThread();
+    await thread.append(sampleEvents());
+    const text = await thread.export("json");
+    await rejectsWithCode(tk.importThread(text, "json"), ErrorCodes.VersionConflict);
+    const events = await thread.events();
+    await thread.delete();
+    const restored = await tk.importThread(text, "json");
+    assert.equal(restored.id, thread.id);
+    assert.deepEqual(await restored.events(), events);
   });
 });

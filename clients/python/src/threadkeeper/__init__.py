@@ -18,6 +18,7 @@ from .types import (
     Turn,
     TurnRead,
     TurnValidation,
+    XmlDelta,
 )
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "Turn",
     "TurnRead",
     "TurnValidation",
+    "XmlDelta",
     "find_binary",
     "stored_to_langchain_messages",
 ]

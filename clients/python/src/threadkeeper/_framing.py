@@ -17,10 +17,14 @@ class FramingError(Exception):
     """The peer sent bytes that are not a valid frame."""
 
 
+def frame(body: bytes) -> bytes:
+    """One frame holding ``body`` as it is."""
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
 def encode(message: Any) -> bytes:
     """One frame holding ``message`` as compact JSON (non-ASCII sent as UTF-8, not escaped)."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    return frame(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def _content_length(header: bytes) -> int:

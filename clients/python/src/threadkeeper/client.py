@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._connection import Connection
 from .discovery import find_binary
+from .errors import ErrorCode, ThreadKeeperError
 from .types import (
     AnyAgentEvent,
     AppendResult,
@@ -24,6 +27,7 @@ from .types import (
     TurnFormat,
     TurnRead,
     TurnValidation,
+    XmlDelta,
 )
 
 if TYPE_CHECKING:
@@ -42,6 +46,7 @@ def render_options(
     response_prefix: str | None = None,
     escape: EscapeMode | None = None,
     group_tool_calls: bool | None = None,
+    from_event: int | None = None,
 ) -> dict[str, Any]:
     """The wire form of render options (unset ones left out)."""
     return _drop_none(
@@ -50,11 +55,30 @@ def render_options(
         responsePrefix=response_prefix,
         escape=escape,
         groupToolCalls=group_tool_calls,
+        fromEvent=from_event,
     )
 
 
 def turn_write_options(redact_encrypted_content: bool | None = None, omit_data: bool | None = None) -> dict[str, Any]:
     return _drop_none(redactEncryptedContent=redact_encrypted_content, omitData=omit_data)
+
+
+@dataclass(frozen=True)
+class _KeptLines:
+    """The event lines of the document received so far in one escape mode."""
+
+    lines: str
+    event_count: int
+    #: The thread version they were rendered at: a thread's version never goes down.
+    version: int
+
+
+_NOTHING_KEPT = _KeptLines("", 0, 0)
+
+
+def _is_from_event_refused(error: ThreadKeeperError) -> bool:
+    """-32602 about ``options.fromEvent``: the thread has fewer events than the lines kept."""
+    return error.code == ErrorCode.INVALID_PARAMS and isinstance(error.data, dict) and error.data.get("path") == "options.fromEvent"
 
 
 class AsyncThread:
@@ -65,6 +89,12 @@ class AsyncThread:
         self.id = info.thread_id
         #: The thread as it was when opened; ``version`` and ``event_count`` follow this handle's appends.
         self.info = info
+        #: Lines kept by incremental XML renders, per escape mode (they differ in body escaping).
+        self._xml_lines: dict[str, _KeptLines] = {}
+        #: Incremental renders run one after the other, so each extends the lines the last one left.
+        self._xml_lock = asyncio.Lock()
+        #: Bumped when the kept lines are dropped, so a render already in flight does not keep its lines.
+        self._xml_generation = 0
 
     def __repr__(self) -> str:
         return f"AsyncThread(id={self.id!r}, version={self.info.version}, event_count={self.info.event_count})"
@@ -89,13 +119,81 @@ class AsyncThread:
         return result
 
     async def render_xml(
-        self, *, response_prefix: str | None = None, escape: EscapeMode | None = None, context_mode: ContextMode | None = None, instructions: str | None = None, group_tool_calls: bool | None = None
+        self,
+        *,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        group_tool_calls: bool | None = None,
+        incremental: bool = False,
     ) -> str:
-        """The ``<thread>`` XML document, with the response prefix (option, else setting) appended."""
-        result = await self.render(
-            "xml", response_prefix=response_prefix, escape=escape, context_mode=context_mode, instructions=instructions, group_tool_calls=group_tool_calls
+        """The ``<thread>`` XML document, with the response prefix (option, else setting) appended.
+
+        With ``incremental=True`` the server sends only the event lines this object has not
+        received yet (an XML delta); the object keeps the lines, per escape mode, and assembles
+        the document, so a step costs what was appended instead of the whole document. This
+        assumes the thread is not deleted and recreated under the same id while this object is
+        used (event lines never change otherwise: threads are append-only). When the server
+        refuses the delta because the thread now has fewer events than kept, or reports a lower
+        version than the kept lines were rendered at, the object drops what it kept and renders
+        from the first event again.
+        """
+        options: dict[str, Any] = dict(
+            response_prefix=response_prefix, escape=escape, context_mode=context_mode, instructions=instructions, group_tool_calls=group_tool_calls
         )
-        return str(result["text"])
+        if incremental:
+            async with self._xml_lock:
+                return await self._render_incremental(options)
+        return str((await self.render("xml", **options))["text"])
+
+    async def render_xml_delta(
+        self,
+        from_event: int,
+        *,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        group_tool_calls: bool | None = None,
+    ) -> XmlDelta:
+        """The XML delta from event ``from_event`` on (0 ≤ from_event ≤ event count, else -32602).
+
+        The document is ``"<thread>\\n" + (the lines of every event so far) + delta.tail``.
+        """
+        result = await self.render(
+            "xml",
+            from_event=from_event,
+            response_prefix=response_prefix,
+            escape=escape,
+            context_mode=context_mode,
+            instructions=instructions,
+            group_tool_calls=group_tool_calls,
+        )
+        return XmlDelta.from_wire(result)
+
+    async def _render_incremental(self, options: dict[str, Any]) -> str:
+        escape = options["escape"] or "full"
+        kept = self._xml_lines.get(escape, _NOTHING_KEPT)
+        generation = self._xml_generation
+        try:
+            delta = await self.render_xml_delta(kept.event_count, **options)
+        except ThreadKeeperError as error:
+            if kept.event_count == 0 or not _is_from_event_refused(error):
+                raise
+            self._forget_xml_lines()
+            return await self._render_incremental(options)
+        if delta.version < kept.version:
+            self._forget_xml_lines()
+            return await self._render_incremental(options)
+        lines = kept.lines + delta.lines
+        if generation == self._xml_generation:
+            self._xml_lines[escape] = _KeptLines(lines, delta.event_count, delta.version)
+        return "<thread>\n" + lines + delta.tail
+
+    def _forget_xml_lines(self) -> None:
+        self._xml_lines.clear()
+        self._xml_generation += 1
 
     async def render_messages(
         self, *, context_mode: ContextMode | None = None, instructions: str | None = None, response_prefix: str | None = None, escape: EscapeMode | None = None, group_tool_calls: bool | None = None
@@ -132,10 +230,12 @@ class AsyncThread:
 
     async def close(self) -> None:
         """Frees the server's in-memory state; a durable store keeps the thread, the memory store drops it."""
+        self._forget_xml_lines()
         await self._client.request("thread/close", {"threadId": self.id})
 
     async def delete(self) -> bool:
         """Deletes the thread; ``False`` when it was already gone."""
+        self._forget_xml_lines()
         return await self._client.delete_thread(self.id)
 
     async def to_langchain_messages(self, **options: Any) -> list[BaseMessage]:
@@ -235,7 +335,11 @@ class AsyncThreadKeeper:
         return bool(result["deleted"])
 
     async def import_thread(self, text: str, format: TurnFormat, *, thread_id: str | None = None) -> AsyncThread:
-        """Creates (or replaces) a thread from a turn document made by ``thread.export``."""
+        """Creates a thread from a turn document made by ``thread.export``.
+
+        Without ``thread_id`` the thread gets the document's turn id (the exported thread's id); a
+        thread that already has events under that id is not replaced: -32003.
+        """
         info = await self.request("thread/import", _drop_none(text=text, format=format, threadId=thread_id))
         return AsyncThread(self, ThreadInfo.from_wire(info))
 

@@ -26,6 +26,7 @@ from .types import (
     TurnFormat,
     TurnRead,
     TurnValidation,
+    XmlDelta,
 )
 
 if TYPE_CHECKING:
@@ -80,10 +81,42 @@ class Thread:
         return self._run(self._thread.render(format, **options))
 
     def render_xml(
-        self, *, response_prefix: str | None = None, escape: EscapeMode | None = None, context_mode: ContextMode | None = None, instructions: str | None = None, group_tool_calls: bool | None = None
+        self,
+        *,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        group_tool_calls: bool | None = None,
+        incremental: bool = False,
     ) -> str:
+        """See :meth:`AsyncThread.render_xml`, including ``incremental=True``."""
         return self._run(
-            self._thread.render_xml(response_prefix=response_prefix, escape=escape, context_mode=context_mode, instructions=instructions, group_tool_calls=group_tool_calls)
+            self._thread.render_xml(
+                response_prefix=response_prefix,
+                escape=escape,
+                context_mode=context_mode,
+                instructions=instructions,
+                group_tool_calls=group_tool_calls,
+                incremental=incremental,
+            )
+        )
+
+    def render_xml_delta(
+        self,
+        from_event: int,
+        *,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        group_tool_calls: bool | None = None,
+    ) -> XmlDelta:
+        """See :meth:`AsyncThread.render_xml_delta`."""
+        return self._run(
+            self._thread.render_xml_delta(
+                from_event, response_prefix=response_prefix, escape=escape, context_mode=context_mode, instructions=instructions, group_tool_calls=group_tool_calls
+            )
         )
 
     def render_messages(

@@ -159,6 +159,26 @@ class AppendResult:
 
 
 @dataclass(frozen=True)
+class XmlDelta:
+    """What ``thread/render`` answers for format ``xml`` with ``options.fromEvent``.
+
+    The whole document is ``"<thread>\\n" + (the lines of every event so far) + tail``.
+    """
+
+    version: int
+    event_count: int
+    from_event: int
+    #: The ``<event>`` lines of events ``from_event`` to ``event_count - 1``, each ending with ``\\n``.
+    lines: str
+    #: ``"</thread>"``, plus ``"\\n" + response_prefix`` when there is a prefix.
+    tail: str
+
+    @classmethod
+    def from_wire(cls, value: dict[str, Any]) -> XmlDelta:
+        return cls(value["version"], value["eventCount"], value["fromEvent"], value["lines"], value["tail"])
+
+
+@dataclass(frozen=True)
 class EventsPage:
     version: int
     event_count: int
