@@ -145,8 +145,21 @@ fn step_events(step: usize) -> Vec<Value> {
 
 const STEPS: usize = 1_000;
 
-/// One agent loop over the sidecar; `delta` asks only for new lines and keeps the document here.
-fn agent_loop_over_sidecar(delta: bool) -> Duration {
+/// How a host drives each agent-loop step.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// Append, then render the whole document: two round trips.
+    Whole,
+    /// Append, then render only the new lines (`options.fromEvent`): two round trips.
+    Delta,
+    /// Append and delta render in one JSON-RPC batch: one round trip (the thread's lane keeps
+    /// them in order).
+    BatchedDelta,
+}
+
+/// One agent loop over the sidecar; delta modes keep the document here.
+fn agent_loop_over_sidecar(mode: Mode) -> Duration {
+    let delta = mode != Mode::Whole;
     let mut peer = Peer::server();
     peer.call(&json!({"jsonrpc": "2.0", "id": 1, "method": "thread/open", "params": {"threadId": "loop"}}));
     let mut per_step = Vec::with_capacity(STEPS);
@@ -156,9 +169,18 @@ fn agent_loop_over_sidecar(delta: bool) -> Duration {
     let start = Instant::now();
     for step in 0..STEPS {
         let t = Instant::now();
-        peer.call(&json!({"jsonrpc": "2.0", "id": 2, "method": "thread/append", "params": {"threadId": "loop", "events": step_events(step)}}));
-        if delta {
-            let r = peer.call(&json!({"jsonrpc": "2.0", "id": 3, "method": "thread/render", "params": {"threadId": "loop", "format": "xml", "options": {"fromEvent": known}}}));
+        let append = json!({"jsonrpc": "2.0", "id": 2, "method": "thread/append", "params": {"threadId": "loop", "events": step_events(step)}});
+        let delta_render = json!({"jsonrpc": "2.0", "id": 3, "method": "thread/render", "params": {"threadId": "loop", "format": "xml", "options": {"fromEvent": known}}});
+        if mode == Mode::BatchedDelta {
+            let answers = peer.call(&json!([append, delta_render]));
+            let result = &answers[1]["result"];
+            lines.push_str(result["lines"].as_str().unwrap());
+            known = result["eventCount"].as_u64().unwrap();
+            let document = format!("<thread>\n{lines}{}", result["tail"].as_str().unwrap());
+            document_len = document.len();
+        } else if delta {
+            peer.call(&append);
+            let r = peer.call(&delta_render);
             let result = &r["result"];
             lines.push_str(result["lines"].as_str().unwrap());
             known = result["eventCount"].as_u64().unwrap();
@@ -166,6 +188,7 @@ fn agent_loop_over_sidecar(delta: bool) -> Duration {
             let document = format!("<thread>\n{lines}{}", result["tail"].as_str().unwrap());
             document_len = document.len();
         } else {
+            peer.call(&append);
             let r = peer.call(&json!({"jsonrpc": "2.0", "id": 3, "method": "thread/render", "params": {"threadId": "loop", "format": "xml"}}));
             document_len = r["result"]["text"].as_str().unwrap().len();
         }
@@ -176,7 +199,11 @@ fn agent_loop_over_sidecar(delta: bool) -> Duration {
     let last: Duration = per_step[STEPS - 100..].iter().sum::<Duration>() / 100;
     println!(
         "agent loop, threadkeeper ({}): {STEPS} steps in {:.3} s, {} per step; steps 1-100 {} avg, steps 901-1000 {} avg; final document {} kB",
-        if delta { "XML deltas, fromEvent" } else { "whole document each step" },
+        match mode {
+            Mode::Whole => "whole document each step",
+            Mode::Delta => "XML deltas, fromEvent",
+            Mode::BatchedDelta => "append + XML delta in one batch",
+        },
         total.as_secs_f64(),
         us(total / STEPS as u32),
         us(first),
@@ -187,8 +214,9 @@ fn agent_loop_over_sidecar(delta: bool) -> Duration {
 }
 
 fn agent_loop() {
-    let whole = agent_loop_over_sidecar(false);
-    let delta = agent_loop_over_sidecar(true);
+    let whole = agent_loop_over_sidecar(Mode::Whole);
+    let delta = agent_loop_over_sidecar(Mode::Delta);
+    let batched = agent_loop_over_sidecar(Mode::BatchedDelta);
     let events: Vec<Value> = (0..STEPS).flat_map(step_events).collect();
     let path = std::env::temp_dir().join("threadkeeper-agent-loop-events.json");
     std::fs::write(&path, serde_json::to_vec(&events).unwrap()).unwrap();
@@ -205,9 +233,10 @@ fn agent_loop() {
             {
                 let node = ms / 1e3;
                 println!(
-                    "agent loop, ratio vs Node reference: {:.1}x (whole document each step), {:.1}x (XML deltas)",
+                    "agent loop, ratio vs Node reference: {:.1}x (whole document each step), {:.1}x (XML deltas), {:.1}x (append + delta in one batch)",
                     node / whole.as_secs_f64(),
-                    node / delta.as_secs_f64()
+                    node / delta.as_secs_f64(),
+                    node / batched.as_secs_f64()
                 );
             }
         }
