@@ -437,3 +437,27 @@ fn two_processes_share_one_file() {
     assert!(a.stop().success());
     assert!(b.stop().success());
 }
+
+#[test]
+fn threads_evicted_from_memory_reload_from_the_file_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = command(Some(&sqlite(&dir.path().join("threads.db"))));
+    cmd.args(["--max-threads-in-memory", "2"]);
+    let mut server = Server::spawn(cmd);
+    let events = sample_events();
+    let threads: Vec<String> = (0..6).map(|i| format!("lru-{i}")).collect();
+    let mut first_seen = Vec::new();
+    for (i, thread) in threads.iter().enumerate() {
+        server.call("thread/open", json!({"threadId": thread, "metadata": {"n": i}}));
+        server.call("thread/append", json!({"threadId": thread, "events": events}));
+        first_seen.push(snapshot(&mut server, thread));
+    }
+    // Only two fit in memory; every other one was evicted and must come back whole, and
+    // appends to an evicted thread continue its version count.
+    for (i, thread) in threads.iter().enumerate() {
+        assert_eq!(snapshot(&mut server, thread), first_seen[i], "{thread} after eviction");
+        let appended = server.call("thread/append", json!({"threadId": thread, "events": events[..1], "expectedVersion": 1}));
+        assert_eq!(appended["version"], 2, "{thread}: {appended}");
+    }
+    assert_eq!(server.call("thread/list", json!({}))["threads"].as_array().unwrap().len(), threads.len());
+}
