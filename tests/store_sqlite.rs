@@ -456,7 +456,8 @@ fn threads_evicted_from_memory_reload_from_the_file_unchanged() {
     // appends to an evicted thread continue its version count.
     for (i, thread) in threads.iter().enumerate() {
         assert_eq!(snapshot(&mut server, thread), first_seen[i], "{thread} after eviction");
-        let appended = server.call("thread/append", json!({"threadId": thread, "events": events[..1], "expectedVersion": 1}));
+        let appended =
+            server.call("thread/append", json!({"threadId": thread, "events": events[..1], "expectedVersion": 1}));
         assert_eq!(appended["version"], 2, "{thread}: {appended}");
     }
     assert_eq!(server.call("thread/list", json!({}))["threads"].as_array().unwrap().len(), threads.len());

@@ -4,6 +4,7 @@
 use super::errors::{self, response};
 use super::methods::Context;
 use futures_util::FutureExt;
+use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -183,13 +184,13 @@ impl Dispatcher {
     }
 
     /// Sends an error that belongs to no request (id null).
-    pub fn send_error(&self, code: i32, message: &str, data: Option<serde_json::Value>) {
-        self.send_error_to("null", code, message, data);
+    pub fn send_error(&self, code: i32, message: &str) {
+        let _ = self.out.send(response("null", code, message, None));
     }
 
-    /// Sends an error for the request whose id is the raw JSON `id`.
-    pub fn send_error_to(&self, id: &str, code: i32, message: &str, data: Option<serde_json::Value>) {
-        let _ = self.out.send(response(id, code, message, data));
+    /// Sends an error object for the request whose id is the raw JSON `id`.
+    pub fn send_error_object(&self, id: &str, error: &ErrorObjectOwned) {
+        let _ = self.out.send(errors::response_with(id, error));
     }
 
     /// Handles one message body: a request, a notification or a batch.
@@ -197,15 +198,14 @@ impl Dispatcher {
         let text = match std::str::from_utf8(body) {
             Ok(text) => text,
             Err(e) => {
-                self.send_error(errors::PARSE_ERROR, &format!("parse error: message is not UTF-8 ({e})"), None);
+                self.send_error(errors::PARSE_ERROR, &format!("parse error: message is not UTF-8 ({e})"));
                 return Control::Continue;
             }
         };
         let depth = json_depth(body);
         if depth > MAX_JSON_DEPTH {
             let error = errors::limit_exceeded("maxJsonDepth", depth as u64, MAX_JSON_DEPTH as u64);
-            let data = error.data().and_then(|d| serde_json::from_str(d.get()).ok());
-            self.send_error(errors::LIMIT_EXCEEDED, error.message(), data);
+            let _ = self.out.send(errors::response_with("null", &error));
             return Control::Continue;
         }
         if text.trim_start().starts_with('[') {
@@ -221,7 +221,7 @@ impl Dispatcher {
     }
 
     fn send_parse_error(&self, e: &serde_json::Error) {
-        self.send_error(errors::PARSE_ERROR, &format!("parse error: {e}"), None);
+        self.send_error(errors::PARSE_ERROR, &format!("parse error: {e}"));
     }
 
     fn handle_batch(&mut self, text: &str) -> Control {
@@ -233,7 +233,7 @@ impl Dispatcher {
             }
         };
         if entries.is_empty() {
-            self.send_error(errors::INVALID_REQUEST, "invalid request: empty batch", None);
+            self.send_error(errors::INVALID_REQUEST, "invalid request: empty batch");
             return Control::Continue;
         }
         let mut replies = Vec::with_capacity(entries.len());
@@ -348,8 +348,7 @@ impl Dispatcher {
             match (self.phase, method.as_str()) {
                 (Phase::Uninitialized, "initialize") => {
                     if let Err(e) = super::methods::check_initialize(envelope.params.map_or("", RawValue::get)) {
-                        let data = e.data().and_then(|d| serde_json::from_str(d.get()).ok());
-                        return answered(reply, Some(response(id_text, e.code(), e.message(), data)));
+                        return answered(reply, Some(errors::response_with(id_text, &e)));
                     }
                     self.phase = Phase::Running;
                 }

@@ -50,6 +50,12 @@ pub fn from_service(error: ServiceError) -> ErrorObjectOwned {
     }
 }
 
+/// A complete error response carrying an error object built above.
+pub fn response_with(id: &str, error: &ErrorObjectOwned) -> String {
+    let error = serde_json::to_string(error).expect("error objects serialize");
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
+}
+
 /// A complete error response for an id given as raw JSON text (`null` when unknown).
 pub fn response(id: &str, code: i32, message: &str, data: Option<serde_json::Value>) -> String {
     let mut error = json!({ "code": code, "message": message });

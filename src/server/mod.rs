@@ -81,17 +81,11 @@ where
             Frame::Message(body) => dispatcher.handle(&body),
             Frame::TooLarge { len, max, id } => {
                 let error = errors::limit_exceeded("maxFrameBytes", len as u64, max as u64);
-                let data = error.data().and_then(|d| serde_json::from_str(d.get()).ok());
-                dispatcher.send_error_to(
-                    id.as_deref().unwrap_or("null"),
-                    errors::LIMIT_EXCEEDED,
-                    error.message(),
-                    data,
-                );
+                dispatcher.send_error_object(id.as_deref().unwrap_or("null"), &error);
                 Control::Continue
             }
             Frame::Garbage { reason } => {
-                dispatcher.send_error(errors::PARSE_ERROR, &format!("parse error: {reason}"), None);
+                dispatcher.send_error(errors::PARSE_ERROR, &format!("parse error: {reason}"));
                 Control::Continue
             }
         };
