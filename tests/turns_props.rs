@@ -1,8 +1,10 @@
 //! Property tests for turn documents: text round trips of random turns, and lossless
 //! threads ↔ turns round trips of random event lists.
 
+mod strategies;
+
 use proptest::prelude::*;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 use threadkeeper::turns::*;
 use threadkeeper::AgentEvent;
 
@@ -127,38 +129,8 @@ fn nasty_string() -> impl Strategy<Value = String> {
     ]
 }
 
-fn number() -> impl Strategy<Value = Number> {
-    prop_oneof![
-        any::<i64>().prop_map(Number::from),
-        any::<u64>().prop_map(Number::from),
-        (0u64..100).prop_map(Number::from),
-        any::<f64>().prop_filter_map("finite", Number::from_f64),
-        prop::sample::select(&[0.0, -0.0, 1.0, 1.5, 1e16, 1e21, 1e-7, 123456789.0][..])
-            .prop_filter_map("finite", Number::from_f64),
-    ]
-}
-
 fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        number().prop_map(Value::Number),
-        nasty_string().prop_map(Value::String),
-    ];
-    leaf.prop_recursive(4, 40, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            json_map(nasty_string(), inner).prop_map(Value::Object),
-        ]
-    })
-}
-
-/// Maps in arbitrary key order (the first occurrence of a repeated key keeps its place).
-fn json_map(
-    key: impl Strategy<Value = String>,
-    value: impl Strategy<Value = Value>,
-) -> impl Strategy<Value = Map<String, Value>> {
-    prop::collection::vec((key, value), 0..6).prop_map(|entries| entries.into_iter().collect())
+    strategies::json_value(nasty_string, 4, 40, 6)
 }
 
 fn payload_key() -> impl Strategy<Value = String> {
@@ -190,8 +162,8 @@ fn block() -> impl Strategy<Value = Block> {
         nasty_string(),
         nasty_string(),
         role(),
-        json_map(payload_key(), json_value()),
-        json_map(metadata_key(), json_value()),
+        strategies::json_map(payload_key(), json_value(), 6),
+        strategies::json_map(metadata_key(), json_value(), 6),
     )
         .prop_map(|((kind, raw), id, turn_id, role, payload, mut metadata)| {
             if let Some(raw) = raw {
@@ -206,8 +178,8 @@ fn turn() -> impl Strategy<Value = Turn> {
         nasty_string(),
         nasty_string(),
         prop::collection::vec(block(), 0..5),
-        json_map(metadata_key(), json_value()),
-        json_map(nasty_string(), json_value()),
+        strategies::json_map(metadata_key(), json_value(), 6),
+        strategies::json_map(nasty_string(), json_value(), 6),
     )
         .prop_map(|(id, run_id, blocks, metadata, data)| Turn {
             version: FORMAT_VERSION,
@@ -254,7 +226,7 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
             f("role", role.into()),
             f("content", content)
         ]),
-        (s(), s(), json_map(nasty_string(), json_value())).prop_map(move |(name, id, args)| vec![
+        (s(), s(), strategies::json_map(nasty_string(), json_value(), 6)).prop_map(move |(name, id, args)| vec![
             f("type", "tool_call".into()),
             f("toolName", name),
             f("toolCallId", id),
@@ -281,14 +253,16 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
         ),
         s().prop_map(move |r| vec![f("type", "human_input_received".into()), f("response", r)]),
         (s(), b()).prop_map(move |(r, v)| vec![f("type", "completion".into()), f("result", r), f("verified", v)]),
-        (prop::collection::vec(number().prop_map(Value::Number), 0..4), s()).prop_map(move |(its, summary)| vec![
-            f("type", "summary".into()),
-            f("summarizedIterations", Value::Array(its)),
-            f("summary", summary)
-        ]),
+        (prop::collection::vec(strategies::number().prop_map(Value::Number), 0..4), s()).prop_map(
+            move |(its, summary)| vec![
+                f("type", "summary".into()),
+                f("summarizedIterations", Value::Array(its)),
+                f("summary", summary)
+            ]
+        ),
         (
             nasty_string().prop_filter("an unknown type", |t| !KNOWN_TYPES.contains(&t.as_str())),
-            json_map(nasty_string(), json_value())
+            strategies::json_map(nasty_string(), json_value(), 6)
         )
             .prop_map(move |(t, fields)| {
                 let mut v = vec![f("type", Value::String(t))];
@@ -308,7 +282,13 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
 }
 
 fn event() -> impl Strategy<Value = AgentEvent> {
-    (event_core(), number(), maybe(number()), json_map(nasty_string(), json_value()), any::<bool>())
+    (
+        event_core(),
+        strategies::number(),
+        maybe(strategies::number()),
+        strategies::json_map(nasty_string(), json_value(), 6),
+        any::<bool>(),
+    )
         .prop_flat_map(|(mut fields, iteration, timestamp, extras, natural)| {
             fields.push(("timestamp".into(), Value::Null)); // placeholder, removed below when absent
             fields.push(("iteration".into(), Value::Number(iteration)));

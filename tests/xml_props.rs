@@ -2,10 +2,12 @@
 //! ids 0..n, read back by `parse_thread_xml` (modulo U+FFFD for characters XML forbids), and the
 //! same bytes whether rendered at once or pushed in chunks.
 
+mod strategies;
+
 use proptest::prelude::*;
 use quick_xml::events::Event;
 use quick_xml::Reader;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 use threadkeeper::js_json;
 use threadkeeper::xml::is_forbidden_char;
 use threadkeeper::{
@@ -47,35 +49,12 @@ fn arb_string() -> impl Strategy<Value = String> {
     proptest::collection::vec(arb_char(), 0..24).prop_map(|chars| chars.into_iter().collect())
 }
 
-fn arb_number() -> impl Strategy<Value = Number> {
-    prop_oneof![
-        any::<u32>().prop_map(Number::from),
-        any::<i64>().prop_map(Number::from),
-        any::<u64>().prop_map(Number::from),
-        any::<f64>().prop_filter_map("finite", Number::from_f64),
-        proptest::sample::select(vec![0.5, 1e21, 1e-7, -0.0, 0.1, 123e-20, 1.7976931348623157e308])
-            .prop_filter_map("finite", Number::from_f64),
-    ]
-}
-
 fn arb_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        arb_number().prop_map(Value::Number),
-        arb_string().prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 24, 4, |inner| {
-        prop_oneof![
-            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            proptest::collection::vec((arb_string(), inner), 0..4)
-                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
-        ]
-    })
+    strategies::json_value(arb_string, 3, 24, 4)
 }
 
 fn arb_object() -> impl Strategy<Value = Map<String, Value>> {
-    proptest::collection::vec((arb_string(), arb_json()), 0..4).prop_map(|kv| kv.into_iter().collect())
+    strategies::json_map(arb_string(), arb_json(), 4)
 }
 
 fn arb_event() -> impl Strategy<Value = AgentEvent> {
@@ -100,7 +79,7 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
         (arb_string(), any::<bool>()).prop_map(
             |(result, verified)| serde_json::json!({"type": "completion", "result": result, "verified": verified})
         ),
-        (proptest::collection::vec(arb_number(), 0..4), arb_string()).prop_map(
+        (proptest::collection::vec(strategies::number(), 0..4), arb_string()).prop_map(
             |(its, summary)| serde_json::json!({"type": "summary", "summarizedIterations": its, "summary": summary})
         ),
         (arb_string().prop_filter("not a reserved type", |t| !RESERVED_TYPES.contains(&t.as_str())), arb_object())
@@ -112,7 +91,7 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
                 Value::Object(fields)
             }),
     ];
-    (body, arb_number(), proptest::option::of(any::<u32>())).prop_map(|(mut body, iteration, timestamp)| {
+    (body, strategies::number(), proptest::option::of(any::<u32>())).prop_map(|(mut body, iteration, timestamp)| {
         let fields = body.as_object_mut().unwrap();
         fields.insert("iteration".into(), Value::Number(iteration));
         if let Some(t) = timestamp {
