@@ -3,7 +3,8 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::{user, Server, Wire};
+use support::events::user;
+use support::{serve, Server, Wire};
 
 const WIRES: [Wire; 2] = [Wire::Lsp, Wire::Ndjson];
 
@@ -14,7 +15,7 @@ fn open(server: &mut Server, id: &str) -> Value {
 #[test]
 fn both_framings_serve_the_thread_lifecycle() {
     for wire in WIRES {
-        let mut s = Server::start(wire);
+        let mut s = Server::start(wire, "memory");
         let info = open(&mut s, "t1");
         assert_eq!(info["threadId"], "t1");
         assert_eq!(info["version"], 0);
@@ -28,13 +29,13 @@ fn both_framings_serve_the_thread_lifecycle() {
         );
         assert_eq!(s.ok("shutdown", json!(null)), Value::Null);
         s.notify("exit", json!(null));
-        assert!(s.wait().success(), "{wire:?}: exit after shutdown is status 0");
+        assert!(s.wait_for_exit().success(), "{wire:?}: exit after shutdown is status 0");
     }
 }
 
 #[test]
 fn requests_before_initialize_are_refused() {
-    let mut s = Server::spawn(Wire::Lsp, &[]);
+    let mut s = Server::spawn(Wire::Lsp, &mut serve(Some("memory")));
     let e = s.err("thread/list", json!({}));
     assert_eq!(e["code"], -32002);
     // Notifications before initialize are dropped silently; initialize then works.
@@ -47,7 +48,7 @@ fn requests_before_initialize_are_refused() {
 
 #[test]
 fn unsupported_protocol_version_is_invalid_params() {
-    let mut s = Server::spawn(Wire::Ndjson, &[]);
+    let mut s = Server::spawn(Wire::Ndjson, &mut serve(Some("memory")));
     let e = s.err("initialize", json!({"protocolVersion": 2}));
     assert_eq!(e["code"], -32602);
     assert_eq!(e["data"]["path"], "protocolVersion");
@@ -55,24 +56,24 @@ fn unsupported_protocol_version_is_invalid_params() {
 
 #[test]
 fn after_shutdown_requests_are_invalid_and_exit_statuses_follow_lsp() {
-    let mut s = Server::start(Wire::Lsp);
+    let mut s = Server::start(Wire::Lsp, "memory");
     s.ok("shutdown", json!(null));
     assert_eq!(s.err("thread/list", json!({}))["code"], -32600);
     s.close_stdin();
-    assert_eq!(s.wait().code(), Some(0), "EOF after shutdown");
+    assert_eq!(s.wait_for_exit().code(), Some(0), "EOF after shutdown");
 
-    let mut s = Server::start(Wire::Lsp);
+    let mut s = Server::start(Wire::Lsp, "memory");
     s.notify("exit", json!(null));
-    assert_eq!(s.wait().code(), Some(1), "exit without shutdown");
+    assert_eq!(s.wait_for_exit().code(), Some(1), "exit without shutdown");
 
-    let mut s = Server::start(Wire::Ndjson);
+    let mut s = Server::start(Wire::Ndjson, "memory");
     s.close_stdin();
-    assert_eq!(s.wait().code(), Some(1), "EOF without shutdown");
+    assert_eq!(s.wait_for_exit().code(), Some(1), "EOF without shutdown");
 }
 
 #[test]
 fn every_thread_method_answers() {
-    let mut s = Server::start(Wire::Ndjson);
+    let mut s = Server::start(Wire::Ndjson, "memory");
     let made = s.ok("thread/open", json!({"settings": {"instructions": "Be brief."}, "metadata": {"k": 1}}));
     let id = made["threadId"].as_str().unwrap().to_string();
     assert!(id.starts_with("t-"), "{id}");
@@ -115,7 +116,7 @@ fn every_thread_method_answers() {
 
 #[test]
 fn stateless_methods_answer() {
-    let mut s = Server::start(Wire::Lsp);
+    let mut s = Server::start(Wire::Lsp, "memory");
     assert_eq!(
         s.ok("xml/escape", json!({"text": "<a href=\"x\">'&'</a>"}))["text"],
         "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;"
@@ -138,7 +139,7 @@ fn stateless_methods_answer() {
 
 #[test]
 fn errors_carry_codes_and_data() {
-    let mut s = Server::start(Wire::Lsp);
+    let mut s = Server::start(Wire::Lsp, "memory");
     open(&mut s, "e");
     let e = s.err("thread/append", json!({"threadId": "e", "events": [user("ok", 0), {"type": "tool_call", "iteration": 0, "toolName": "x", "args": {}}]}));
     assert_eq!(e["code"], -32602);
@@ -171,9 +172,9 @@ fn errors_carry_codes_and_data() {
 
 #[test]
 fn limits_answer_minus_32004_and_nothing_is_stored() {
-    let mut s = Server::start_with(
+    let mut s = Server::start_command(
         Wire::Ndjson,
-        &[
+        serve(Some("memory")).args([
             "--max-events-per-call",
             "3",
             "--max-event-bytes",
@@ -182,7 +183,7 @@ fn limits_answer_minus_32004_and_nothing_is_stored() {
             "2",
             "--max-frame-bytes",
             "4096",
-        ],
+        ]),
     );
     open(&mut s, "a");
     let e = s.err(
@@ -211,7 +212,7 @@ fn limits_answer_minus_32004_and_nothing_is_stored() {
 #[test]
 fn batches_mix_good_bad_and_notifications() {
     for wire in WIRES {
-        let mut s = Server::start(wire);
+        let mut s = Server::start(wire, "memory");
         s.send(&json!([
             {"jsonrpc": "2.0", "id": 1, "method": "xml/escape", "params": {"text": "<"}},
             {"jsonrpc": "2.0", "method": "xml/escape", "params": {"text": "notification"}},
@@ -241,7 +242,7 @@ fn batches_mix_good_bad_and_notifications() {
 
 #[test]
 fn notifications_get_no_response_but_take_effect() {
-    let mut s = Server::start(Wire::Lsp);
+    let mut s = Server::start(Wire::Lsp, "memory");
     open(&mut s, "n");
     s.notify("thread/append", json!({"threadId": "n", "events": [user("quiet", 0)]}));
     s.notify("no/such/method", json!({}));
@@ -252,7 +253,7 @@ fn notifications_get_no_response_but_take_effect() {
 
 #[test]
 fn ids_of_every_shape_come_back_verbatim() {
-    let mut s = Server::start(Wire::Ndjson);
+    let mut s = Server::start(Wire::Ndjson, "memory");
     for id in [json!(-7), json!(1.5), json!("abc"), json!(""), json!(null), json!(18446744073709551615u64)] {
         s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "xml/escape", "params": {"text": "'"}}));
         let r = s.recv().unwrap();
@@ -269,7 +270,7 @@ fn assert_alive(s: &mut Server) {
 
 #[test]
 fn malformed_input_never_kills_the_server() {
-    let mut s = Server::start(Wire::Lsp);
+    let mut s = Server::start(Wire::Lsp, "memory");
     // Invalid JSON.
     s.send_body(b"{\"jsonrpc\": \"2.0\", ");
     assert_eq!(s.recv().unwrap()["error"]["code"], -32700);
@@ -333,7 +334,7 @@ fn malformed_input_never_kills_the_server() {
 
 #[test]
 fn a_hundred_megabyte_frame_over_the_limit_is_skipped() {
-    let mut s = Server::start(Wire::Lsp);
+    let mut s = Server::start(Wire::Lsp, "memory");
     let len = 100 * 1024 * 1024;
     s.send_raw(format!("Content-Length: {len}\r\n\r\n").as_bytes());
     let chunk = vec![b' '; 1024 * 1024];
@@ -348,7 +349,7 @@ fn a_hundred_megabyte_frame_over_the_limit_is_skipped() {
 
 #[test]
 fn cancel_answers_minus_32800_for_a_queued_request() {
-    let mut s = Server::start(Wire::Ndjson);
+    let mut s = Server::start(Wire::Ndjson, "memory");
     open(&mut s, "big");
     let events: Vec<Value> = (0..20_000).map(|i| user(&format!("message {i} {}", "x".repeat(100)), i / 10)).collect();
     s.ok("thread/append", json!({"threadId": "big", "events": events}));
@@ -376,7 +377,7 @@ fn cancel_answers_minus_32800_for_a_queued_request() {
 
 #[test]
 fn interleaved_requests_on_many_threads_equal_the_sequential_result() {
-    let mut s = Server::start(Wire::Lsp);
+    let mut s = Server::start(Wire::Lsp, "memory");
     let threads = 20;
     let steps = 25;
     for t in 0..threads {
@@ -415,9 +416,9 @@ fn interleaved_requests_on_many_threads_equal_the_sequential_result() {
 #[test]
 fn logs_stay_off_stdout_and_never_show_event_content() {
     use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(support::BIN)
-        .args(["serve", "--store", "memory", "--log-level", "debug"])
+    use std::process::Stdio;
+    let mut child = serve(Some("memory"))
+        .args(["--log-level", "debug"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -445,7 +446,7 @@ fn logs_stay_off_stdout_and_never_show_event_content() {
 
 #[test]
 fn xml_deltas_rebuild_the_full_document_at_every_step() {
-    let mut s = Server::start(Wire::Ndjson);
+    let mut s = Server::start(Wire::Ndjson, "memory");
     s.ok("thread/open", json!({"threadId": "d", "settings": {"responsePrefix": "Next:"}}));
     let mut lines = String::new();
     let mut known = 0u64;

@@ -3,9 +3,10 @@
 //! Needs `THREADKEEPER_TEST_PG` (a connection URL); `scripts/with-postgres cargo test --test
 //! store_postgres` provides one. Without it every test says it was skipped and passes.
 
-mod common;
+mod support;
 
-use common::{command, numbered_event, run_to_end, Server};
+use support::events::numbered_event;
+use support::{run_to_end, serve, Server, Wire};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
@@ -76,42 +77,42 @@ fn catching_up_with_another_server_is_one_query() {
 fn two_servers_share_a_thread_and_see_each_others_appends() {
     let Some(url) = database_url("two_servers_share_a_thread_and_see_each_others_appends") else { return };
     let id = unique("shared");
-    let mut a = Server::start(&url);
-    let mut b = Server::start(&url);
+    let mut a = Server::start(Wire::Ndjson, &url);
+    let mut b = Server::start(Wire::Ndjson, &url);
     assert_eq!(a.init["capabilities"]["store"], json!({"kind": "postgres"}));
 
-    a.call("thread/open", json!({"threadId": id, "settings": {"responsePrefix": "<r>"}, "metadata": {"by": "a"}}));
-    b.call("thread/render", json!({"threadId": id, "format": "xml"})); // B holds the thread in memory now
-    a.call("thread/append", json!({"threadId": id, "events": [numbered_event(0, 0), numbered_event(0, 1)]}));
-    a.call("thread/append", json!({"threadId": id, "events": [numbered_event(1, 0)], "expectedVersion": 1}));
+    a.ok("thread/open", json!({"threadId": id, "settings": {"responsePrefix": "<r>"}, "metadata": {"by": "a"}}));
+    b.ok("thread/render", json!({"threadId": id, "format": "xml"})); // B holds the thread in memory now
+    a.ok("thread/append", json!({"threadId": id, "events": [numbered_event(0, 0), numbered_event(0, 1)]}));
+    a.ok("thread/append", json!({"threadId": id, "events": [numbered_event(1, 0)], "expectedVersion": 1}));
 
     // B renders what A appended without being told.
-    let from_a = a.call("thread/render", json!({"threadId": id, "format": "xml"}));
-    let from_b = b.call("thread/render", json!({"threadId": id, "format": "xml"}));
+    let from_a = a.ok("thread/render", json!({"threadId": id, "format": "xml"}));
+    let from_b = b.ok("thread/render", json!({"threadId": id, "format": "xml"}));
     assert_eq!(from_b, from_a);
     assert_eq!(from_b["version"], 2);
     assert!(from_b["text"].as_str().unwrap().contains(">1.0</event>"), "{from_b}");
     assert!(from_b["text"].as_str().unwrap().ends_with("<r>"), "{from_b}");
-    let events_b = b.call("thread/events", json!({"threadId": id}));
+    let events_b = b.ok("thread/events", json!({"threadId": id}));
     assert_eq!(events_b["events"], json!([numbered_event(0, 0), numbered_event(0, 1), numbered_event(1, 0)]));
 
     // B appends without knowing the version A left: it goes after A's events.
-    let appended = b.call("thread/append", json!({"threadId": id, "events": [numbered_event(2, 0)]}));
+    let appended = b.ok("thread/append", json!({"threadId": id, "events": [numbered_event(2, 0)]}));
     assert_eq!(appended, json!({"threadId": id, "version": 3, "eventCount": 4}));
-    assert_eq!(a.call("thread/events", json!({"threadId": id}))["eventCount"], 4);
+    assert_eq!(a.ok("thread/events", json!({"threadId": id}))["eventCount"], 4);
 
     // Settings changed through B reach A.
-    b.call("thread/open", json!({"threadId": id, "settings": {"responsePrefix": "<s>"}}));
-    let text = a.call("thread/render", json!({"threadId": id, "format": "xml"}))["text"].as_str().unwrap().to_owned();
+    b.ok("thread/open", json!({"threadId": id, "settings": {"responsePrefix": "<s>"}}));
+    let text = a.ok("thread/render", json!({"threadId": id, "format": "xml"}))["text"].as_str().unwrap().to_owned();
     assert!(text.ends_with("<s>"), "{text}");
 
     // Deleted through A: gone for B too, and a new thread of that id starts empty on both.
-    assert_eq!(a.call("thread/delete", json!({"threadId": id}))["deleted"], true);
-    assert_eq!(b.call_err("thread/events", json!({"threadId": id}))["code"], -32001);
-    a.call("thread/open", json!({"threadId": id}));
-    a.call("thread/append", json!({"threadId": id, "events": [numbered_event(7, 0)]}));
-    assert_eq!(b.call("thread/events", json!({"threadId": id}))["events"], json!([numbered_event(7, 0)]));
-    a.call("thread/delete", json!({"threadId": id}));
+    assert_eq!(a.ok("thread/delete", json!({"threadId": id}))["deleted"], true);
+    assert_eq!(b.err("thread/events", json!({"threadId": id}))["code"], -32001);
+    a.ok("thread/open", json!({"threadId": id}));
+    a.ok("thread/append", json!({"threadId": id, "events": [numbered_event(7, 0)]}));
+    assert_eq!(b.ok("thread/events", json!({"threadId": id}))["events"], json!([numbered_event(7, 0)]));
+    a.ok("thread/delete", json!({"threadId": id}));
     assert!(a.stop().success());
     assert!(b.stop().success());
 }
@@ -125,7 +126,7 @@ fn append_stream(server: &mut Server, id: &str, tag: u64, count: u64, batch: u64
         })
         .collect();
     let writer = server.send_in_background(requests);
-    let answers = (0..count).map(|_| server.next_answer(common::ANSWER_TIMEOUT).expect("answer")).collect();
+    let answers = (0..count).map(|_| server.recv().expect("answer")).collect();
     assert_eq!(server.join_background(writer) as u64, count);
     answers
 }
@@ -136,10 +137,10 @@ fn concurrent_appends_without_expected_version_all_land_once() {
     const PER_SERVER: u64 = 150;
     const BATCH: u64 = 3;
     let id = unique("race");
-    let mut a = Server::start(&url);
-    let mut b = Server::start(&url);
-    a.call("thread/open", json!({"threadId": id}));
-    b.call("thread/events", json!({"threadId": id}));
+    let mut a = Server::start(Wire::Ndjson, &url);
+    let mut b = Server::start(Wire::Ndjson, &url);
+    a.ok("thread/open", json!({"threadId": id}));
+    b.ok("thread/events", json!({"threadId": id}));
 
     let id_a = id.clone();
     let id_b = id.clone();
@@ -157,7 +158,7 @@ fn concurrent_appends_without_expected_version_all_land_once() {
     assert_eq!(versions, (1..=2 * PER_SERVER).collect::<BTreeSet<_>>());
 
     // Every batch exactly once, whole, in its server's order.
-    let stored = a.call("thread/events", json!({"threadId": id}));
+    let stored = a.ok("thread/events", json!({"threadId": id}));
     assert_eq!(stored["version"], 2 * PER_SERVER);
     let events = stored["events"].as_array().unwrap();
     assert_eq!(events.len() as u64, 2 * PER_SERVER * BATCH);
@@ -180,11 +181,11 @@ fn concurrent_appends_without_expected_version_all_land_once() {
     assert!(switches > 1, "the appends did not run concurrently; the test proved nothing");
 
     // Both servers render the same document.
-    let xml_a = a.call("thread/render", json!({"threadId": id, "format": "xml"}));
-    let xml_b = b.call("thread/render", json!({"threadId": id, "format": "xml"}));
+    let xml_a = a.ok("thread/render", json!({"threadId": id, "format": "xml"}));
+    let xml_b = b.ok("thread/render", json!({"threadId": id, "format": "xml"}));
     assert_eq!(xml_a, xml_b);
     assert_eq!(xml_a["version"], 2 * PER_SERVER);
-    a.call("thread/delete", json!({"threadId": id}));
+    a.ok("thread/delete", json!({"threadId": id}));
     assert!(a.stop().success());
     assert!(b.stop().success());
 }
@@ -194,21 +195,21 @@ fn concurrent_appends_with_expected_version_conflict_in_the_database() {
     let Some(url) = database_url("concurrent_appends_with_expected_version_conflict_in_the_database") else { return };
     const ROUNDS: u64 = 25;
     let id = unique("cas");
-    let mut a = Server::start(&url);
-    let mut b = Server::start(&url);
-    a.call("thread/open", json!({"threadId": id}));
+    let mut a = Server::start(Wire::Ndjson, &url);
+    let mut b = Server::start(Wire::Ndjson, &url);
+    a.ok("thread/open", json!({"threadId": id}));
 
     for round in 0..ROUNDS {
         // Both try to be the append after version `round`; exactly one may win.
-        let ra = a.send(
+        let ra = a.request(
             "thread/append",
             json!({"threadId": id, "events": [numbered_event(1000 + round, 0)], "expectedVersion": round}),
         );
-        let rb = b.send(
+        let rb = b.request(
             "thread/append",
             json!({"threadId": id, "events": [numbered_event(2000 + round, 0)], "expectedVersion": round}),
         );
-        let (answer_a, answer_b) = (a.wait(ra), b.wait(rb));
+        let (answer_a, answer_b) = (a.response(ra), b.response(rb));
         let (winner, loser) = match (answer_a.get("result"), answer_b.get("result")) {
             (Some(_), None) => (&answer_a, &answer_b),
             (None, Some(_)) => (&answer_b, &answer_a),
@@ -219,7 +220,7 @@ fn concurrent_appends_with_expected_version_conflict_in_the_database() {
         assert_eq!(loser["error"]["data"], json!({"threadId": id, "currentVersion": round + 1}));
     }
 
-    let stored = b.call("thread/events", json!({"threadId": id}));
+    let stored = b.ok("thread/events", json!({"threadId": id}));
     assert_eq!(stored["version"], ROUNDS);
     let events = stored["events"].as_array().unwrap();
     assert_eq!(events.len() as u64, ROUNDS, "a losing append left events behind");
@@ -228,10 +229,10 @@ fn concurrent_appends_with_expected_version_conflict_in_the_database() {
         assert_eq!(iteration % 1000, round as u64);
     }
     assert_eq!(
-        a.call("thread/render", json!({"threadId": id, "format": "xml"})),
-        b.call("thread/render", json!({"threadId": id, "format": "xml"}))
+        a.ok("thread/render", json!({"threadId": id, "format": "xml"})),
+        b.ok("thread/render", json!({"threadId": id, "format": "xml"}))
     );
-    a.call("thread/delete", json!({"threadId": id}));
+    a.ok("thread/delete", json!({"threadId": id}));
     assert!(a.stop().success());
     assert!(b.stop().success());
 }
@@ -306,25 +307,25 @@ fn a_database_outage_answers_32005_and_the_pool_reconnects() {
     let relayed = format!("postgres://{user}{password}@127.0.0.1:{}/{dbname}", relay.port);
 
     let id = unique("outage");
-    let mut server = Server::start(&relayed);
-    server.call("thread/open", json!({"threadId": id}));
-    server.call("thread/append", json!({"threadId": id, "events": [numbered_event(0, 0)]}));
+    let mut server = Server::start(Wire::Ndjson, &relayed);
+    server.ok("thread/open", json!({"threadId": id}));
+    server.ok("thread/append", json!({"threadId": id, "events": [numbered_event(0, 0)]}));
 
     relay.cut();
     for _ in 0..3 {
-        let error = server.call_err("thread/append", json!({"threadId": id, "events": [numbered_event(1, 0)]}));
+        let error = server.err("thread/append", json!({"threadId": id, "events": [numbered_event(1, 0)]}));
         assert_eq!(error["code"], -32005, "{error}");
         assert!(error["message"].as_str().unwrap().starts_with("store failed: PostgreSQL: "), "{error}");
     }
     // Requests that need no database are still answered.
-    assert_eq!(server.call("xml/escape", json!({"text": "<"})), json!({"text": "&lt;"}));
+    assert_eq!(server.ok("xml/escape", json!({"text": "<"})), json!({"text": "&lt;"}));
 
     relay.restore();
-    let ok = server.call("thread/append", json!({"threadId": id, "events": [numbered_event(2, 0)]}));
+    let ok = server.ok("thread/append", json!({"threadId": id, "events": [numbered_event(2, 0)]}));
     assert_eq!(ok, json!({"threadId": id, "version": 2, "eventCount": 2}));
-    let stored = server.call("thread/events", json!({"threadId": id}));
+    let stored = server.ok("thread/events", json!({"threadId": id}));
     assert_eq!(stored["events"], json!([numbered_event(0, 0), numbered_event(2, 0)]));
-    server.call("thread/delete", json!({"threadId": id}));
+    server.ok("thread/delete", json!({"threadId": id}));
     assert!(server.stop().success());
 }
 
@@ -338,7 +339,7 @@ fn a_database_with_a_newer_schema_is_refused() {
     let scratch_url = format!("{}/{scratch}", url.rsplit_once('/').unwrap().0);
     admin_on(&rt, &scratch_url, "CREATE TABLE threadkeeper_schema (singleton boolean PRIMARY KEY DEFAULT true, version bigint NOT NULL); INSERT INTO threadkeeper_schema VALUES (true, 99)");
 
-    let (status, stderr) = run_to_end(&mut command(Some(&scratch_url)));
+    let (status, stderr) = run_to_end(&mut serve(Some(&scratch_url)));
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(
@@ -374,7 +375,7 @@ fn an_unreachable_database_fails_fast_with_status_2() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     let url = format!("postgres://nobody@127.0.0.1:{port}/none");
-    let (status, stderr) = run_to_end(&mut command(Some(&url)));
+    let (status, stderr) = run_to_end(&mut serve(Some(&url)));
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.starts_with(&format!("threadkeeper: cannot open the store {url}: PostgreSQL: ")), "{stderr}");
     assert!(stderr.contains("Connection refused"), "{stderr}");

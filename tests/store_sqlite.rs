@@ -1,12 +1,12 @@
 //! The SQLite store through real server processes: resume, crash safety, refusal of
 //! databases it must not touch, start-up failures and failures while serving.
 
-mod common;
+mod support;
 
-use common::{command, numbered_event, run_to_end, sample_events, Server};
+use support::events::{numbered_event, sample_events};
+use support::{run_to_end, serve, Server, Wire};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::Duration;
 
 fn sqlite(path: &Path) -> String {
     format!("sqlite:{}", path.display())
@@ -14,7 +14,7 @@ fn sqlite(path: &Path) -> String {
 
 /// Everything a client can see of a thread.
 fn snapshot(server: &mut Server, thread: &str) -> Vec<String> {
-    let mut seen = vec![server.call("thread/events", json!({"threadId": thread})).to_string()];
+    let mut seen = vec![server.ok("thread/events", json!({"threadId": thread})).to_string()];
     for (format, options) in [
         ("xml", json!({})),
         ("messages", json!({})),
@@ -22,14 +22,14 @@ fn snapshot(server: &mut Server, thread: &str) -> Vec<String> {
         ("messages", json!({"contextMode": "xml"})),
         ("xml", json!({"escape": "minimal"})),
     ] {
-        let rendered = server.call("thread/render", json!({"threadId": thread, "format": format, "options": options}));
+        let rendered = server.ok("thread/render", json!({"threadId": thread, "format": format, "options": options}));
         seen.push(rendered.to_string());
     }
     seen
 }
 
 fn thread_info(server: &mut Server, thread: &str) -> Value {
-    let list = server.call("thread/list", json!({}));
+    let list = server.ok("thread/list", json!({}));
     list["threads"].as_array().unwrap().iter().find(|t| t["threadId"] == thread).cloned().unwrap_or(Value::Null)
 }
 
@@ -39,28 +39,28 @@ fn a_thread_resumes_in_a_fresh_process() {
     let store = sqlite(&dir.path().join("threads.db"));
     let events = sample_events();
 
-    let mut first = Server::start(&store);
-    let opened = first.call(
+    let mut first = Server::start(Wire::Ndjson, &store);
+    let opened = first.ok(
         "thread/open",
         json!({"threadId": "resume-1", "settings": {"instructions": "Be brief.", "responsePrefix": "<answer>"},
                "metadata": {"zeta": 1, "alpha": {"y": true, "x": null}}}),
     );
     assert_eq!(opened["version"], 0);
-    first.call("thread/append", json!({"threadId": "resume-1", "events": events[..2]}));
-    first.call("thread/append", json!({"threadId": "resume-1", "events": events[2..4], "expectedVersion": 1}));
-    let last = first.call("thread/append", json!({"threadId": "resume-1", "events": events[4..]}));
+    first.ok("thread/append", json!({"threadId": "resume-1", "events": events[..2]}));
+    first.ok("thread/append", json!({"threadId": "resume-1", "events": events[2..4], "expectedVersion": 1}));
+    let last = first.ok("thread/append", json!({"threadId": "resume-1", "events": events[4..]}));
     assert_eq!(last, json!({"threadId": "resume-1", "version": 3, "eventCount": 5}));
     let before = snapshot(&mut first, "resume-1");
     let info_before = thread_info(&mut first, "resume-1");
     // close frees memory only: the thread comes back from the file in the same process.
     assert_eq!(
-        first.call("thread/close", json!({"threadId": "resume-1"})),
+        first.ok("thread/close", json!({"threadId": "resume-1"})),
         json!({"threadId": "resume-1", "closed": true})
     );
     assert_eq!(snapshot(&mut first, "resume-1"), before);
     assert!(first.stop().success());
 
-    let mut second = Server::start(&store);
+    let mut second = Server::start(Wire::Ndjson, &store);
     assert_eq!(thread_info(&mut second, "resume-1"), info_before);
     assert_eq!(
         info_before["metadata"].to_string(),
@@ -71,17 +71,17 @@ fn a_thread_resumes_in_a_fresh_process() {
     let after = snapshot(&mut second, "resume-1");
     assert_eq!(after, before);
     // The events come back as sent, key order and unknown fields included.
-    let stored = second.call("thread/events", json!({"threadId": "resume-1"}));
+    let stored = second.ok("thread/events", json!({"threadId": "resume-1"}));
     assert_eq!(stored["events"].to_string(), Value::Array(events).to_string());
     assert!(before[1].contains("&lt;config&gt;"), "{}", before[1]);
 
     // The version goes on from where it was, and conflicts are still detected.
     let conflict =
-        second.call_err("thread/append", json!({"threadId": "resume-1", "events": [], "expectedVersion": 1}));
+        second.err("thread/append", json!({"threadId": "resume-1", "events": [], "expectedVersion": 1}));
     assert_eq!(conflict["code"], -32003);
     assert_eq!(conflict["data"], json!({"threadId": "resume-1", "currentVersion": 3}));
     let next = second
-        .call("thread/append", json!({"threadId": "resume-1", "events": [numbered_event(9, 0)], "expectedVersion": 3}));
+        .ok("thread/append", json!({"threadId": "resume-1", "events": [numbered_event(9, 0)], "expectedVersion": 3}));
     assert_eq!(next, json!({"threadId": "resume-1", "version": 4, "eventCount": 6}));
     assert!(second.stop().success());
 }
@@ -90,34 +90,34 @@ fn a_thread_resumes_in_a_fresh_process() {
 fn list_and_delete_act_on_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite(&dir.path().join("threads.db"));
-    let mut first = Server::start(&store);
+    let mut first = Server::start(Wire::Ndjson, &store);
     for id in ["b-thread", "a-thread", "c-thread"] {
-        first.call("thread/open", json!({"threadId": id}));
-        first.call("thread/append", json!({"threadId": id, "events": [numbered_event(1, 0)]}));
+        first.ok("thread/open", json!({"threadId": id}));
+        first.ok("thread/append", json!({"threadId": id, "events": [numbered_event(1, 0)]}));
     }
     assert!(first.stop().success());
 
-    let mut second = Server::start(&store);
+    let mut second = Server::start(Wire::Ndjson, &store);
     let ids = |server: &mut Server| -> Vec<String> {
-        let list = server.call("thread/list", json!({}));
+        let list = server.ok("thread/list", json!({}));
         list["threads"].as_array().unwrap().iter().map(|t| t["threadId"].as_str().unwrap().to_owned()).collect()
     };
     assert_eq!(ids(&mut second), ["b-thread", "a-thread", "c-thread"], "oldest first");
     assert_eq!(
-        second.call("thread/delete", json!({"threadId": "a-thread"})),
+        second.ok("thread/delete", json!({"threadId": "a-thread"})),
         json!({"threadId": "a-thread", "deleted": true})
     );
     assert_eq!(
-        second.call("thread/delete", json!({"threadId": "a-thread"})),
+        second.ok("thread/delete", json!({"threadId": "a-thread"})),
         json!({"threadId": "a-thread", "deleted": false})
     );
     assert!(second.stop().success());
 
-    let mut third = Server::start(&store);
+    let mut third = Server::start(Wire::Ndjson, &store);
     assert_eq!(ids(&mut third), ["b-thread", "c-thread"]);
-    assert_eq!(third.call_err("thread/render", json!({"threadId": "a-thread", "format": "xml"}))["code"], -32001);
+    assert_eq!(third.err("thread/render", json!({"threadId": "a-thread", "format": "xml"}))["code"], -32001);
     // A deleted id starts over as a new, empty thread.
-    assert_eq!(third.call("thread/open", json!({"threadId": "a-thread"}))["eventCount"], 0);
+    assert_eq!(third.ok("thread/open", json!({"threadId": "a-thread"}))["eventCount"], 0);
     assert!(third.stop().success());
 }
 
@@ -127,8 +127,8 @@ fn sigkill_mid_stream_keeps_every_acknowledged_append_and_no_partial_one() {
     const APPENDS: u64 = 3000;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("threads.db");
-    let mut server = Server::start(&sqlite(&path));
-    server.call("thread/open", json!({"threadId": "crash"}));
+    let mut server = Server::start(Wire::Ndjson, &sqlite(&path));
+    server.ok("thread/open", json!({"threadId": "crash"}));
 
     // Requests go out from another thread while answers are read here.
     let requests = (0..APPENDS)
@@ -141,22 +141,22 @@ fn sigkill_mid_stream_keeps_every_acknowledged_append_and_no_partial_one() {
     let mut acknowledged = 0u64;
     let mut answers = 0;
     while answers < 40 {
-        let answer = server.next_answer(common::ANSWER_TIMEOUT).expect("server alive");
+        let answer = server.recv().expect("server alive");
         let version = answer["result"]["version"].as_u64().unwrap_or_else(|| panic!("{answer}"));
         acknowledged = acknowledged.max(version);
         answers += 1;
     }
     server.kill();
     // Answers already written before the kill are acknowledged too.
-    while let Some(answer) = server.next_answer(Duration::from_secs(5)) {
+    while let Some(answer) = server.recv() {
         if let Some(version) = answer["result"]["version"].as_u64() {
             acknowledged = acknowledged.max(version);
         }
     }
     let sent = server.join_background(writer) as u64;
 
-    let mut restarted = Server::start(&sqlite(&path));
-    let stored = restarted.call("thread/events", json!({"threadId": "crash"}));
+    let mut restarted = Server::start(Wire::Ndjson, &sqlite(&path));
+    let stored = restarted.ok("thread/events", json!({"threadId": "crash"}));
     let version = stored["version"].as_u64().unwrap();
     let count = stored["eventCount"].as_u64().unwrap();
     eprintln!("{sent} appends sent, {acknowledged} acknowledged, {version} survived the kill");
@@ -170,7 +170,7 @@ fn sigkill_mid_stream_keeps_every_acknowledged_append_and_no_partial_one() {
         assert_eq!(event, &numbered_event(n / BATCH, n % BATCH), "event {n}");
     }
     // The server goes on from there.
-    let next = restarted.call("thread/append", json!({"threadId": "crash", "events": [], "expectedVersion": version}));
+    let next = restarted.ok("thread/append", json!({"threadId": "crash", "events": [], "expectedVersion": version}));
     assert_eq!(next["version"].as_u64(), Some(version + 1));
     assert!(restarted.stop().success());
 
@@ -186,8 +186,8 @@ fn sigkill_mid_stream_keeps_every_acknowledged_append_and_no_partial_one() {
 fn a_database_from_a_newer_version_is_refused_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("threads.db");
-    let mut server = Server::start(&sqlite(&path));
-    server.call("thread/open", json!({"threadId": "t"}));
+    let mut server = Server::start(Wire::Ndjson, &sqlite(&path));
+    server.ok("thread/open", json!({"threadId": "t"}));
     assert!(server.stop().success());
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
@@ -195,7 +195,7 @@ fn a_database_from_a_newer_version_is_refused_untouched() {
     }
     let bytes = std::fs::read(&path).unwrap();
 
-    let (status, stderr) = run_to_end(&mut command(Some(&sqlite(&path))));
+    let (status, stderr) = run_to_end(&mut serve(Some(&sqlite(&path))));
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert_eq!(
         stderr.trim_end(),
@@ -218,7 +218,7 @@ fn a_database_of_another_program_is_refused_untouched() {
         conn.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me');").unwrap();
     }
     let bytes = std::fs::read(&path).unwrap();
-    let (status, stderr) = run_to_end(&mut command(Some(&sqlite(&path))));
+    let (status, stderr) = run_to_end(&mut serve(Some(&sqlite(&path))));
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!("{} is not a threadkeeper database (it holds other data)", path.display())),
@@ -233,7 +233,7 @@ fn a_store_that_cannot_be_opened_fails_fast_with_status_2() {
     let file = dir.path().join("a-file");
     std::fs::write(&file, "x").unwrap();
     let path = file.join("threads.db");
-    let (status, stderr) = run_to_end(&mut command(Some(&sqlite(&path))));
+    let (status, stderr) = run_to_end(&mut serve(Some(&sqlite(&path))));
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert_eq!(
         stderr.trim_end(),
@@ -259,7 +259,7 @@ fn permission_denied_fails_fast_with_status_2() {
         return;
     }
     let path = locked.join("threads.db");
-    let (status, stderr) = run_to_end(&mut command(Some(&sqlite(&path))));
+    let (status, stderr) = run_to_end(&mut serve(Some(&sqlite(&path))));
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("Permission denied"), "{stderr}");
 }
@@ -270,28 +270,28 @@ fn the_default_store_is_sqlite_in_a_private_data_directory() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().join("data").join("tk");
-    let mut cmd = command(None);
+    let mut cmd = serve(None);
     cmd.env("THREADKEEPER_DATA_DIR", &data_dir);
-    let mut server = Server::spawn(cmd);
-    server.call("thread/open", json!({"threadId": "default-1"}));
+    let mut server = Server::start_command(Wire::Ndjson, &mut cmd);
+    server.ok("thread/open", json!({"threadId": "default-1"}));
     assert!(server.stop().success());
     assert_eq!(std::fs::metadata(&data_dir).unwrap().permissions().mode() & 0o777, 0o700);
     assert!(data_dir.join("threads.sqlite3").is_file());
 
     // Without THREADKEEPER_DATA_DIR: $XDG_DATA_HOME/threadkeeper.
     let xdg = dir.path().join("xdg");
-    let mut cmd = command(None);
+    let mut cmd = serve(None);
     cmd.env_remove("THREADKEEPER_DATA_DIR").env("XDG_DATA_HOME", &xdg);
-    let server = Server::spawn(cmd);
+    let server = Server::start_command(Wire::Ndjson, &mut cmd);
     assert_eq!(server.init["capabilities"]["store"], json!({"kind": "sqlite"}));
     assert!(server.stop().success());
     assert_eq!(std::fs::metadata(xdg.join("threadkeeper")).unwrap().permissions().mode() & 0o777, 0o700);
     assert!(xdg.join("threadkeeper").join("threads.sqlite3").is_file());
 
     // THREADKEEPER_STORE chooses the store when --store is absent.
-    let mut cmd = command(None);
+    let mut cmd = serve(None);
     cmd.env("THREADKEEPER_STORE", "memory").env("THREADKEEPER_DATA_DIR", dir.path().join("unused"));
-    let server = Server::spawn(cmd);
+    let server = Server::start_command(Wire::Ndjson, &mut cmd);
     assert_eq!(server.init["capabilities"]["store"], json!({"kind": "memory"}));
     assert!(server.stop().success());
     assert!(!dir.path().join("unused").exists());
@@ -314,7 +314,7 @@ fn a_failing_disk_answers_32005_and_the_server_recovers() {
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("threads.db");
-    let mut cmd = command(Some(&sqlite(&path)));
+    let mut cmd = serve(Some(&sqlite(&path)));
     // Writing past the file size limit must fail with EFBIG instead of killing the process.
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
@@ -323,34 +323,34 @@ fn a_failing_disk_answers_32005_and_the_server_recovers() {
             Ok(())
         });
     }
-    let mut server = Server::spawn(cmd);
-    server.call("thread/open", json!({"threadId": "disk"}));
-    server.call("thread/append", json!({"threadId": "disk", "events": [numbered_event(0, 0)]}));
-    let before = server.call("thread/render", json!({"threadId": "disk", "format": "xml"}));
+    let mut server = Server::start_command(Wire::Ndjson, &mut cmd);
+    server.ok("thread/open", json!({"threadId": "disk"}));
+    server.ok("thread/append", json!({"threadId": "disk", "events": [numbered_event(0, 0)]}));
+    let before = server.ok("thread/render", json!({"threadId": "disk", "format": "xml"}));
 
     // No file may grow or be written past its first byte now.
     set_file_size_limit(server.pid(), Some(1));
     let big: Vec<Value> = (0..50).map(|i| numbered_event(1, i)).collect();
     for _ in 0..3 {
-        let error = server.call_err("thread/append", json!({"threadId": "disk", "events": big}));
+        let error = server.err("thread/append", json!({"threadId": "disk", "events": big}));
         assert_eq!(error["code"], -32005, "{error}");
         let message = error["message"].as_str().unwrap();
         assert!(message.starts_with(&format!("store failed: sqlite database {}: ", path.display())), "{message}");
         eprintln!("{message}");
     }
     // Other requests are still answered meanwhile.
-    assert_eq!(server.call("thread/render", json!({"threadId": "disk", "format": "xml"})), before);
-    assert_eq!(server.call("thread/events", json!({"threadId": "disk"}))["eventCount"], 1);
-    assert_eq!(server.call("xml/escape", json!({"text": "<"})), json!({"text": "&lt;"}));
+    assert_eq!(server.ok("thread/render", json!({"threadId": "disk", "format": "xml"})), before);
+    assert_eq!(server.ok("thread/events", json!({"threadId": "disk"}))["eventCount"], 1);
+    assert_eq!(server.ok("xml/escape", json!({"text": "<"})), json!({"text": "&lt;"}));
 
     // The disk has room again: appends go through, and nothing of the failed ones shows.
     set_file_size_limit(server.pid(), None);
-    let ok = server.call("thread/append", json!({"threadId": "disk", "events": [numbered_event(2, 0)]}));
+    let ok = server.ok("thread/append", json!({"threadId": "disk", "events": [numbered_event(2, 0)]}));
     assert_eq!(ok, json!({"threadId": "disk", "version": 2, "eventCount": 2}));
     assert!(server.stop().success());
 
-    let mut restarted = Server::start(&sqlite(&path));
-    let stored = restarted.call("thread/events", json!({"threadId": "disk"}));
+    let mut restarted = Server::start(Wire::Ndjson, &sqlite(&path));
+    let stored = restarted.ok("thread/events", json!({"threadId": "disk"}));
     assert_eq!(stored["events"], json!([numbered_event(0, 0), numbered_event(2, 0)]));
     assert!(restarted.stop().success());
 }
@@ -360,13 +360,13 @@ fn a_database_file_that_goes_away_answers_32005_until_it_is_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("threads.db");
     let away = dir.path().join("threads.db.away");
-    let mut server = Server::start(&sqlite(&path));
-    server.call("thread/open", json!({"threadId": "moved"}));
-    server.call("thread/append", json!({"threadId": "moved", "events": [numbered_event(0, 0)]}));
+    let mut server = Server::start(Wire::Ndjson, &sqlite(&path));
+    server.ok("thread/open", json!({"threadId": "moved"}));
+    server.ok("thread/append", json!({"threadId": "moved", "events": [numbered_event(0, 0)]}));
 
     std::fs::rename(&path, &away).unwrap();
     for _ in 0..2 {
-        let error = server.call_err("thread/append", json!({"threadId": "moved", "events": [numbered_event(1, 0)]}));
+        let error = server.err("thread/append", json!({"threadId": "moved", "events": [numbered_event(1, 0)]}));
         assert_eq!(error["code"], -32005, "{error}");
         assert_eq!(
             error["message"],
@@ -377,16 +377,16 @@ fn a_database_file_that_goes_away_answers_32005_until_it_is_back() {
         );
     }
     // Requests that need no database are still answered.
-    assert_eq!(server.call("xml/escape", json!({"text": "&"})), json!({"text": "&amp;"}));
+    assert_eq!(server.ok("xml/escape", json!({"text": "&"})), json!({"text": "&amp;"}));
     assert!(!path.exists(), "a vanished database must not be replaced by an empty one");
 
     std::fs::rename(&away, &path).unwrap();
-    let ok = server.call("thread/append", json!({"threadId": "moved", "events": [numbered_event(2, 0)]}));
+    let ok = server.ok("thread/append", json!({"threadId": "moved", "events": [numbered_event(2, 0)]}));
     assert_eq!(ok, json!({"threadId": "moved", "version": 2, "eventCount": 2}));
     assert!(server.stop().success());
 
-    let mut restarted = Server::start(&sqlite(&path));
-    let stored = restarted.call("thread/events", json!({"threadId": "moved"}));
+    let mut restarted = Server::start(Wire::Ndjson, &sqlite(&path));
+    let stored = restarted.ok("thread/events", json!({"threadId": "moved"}));
     assert_eq!(stored["events"], json!([numbered_event(0, 0), numbered_event(2, 0)]));
     assert!(restarted.stop().success());
 }
@@ -396,14 +396,14 @@ fn two_processes_share_one_file() {
     const PER_SERVER: u64 = 60;
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite(&dir.path().join("threads.db"));
-    let mut a = Server::start(&store);
-    let mut b = Server::start(&store);
-    a.call("thread/open", json!({"threadId": "both"}));
-    assert_eq!(b.call("thread/events", json!({"threadId": "both"}))["eventCount"], 0);
-    a.call("thread/append", json!({"threadId": "both", "events": [numbered_event(0, 0)]}));
+    let mut a = Server::start(Wire::Ndjson, &store);
+    let mut b = Server::start(Wire::Ndjson, &store);
+    a.ok("thread/open", json!({"threadId": "both"}));
+    assert_eq!(b.ok("thread/events", json!({"threadId": "both"}))["eventCount"], 0);
+    a.ok("thread/append", json!({"threadId": "both", "events": [numbered_event(0, 0)]}));
     // B holds the thread in memory and still sees A's append.
-    assert_eq!(b.call("thread/events", json!({"threadId": "both"}))["events"], json!([numbered_event(0, 0)]));
-    let conflict = b.call_err("thread/append", json!({"threadId": "both", "events": [], "expectedVersion": 0}));
+    assert_eq!(b.ok("thread/events", json!({"threadId": "both"}))["events"], json!([numbered_event(0, 0)]));
+    let conflict = b.err("thread/append", json!({"threadId": "both", "events": [], "expectedVersion": 0}));
     assert_eq!(conflict["data"], json!({"threadId": "both", "currentVersion": 1}));
 
     // Both append at once, without expectedVersion: every append lands once, whole.
@@ -416,23 +416,23 @@ fn two_processes_share_one_file() {
     let mut versions = std::collections::BTreeSet::new();
     for server in [&mut a, &mut b] {
         for _ in 0..PER_SERVER {
-            let answer = server.next_answer(common::ANSWER_TIMEOUT).unwrap();
+            let answer = server.recv().unwrap();
             assert!(versions.insert(answer["result"]["version"].as_u64().unwrap_or_else(|| panic!("{answer}"))));
         }
     }
     a.join_background(wa);
     b.join_background(wb);
     assert_eq!(versions, (2..=2 * PER_SERVER + 1).collect());
-    let events_a = a.call("thread/events", json!({"threadId": "both"}));
-    assert_eq!(events_a, b.call("thread/events", json!({"threadId": "both"})));
+    let events_a = a.ok("thread/events", json!({"threadId": "both"}));
+    assert_eq!(events_a, b.ok("thread/events", json!({"threadId": "both"})));
     let events = events_a["events"].as_array().unwrap();
     assert_eq!(events.len() as u64, 1 + 4 * PER_SERVER);
     for pair in events[1..].chunks(2) {
         assert_eq!(pair[0]["iteration"], pair[1]["iteration"], "an append was split");
     }
     assert_eq!(
-        a.call("thread/render", json!({"threadId": "both", "format": "xml"})),
-        b.call("thread/render", json!({"threadId": "both", "format": "xml"}))
+        a.ok("thread/render", json!({"threadId": "both", "format": "xml"})),
+        b.ok("thread/render", json!({"threadId": "both", "format": "xml"}))
     );
     assert!(a.stop().success());
     assert!(b.stop().success());
@@ -441,15 +441,15 @@ fn two_processes_share_one_file() {
 #[test]
 fn threads_evicted_from_memory_reload_from_the_file_unchanged() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = command(Some(&sqlite(&dir.path().join("threads.db"))));
+    let mut cmd = serve(Some(&sqlite(&dir.path().join("threads.db"))));
     cmd.args(["--max-threads-in-memory", "2"]);
-    let mut server = Server::spawn(cmd);
+    let mut server = Server::start_command(Wire::Ndjson, &mut cmd);
     let events = sample_events();
     let threads: Vec<String> = (0..6).map(|i| format!("lru-{i}")).collect();
     let mut first_seen = Vec::new();
     for (i, thread) in threads.iter().enumerate() {
-        server.call("thread/open", json!({"threadId": thread, "metadata": {"n": i}}));
-        server.call("thread/append", json!({"threadId": thread, "events": events}));
+        server.ok("thread/open", json!({"threadId": thread, "metadata": {"n": i}}));
+        server.ok("thread/append", json!({"threadId": thread, "events": events}));
         first_seen.push(snapshot(&mut server, thread));
     }
     // Only two fit in memory; every other one was evicted and must come back whole, and
@@ -457,8 +457,8 @@ fn threads_evicted_from_memory_reload_from_the_file_unchanged() {
     for (i, thread) in threads.iter().enumerate() {
         assert_eq!(snapshot(&mut server, thread), first_seen[i], "{thread} after eviction");
         let appended =
-            server.call("thread/append", json!({"threadId": thread, "events": events[..1], "expectedVersion": 1}));
+            server.ok("thread/append", json!({"threadId": thread, "events": events[..1], "expectedVersion": 1}));
         assert_eq!(appended["version"], 2, "{thread}: {appended}");
     }
-    assert_eq!(server.call("thread/list", json!({}))["threads"].as_array().unwrap().len(), threads.len());
+    assert_eq!(server.ok("thread/list", json!({}))["threads"].as_array().unwrap().len(), threads.len());
 }

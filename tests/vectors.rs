@@ -7,7 +7,7 @@ mod support;
 use serde_json::{json, Value};
 use std::time::Duration;
 use support::vectors::{any_pointers, load_all, mismatches, Send, Vector};
-use support::{Received, Server, Wire};
+use support::{serve, Received, Server, Wire};
 
 /// How long a response may take before the exchange fails.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -19,8 +19,7 @@ const WITHOUT_INITIALIZE: [&str; 1] = ["lifecycle-not-initialized.json"];
 
 /// Replays one file over one framing; returns its failures.
 fn replay(vector: &Vector, wire: Wire) -> Vec<String> {
-    let args: Vec<&str> = vector.args.iter().map(String::as_str).collect();
-    let mut server = Server::spawn(wire, &args);
+    let mut server = Server::spawn(wire, serve(Some("memory")).args(&vector.args));
     let mut failures = Vec::new();
     let at = |i: usize| format!("{} [{wire:?}] exchange {i} ({})", vector.file, vector.exchanges[i].label());
     for (i, exchange) in vector.exchanges.iter().enumerate() {
@@ -59,7 +58,7 @@ fn replay(vector: &Vector, wire: Wire) -> Vec<String> {
             Received::End => break,
         }
     }
-    let status = server.wait();
+    let status = server.wait_for_exit();
     if let Some(code) = vector.exit_code {
         if status.code() != Some(code) {
             failures.push(format!("{} [{wire:?}]: exit status {status}, expected {code}", vector.file));

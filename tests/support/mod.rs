@@ -1,159 +1,72 @@
-//! A test client that speaks to the real binary over real pipes.
-#![allow(dead_code)]
+//! A test client that drives the real binary's `serve` over real pipes, in either framing.
+//!
+//! Calls: [`Server::call`] gives the whole response, [`Server::ok`] the `result` of a call that
+//! must succeed, [`Server::err`] the `error` of a call that must fail. [`Server::request`] only
+//! sends; [`Server::response`] then waits for the answer with that id, and [`Server::recv`] reads
+//! whatever message comes next.
+#![allow(dead_code)] // each test binary uses a different part
 
+pub mod events;
 pub mod vectors;
 
 use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_threadkeeper");
+/// How long a test waits for one message before failing.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a test waits for the process to exit before killing it and failing.
+pub const EXIT_TIMEOUT: Duration = Duration::from_secs(20);
+/// Requests sent by [`Server::send_in_background`] have ids from here on.
+pub const BACKGROUND_FIRST_ID: u64 = 1_000_000;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Wire {
+    /// `Content-Length` headers, as in LSP.
     Lsp,
+    /// One JSON text per line.
     Ndjson,
 }
 
-pub struct Server {
-    pub child: Child,
-    stdin: Option<ChildStdin>,
-    /// Messages read from stdout by a reader thread, so reads can time out.
-    inbox: Receiver<Value>,
-    wire: Wire,
-    next_id: u64,
+/// The built binary's `serve`, with `--store STORE` when given; store and log settings in the
+/// environment are not inherited.
+pub fn serve(store: Option<&str>) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_threadkeeper"));
+    cmd.arg("serve");
+    if let Some(store) = store {
+        cmd.arg("--store").arg(store);
+    }
+    cmd.env_remove("THREADKEEPER_STORE").env_remove("RUST_LOG");
+    cmd
 }
 
-impl Server {
-    pub fn spawn(wire: Wire, args: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .arg("serve")
-            .args(["--store", "memory"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn threadkeeper");
-        let stdin = child.stdin.take();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, inbox) = mpsc::channel();
-        std::thread::spawn(move || {
-            while let Some(message) = read_message(&mut stdout, wire) {
-                if tx.send(message).is_err() {
-                    break;
-                }
-            }
-        });
-        Server { child, stdin, inbox, wire, next_id: 1000 }
-    }
+/// Runs the command to its end with empty input; returns its status and stderr.
+pub fn run_to_end(cmd: &mut Command) -> (ExitStatus, String) {
+    let output = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).output().unwrap();
+    (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
+}
 
-    /// Spawns and initializes.
-    pub fn start(wire: Wire) -> Server {
-        Self::start_with(wire, &[])
-    }
+/// A sender thread started by [`Server::send_in_background`].
+pub type Background = std::thread::JoinHandle<(usize, ChildStdin)>;
 
-    pub fn start_with(wire: Wire, args: &[&str]) -> Server {
-        let mut server = Self::spawn(wire, args);
-        let init = server.call("initialize", json!({"clientInfo": {"name": "tests"}}));
-        assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
-        server
-    }
-
-    pub fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Frames and sends one message body.
-    pub fn send(&mut self, message: &Value) {
-        let body = serde_json::to_vec(message).unwrap();
-        self.send_body(&body);
-    }
-
-    pub fn send_body(&mut self, body: &[u8]) {
-        match self.wire {
-            Wire::Lsp => {
-                let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-                frame.extend_from_slice(body);
-                self.send_raw(&frame);
-            }
-            Wire::Ndjson => {
-                let mut frame = body.to_vec();
-                frame.push(b'\n');
-                self.send_raw(&frame);
-            }
-        }
-    }
-
-    /// Reads one framed message; `None` at end of output.
-    pub fn recv(&mut self) -> Option<Value> {
-        self.inbox.recv().ok()
-    }
-
-    /// Reads one framed message, waiting at most `timeout`.
-    pub fn recv_timeout(&mut self, timeout: Duration) -> Received {
-        match self.inbox.recv_timeout(timeout) {
-            Ok(message) => Received::Message(message),
-            Err(RecvTimeoutError::Timeout) => Received::Timeout,
-            Err(RecvTimeoutError::Disconnected) => Received::End,
-        }
-    }
-
-    pub fn request(&mut self, method: &str, params: Value) -> u64 {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        id
-    }
-
-    pub fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    /// Sends a request and returns its response (responses to it must come in order here).
-    pub fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.request(method, params);
-        let response = self.recv().expect("a response");
-        assert_eq!(response["id"], id, "response to another request: {response}");
-        response
-    }
-
-    /// The `result` of a call that must succeed.
-    pub fn ok(&mut self, method: &str, params: Value) -> Value {
-        let response = self.call(method, params);
-        assert!(response.get("error").is_none(), "{method} failed: {response}");
-        response["result"].clone()
-    }
-
-    /// The `error` of a call that must fail.
-    pub fn err(&mut self, method: &str, params: Value) -> Value {
-        let response = self.call(method, params);
-        assert!(response.get("result").is_none(), "{method} should fail: {response}");
-        response["error"].clone()
-    }
-
-    pub fn close_stdin(&mut self) {
-        self.stdin.take();
-    }
-
-    /// Waits for the process to exit (bounded), killing it if it does not.
-    pub fn wait(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("server did not exit");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    wire: Wire,
+    /// Messages read from stdout by a reader thread, so reads can time out.
+    inbox: Receiver<Result<Value, String>>,
+    next_id: u64,
+    /// Ids of requests sent and not answered yet.
+    pending: HashSet<u64>,
+    /// Answers read while waiting for another id.
+    answers: HashMap<u64, Value>,
+    stderr: Arc<Mutex<String>>,
+    /// The `initialize` result (`Null` until [`Server::start`] or [`Server::start_command`]).
+    pub init: Value,
 }
 
 /// What [`Server::recv_timeout`] found.
@@ -166,9 +79,272 @@ pub enum Received {
     End,
 }
 
-/// Reads one framed message; `None` at end of output.
-fn read_message(stdout: &mut BufReader<ChildStdout>, wire: Wire) -> Option<Value> {
+impl Server {
+    /// Starts `serve --store STORE` and initializes it.
+    pub fn start(wire: Wire, store: &str) -> Server {
+        Server::start_command(wire, &mut serve(Some(store)))
+    }
+
+    /// Starts the command and initializes the server.
+    pub fn start_command(wire: Wire, cmd: &mut Command) -> Server {
+        let mut server = Server::spawn(wire, cmd);
+        let init = server.ok("initialize", json!({"clientInfo": {"name": "tests"}}));
+        assert_eq!(init["protocolVersion"], 1, "{init}");
+        server.init = init;
+        server
+    }
+
+    /// Starts the command without sending anything.
+    pub fn spawn(wire: Wire, cmd: &mut Command) -> Server {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn threadkeeper");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, inbox) = mpsc::channel();
+        std::thread::spawn(move || {
+            while let Some(message) = read_message(&mut stdout, wire) {
+                let bad = message.is_err();
+                if tx.send(message).is_err() || bad {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut err_pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            wire,
+            inbox,
+            next_id: 1000,
+            pending: HashSet::new(),
+            answers: HashMap::new(),
+            stderr,
+            init: Value::Null,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends bytes as they are, without framing.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Frames and sends one message body.
+    pub fn send_body(&mut self, body: &[u8]) {
+        let frame = frame(self.wire, body);
+        self.send_raw(&frame);
+    }
+
+    /// Frames and sends one message.
+    pub fn send(&mut self, message: &Value) {
+        self.send_body(&serde_json::to_vec(message).unwrap());
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.pending.insert(id);
+        id
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns its whole response (`result` or `error`).
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params);
+        self.response(id)
+    }
+
+    /// The `result` of a call that must succeed.
+    pub fn ok(&mut self, method: &str, params: Value) -> Value {
+        let response = self.call(method, params.clone());
+        match (response.get("result"), response.get("error")) {
+            (Some(result), None) => result.clone(),
+            _ => panic!("{method} {params} failed: {response}"),
+        }
+    }
+
+    /// The `error` of a call that must fail.
+    pub fn err(&mut self, method: &str, params: Value) -> Value {
+        let response = self.call(method, params.clone());
+        match (response.get("result"), response.get("error")) {
+            (None, Some(error)) => error.clone(),
+            _ => panic!("{method} {params} should fail: {response}"),
+        }
+    }
+
+    /// The whole response to request `id`. Answers to other pending requests that come first
+    /// are kept for later; any other message fails the test.
+    pub fn response(&mut self, id: u64) -> Value {
+        loop {
+            if let Some(answer) = self.answers.remove(&id) {
+                return answer;
+            }
+            let answer = match self.next(ANSWER_TIMEOUT) {
+                Received::Message(answer) => answer,
+                Received::End => panic!("the server ended before answering {id}; stderr:\n{}", self.stderr()),
+                Received::Timeout => panic!("no answer to {id} within {ANSWER_TIMEOUT:?}; stderr:\n{}", self.stderr()),
+            };
+            match answer["id"].as_u64() {
+                Some(answer_id) if self.pending.remove(&answer_id) => {
+                    if answer_id == id {
+                        return answer;
+                    }
+                    self.answers.insert(answer_id, answer);
+                }
+                _ => panic!("waiting for the response to {id}, got: {answer}"),
+            }
+        }
+    }
+
+    /// The next message, whatever its id; `None` at end of output. Fails the test when nothing
+    /// comes within [`ANSWER_TIMEOUT`].
+    pub fn recv(&mut self) -> Option<Value> {
+        match self.recv_timeout(ANSWER_TIMEOUT) {
+            Received::Message(message) => Some(message),
+            Received::End => None,
+            Received::Timeout => panic!("no message within {ANSWER_TIMEOUT:?}; stderr:\n{}", self.stderr()),
+        }
+    }
+
+    /// The next message, whatever its id, waiting at most `timeout`.
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Received {
+        let received = self.next(timeout);
+        if let Received::Message(message) = &received {
+            if let Some(id) = message["id"].as_u64() {
+                self.pending.remove(&id);
+            }
+        }
+        received
+    }
+
+    /// The next message as it comes, without marking its request answered.
+    fn next(&mut self, timeout: Duration) -> Received {
+        match self.inbox.recv_timeout(timeout) {
+            Ok(Ok(message)) => Received::Message(message),
+            Ok(Err(bad)) => panic!("bad message from the server: {bad}; stderr:\n{}", self.stderr()),
+            Err(RecvTimeoutError::Timeout) => Received::Timeout,
+            Err(RecvTimeoutError::Disconnected) => Received::End,
+        }
+    }
+
+    /// Sends requests from another thread, so that answers can be read while they go out.
+    /// Ids start at [`BACKGROUND_FIRST_ID`]; the sender stops quietly when the server goes away.
+    /// [`Server::join_background`] gives the input back.
+    pub fn send_in_background(&mut self, requests: Vec<(String, Value)>) -> Background {
+        let mut stdin = self.stdin.take().expect("stdin open");
+        let wire = self.wire;
+        std::thread::spawn(move || {
+            let mut sent = 0;
+            for (id, (method, params)) in (BACKGROUND_FIRST_ID..).zip(requests) {
+                let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                let frame = frame(wire, &serde_json::to_vec(&request).unwrap());
+                if stdin.write_all(&frame).and_then(|_| stdin.flush()).is_err() {
+                    break;
+                }
+                sent += 1;
+            }
+            (sent, stdin)
+        })
+    }
+
+    /// Waits for the background sender; returns how many requests it sent.
+    pub fn join_background(&mut self, background: Background) -> usize {
+        let (sent, stdin) = background.join().expect("sender thread");
+        self.stdin = Some(stdin);
+        sent
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Waits for the process to exit, killing it and failing if it takes over [`EXIT_TIMEOUT`].
+    pub fn wait_for_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + EXIT_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("server did not exit; stderr:\n{}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// SIGKILL: no chance to finish anything.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("kill");
+        self.child.wait().unwrap();
+    }
+
+    /// `shutdown` then `exit`; returns the exit status.
+    pub fn stop(mut self) -> ExitStatus {
+        self.ok("shutdown", Value::Null);
+        self.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+        self.close_stdin();
+        self.wait_for_exit()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// One message body framed for the wire.
+fn frame(wire: Wire, body: &[u8]) -> Vec<u8> {
     match wire {
+        Wire::Lsp => {
+            let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+            frame.extend_from_slice(body);
+            frame
+        }
+        Wire::Ndjson => {
+            let mut frame = body.to_vec();
+            frame.push(b'\n');
+            frame
+        }
+    }
+}
+
+/// Reads one framed message; `None` at end of output, `Err` with the text when it is not JSON.
+fn read_message(stdout: &mut BufReader<ChildStdout>, wire: Wire) -> Option<Result<Value, String>> {
+    let body = match wire {
         Wire::Lsp => {
             let mut length = None;
             loop {
@@ -180,31 +356,28 @@ fn read_message(stdout: &mut BufReader<ChildStdout>, wire: Wire) -> Option<Value
                 if line.is_empty() {
                     break;
                 }
-                let (name, value) = line.split_once(':').expect("header line");
-                assert!(name.eq_ignore_ascii_case("content-length"), "unexpected header {line:?}");
-                length = Some(value.trim().parse::<usize>().unwrap());
+                let Some((name, value)) = line.split_once(':') else {
+                    return Some(Err(format!("not a header line: {line:?}")));
+                };
+                if !name.eq_ignore_ascii_case("content-length") {
+                    return Some(Err(format!("unexpected header {line:?}")));
+                }
+                length = value.trim().parse::<usize>().ok();
             }
-            let mut body = vec![0; length.expect("Content-Length")];
-            stdout.read_exact(&mut body).unwrap();
-            Some(serde_json::from_slice(&body).unwrap())
+            let Some(length) = length else {
+                return Some(Err("no valid Content-Length".to_owned()));
+            };
+            let mut body = vec![0; length];
+            stdout.read_exact(&mut body).ok()?;
+            body
         }
         Wire::Ndjson => {
-            let mut line = String::new();
-            if stdout.read_line(&mut line).ok()? == 0 {
+            let mut line = Vec::new();
+            if stdout.read_until(b'\n', &mut line).ok()? == 0 {
                 return None;
             }
-            Some(serde_json::from_str(&line).unwrap())
+            line
         }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-pub fn user(content: &str, iteration: u64) -> Value {
-    json!({"type": "message", "role": "user", "content": content, "iteration": iteration})
+    };
+    Some(serde_json::from_slice(&body).map_err(|e| format!("{:?}: {e}", String::from_utf8_lossy(&body))))
 }
