@@ -5,14 +5,14 @@
 
 mod support;
 
-use support::events::numbered_event;
-use support::{run_to_end, serve, Server, Wire};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use support::events::numbered_event;
+use support::{run_to_end, serve, Server, Wire};
 use threadkeeper::event::StoredEvent;
 use threadkeeper::store::{OpenThread, PostgresStore, Store};
 use threadkeeper::AgentEvent;

@@ -3,10 +3,10 @@
 
 mod support;
 
-use support::events::{numbered_event, sample_events};
-use support::{run_to_end, serve, Server, Wire};
 use serde_json::{json, Value};
 use std::path::Path;
+use support::events::{numbered_event, sample_events};
+use support::{run_to_end, serve, Server, Wire};
 
 fn sqlite(path: &Path) -> String {
     format!("sqlite:{}", path.display())
@@ -76,8 +76,7 @@ fn a_thread_resumes_in_a_fresh_process() {
     assert!(before[1].contains("&lt;config&gt;"), "{}", before[1]);
 
     // The version goes on from where it was, and conflicts are still detected.
-    let conflict =
-        second.err("thread/append", json!({"threadId": "resume-1", "events": [], "expectedVersion": 1}));
+    let conflict = second.err("thread/append", json!({"threadId": "resume-1", "events": [], "expectedVersion": 1}));
     assert_eq!(conflict["code"], -32003);
     assert_eq!(conflict["data"], json!({"threadId": "resume-1", "currentVersion": 3}));
     let next = second
