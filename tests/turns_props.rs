@@ -106,17 +106,6 @@ const NASTY: &[&str] = &[
     "llm_text",
 ];
 
-const KNOWN_TYPES: &[&str] = &[
-    "message",
-    "tool_call",
-    "tool_result",
-    "error",
-    "human_input_requested",
-    "human_input_received",
-    "completion",
-    "summary",
-];
-
 const RESERVED_PAYLOAD: &[&str] =
     &["text", "images", "id", "name", "args", "result", "error", "encrypted_content", "item_id", "summary"];
 
@@ -261,7 +250,7 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
             ]
         ),
         (
-            nasty_string().prop_filter("an unknown type", |t| !KNOWN_TYPES.contains(&t.as_str())),
+            nasty_string().prop_filter("an unknown type", |t| !strategies::KNOWN_EVENT_TYPES.contains(&t.as_str())),
             strategies::json_map(nasty_string(), json_value(), 6)
         )
             .prop_map(move |(t, fields)| {

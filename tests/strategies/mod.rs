@@ -4,6 +4,18 @@
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
 
+/// The event types the event model knows; any other type is kept as an unknown type.
+pub const KNOWN_EVENT_TYPES: &[&str] = &[
+    "message",
+    "tool_call",
+    "tool_result",
+    "error",
+    "human_input_requested",
+    "human_input_received",
+    "completion",
+    "summary",
+];
+
 /// Numbers that stress `JSON.stringify` formatting: integers of every width (beyond 2^53
 /// included), arbitrary finite doubles, and the values with special spellings.
 pub fn number() -> impl Strategy<Value = Number> {
