@@ -451,6 +451,11 @@ impl StoredEvent {
         StoredEvent { json }
     }
 
+    /// The stored form of an event whose compact JSON is `json` (the caller has validated it).
+    pub(crate) fn from_validated_json(json: Box<serde_json::value::RawValue>) -> Self {
+        StoredEvent { json }
+    }
+
     /// Reads stored text back, validating it as an event (`path` names it in errors).
     pub fn from_json(text: String, path: &str) -> Result<(Self, AgentEvent), EventError> {
         let invalid = |e: serde_json::Error| EventError { path: path.to_string(), reason: format!("not JSON: {e}") };

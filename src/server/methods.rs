@@ -331,8 +331,8 @@ fn register_threads(m: &mut RpcModule<Context>) {
 fn register_stateless(m: &mut RpcModule<Context>) {
     m.register_method("xml/serializeThread", |params, ctx, _| -> RpcResult<Value> {
         let p: SerializeParams = parse(&params)?;
-        let events = ctx.service.validate_events(p.events).map_err(from_service)?;
-        Ok(json!({ "text": crate::xml::serialize_thread_to_xml(&events, &p.options) }))
+        let valid = ctx.service.validate_events(p.events).map_err(from_service)?;
+        Ok(json!({ "text": crate::xml::serialize_thread_to_xml(&valid.events, &p.options) }))
     })
     .expect("unique method name");
 

@@ -115,6 +115,13 @@ pub enum Rendered {
     },
 }
 
+/// Events that passed validation: parsed, for the renderers, and in their stored form.
+#[derive(Clone, Debug, Default)]
+pub struct ValidEvents {
+    pub events: Vec<AgentEvent>,
+    pub stored: Vec<Arc<StoredEvent>>,
+}
+
 /// A page of a thread's events.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventPage {
@@ -145,24 +152,28 @@ impl ThreadService {
     }
 
     /// Validates raw JSON events against the limits and the event model, all or nothing.
-    pub fn validate_events(&self, values: Vec<Value>) -> ServiceResult<Vec<AgentEvent>> {
+    /// Each event's compact JSON is written once: it is both what the size limit measures and
+    /// what is stored.
+    pub fn validate_events(&self, values: Vec<Value>) -> ServiceResult<ValidEvents> {
         let max = self.limits.max_events_per_call;
         if values.len() > max {
             return Err(ServiceError::Limit { limit: "maxEventsPerCall", value: values.len() as u64, max: max as u64 });
         }
-        let mut events = Vec::with_capacity(values.len());
+        let mut valid =
+            ValidEvents { events: Vec::with_capacity(values.len()), stored: Vec::with_capacity(values.len()) };
         for (i, value) in values.into_iter().enumerate() {
-            let size = compact_json_size(&value);
-            if size > self.limits.max_event_bytes {
+            let json = serde_json::value::to_raw_value(&value).expect("JSON values always serialize");
+            if json.get().len() > self.limits.max_event_bytes {
                 return Err(ServiceError::Limit {
                     limit: "maxEventBytes",
-                    value: size as u64,
+                    value: json.get().len() as u64,
                     max: self.limits.max_event_bytes as u64,
                 });
             }
-            events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
+            valid.events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
+            valid.stored.push(Arc::new(StoredEvent::from_validated_json(json)));
         }
-        Ok(events)
+        Ok(valid)
     }
 
     pub async fn open(
@@ -192,12 +203,11 @@ impl ThreadService {
     pub async fn append(
         &self,
         thread_id: &str,
-        events: Vec<AgentEvent>,
+        ValidEvents { events, stored }: ValidEvents,
         expected_version: Option<u64>,
     ) -> ServiceResult<ThreadRecord> {
         let shared = self.load(thread_id).await?;
         let mut state = shared.lock().await;
-        let stored: Vec<Arc<StoredEvent>> = events.iter().map(|e| Arc::new(StoredEvent::new(e))).collect();
         let appended = self.store.append(thread_id, expected_version, &stored, now_ms()).await;
         let appended = match appended {
             Err(StoreError::VersionConflict { .. }) if self.store.is_shared() => {
@@ -308,7 +318,7 @@ impl ThreadService {
         thread_id: Option<String>,
         settings: Option<ThreadSettings>,
         metadata: Option<Map<String, Value>>,
-        events: Vec<AgentEvent>,
+        events: ValidEvents,
     ) -> ServiceResult<ThreadRecord> {
         let thread_id = thread_id.unwrap_or_else(new_thread_id);
         check_thread_id(&thread_id)?;
@@ -318,7 +328,7 @@ impl ThreadService {
             }
         }
         self.open(Some(thread_id.clone()), settings, metadata).await?;
-        if events.is_empty() {
+        if events.events.is_empty() {
             return self.info(&thread_id).await;
         }
         self.append(&thread_id, events, Some(0)).await
@@ -418,48 +428,9 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// The length of a value's compact JSON, computed without writing it.
-pub fn compact_json_size(value: &Value) -> usize {
-    match value {
-        Value::Null => 4,
-        Value::Bool(b) => {
-            if *b {
-                4
-            } else {
-                5
-            }
-        }
-        Value::Number(n) => n.to_string().len(),
-        Value::String(s) => string_size(s),
-        Value::Array(items) => 2 + items.len().saturating_sub(1) + items.iter().map(compact_json_size).sum::<usize>(),
-        Value::Object(map) => {
-            2 + map.len().saturating_sub(1)
-                + map.iter().map(|(k, v)| string_size(k) + 1 + compact_json_size(v)).sum::<usize>()
-        }
-    }
-}
-
-fn string_size(s: &str) -> usize {
-    2 + s.len()
-        + s.bytes()
-            .map(|b| match b {
-                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
-                0x00..=0x1f => 5,
-                _ => 0,
-            })
-            .sum::<usize>()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn compact_size_matches_serialized_length() {
-        let v = json!({"a": [1, 2.5, null, true, false], "b\"": "x\n\u{1}😀", "c": {}});
-        assert_eq!(compact_json_size(&v), serde_json::to_string(&v).unwrap().len());
-    }
 
     #[test]
     fn thread_ids_are_checked() {
