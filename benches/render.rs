@@ -1,4 +1,5 @@
-//! XML render throughput (MB/s of output) for generated threads of 100 to 100k events.
+//! XML render throughput (MB/s of output) for generated threads of 100 to 100k events, and the
+//! cost of every message form (LangChain messages, the three provider projections) at 10k events.
 //!
 //! `cargo bench --bench render -- --warm-up-time 1 --measurement-time 3`
 
@@ -7,7 +8,9 @@ mod thread_gen;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
-use threadkeeper::{serialize_thread_to_xml, AgentEvent, XmlOptions, XmlRenderer};
+use threadkeeper::{
+    build_messages, render_request, serialize_thread_to_xml, AgentEvent, MessageOptions, Provider, XmlOptions, XmlRenderer,
+};
 
 fn xml_render(c: &mut Criterion) {
     let mut group = c.benchmark_group("xml_render");
@@ -40,5 +43,23 @@ fn xml_render(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, xml_render);
+/// Each message form of the same 10k-event thread, one-shot from the events (what a fresh
+/// process or the CLI pays), beside the XML document of that thread.
+fn message_forms(c: &mut Criterion) {
+    let events = AgentEvent::list_from_values(thread_gen::generate_thread(10_000, 42)).expect("valid events");
+    let options = MessageOptions::default();
+    let mut group = c.benchmark_group("render_10k");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(events.len() as u64));
+    group.bench_function("xml", |b| b.iter(|| serialize_thread_to_xml(black_box(&events), &XmlOptions::default())));
+    group.bench_function("messages", |b| {
+        b.iter(|| serde_json::to_string(&build_messages(black_box(&events), &options)).unwrap())
+    });
+    for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
+        group.bench_function(provider.name(), |b| b.iter(|| render_request(black_box(&events), &options, provider, false)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, xml_render, message_forms);
 criterion_main!(benches);
