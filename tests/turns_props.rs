@@ -178,12 +178,18 @@ fn plain_block() -> impl Strategy<Value = Block> {
         (nasty_string(), nasty_string(), strategies::json_map(nasty_string(), json_value(), 3)).prop_map(
             |(id, name, args)| {
                 let payload = [("args", Value::Object(args)), ("id", id.into()), ("name", name.into())];
-                Block { payload: payload.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), ..Block::new(BlockKind::ToolCall) }
+                Block {
+                    payload: payload.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                    ..Block::new(BlockKind::ToolCall)
+                }
             }
         ),
         (nasty_string(), json_value()).prop_map(|(id, result)| {
             let payload = [("id", Value::String(id)), ("result", result)];
-            Block { payload: payload.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), ..Block::new(BlockKind::ToolUse) }
+            Block {
+                payload: payload.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                ..Block::new(BlockKind::ToolUse)
+            }
         }),
     ]
 }

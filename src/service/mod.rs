@@ -40,7 +40,6 @@ impl Default for Limits {
 pub enum ServiceError {
     NotFound { thread_id: String },
     VersionConflict { thread_id: String, current_version: u64 },
-    /// An import would land in a thread that exists, under an id the caller did not choose.
     ThreadExists { thread_id: String },
     Limit { limit: &'static str, value: u64, max: u64 },
     InvalidParams { path: String, reason: String },
