@@ -9,6 +9,7 @@
 pub mod convert;
 pub mod event;
 pub mod js_json;
+pub mod json_text;
 pub mod messages;
 pub mod providers;
 pub mod server;

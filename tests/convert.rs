@@ -300,14 +300,28 @@ fn parse_tool_calls_assigns_default_ids_and_args() {
 }
 
 #[test]
-fn parse_tool_calls_rejects_the_block_when_an_entry_is_not_a_call() {
-    for entries in [
-        r#"[{"name": "a"}, {"args": {}}]"#,
-        r#"[{"name": 5}]"#,
-        r#"[null]"#,
-        r#"[{"name": "a", "args": "x=1"}]"#,
-        r#"[{"name": "a", "id": 7}]"#,
-    ] {
+fn parse_tool_calls_reads_each_entry_on_its_own() {
+    // Seed 003 maps every entry: one odd entry costs only itself, and `index` keeps counting.
+    let entries = r#"[{"name": "a", "id": 7}, {"args": {}}, {"name": 5}, null, {"name": "b", "args": "x=1"},
+        {"name": "c", "args": [1, {"k": null}], "id": 0.1}, {"name": "d", "id": -0.0, "args": 2}]"#;
+    let text = format!("Doing it.\n```json\n{{\"tool_calls\": {entries}}}\n```");
+    assert_eq!(
+        parse_tool_calls(&text),
+        ParsedToolCalls {
+            tool_calls: vec![
+                call("7", "a", json!({})),
+                call("call_4", "b", json!({"input": "x=1"})),
+                call("0.1", "c", json!({"input": [1, {"k": null}]})),
+                call("0", "d", json!({"input": 2})),
+            ],
+            content: "Doing it.".into(),
+        }
+    );
+}
+
+#[test]
+fn parse_tool_calls_without_any_entry_that_is_a_call_leaves_the_text() {
+    for entries in [r#"[{"args": {}}]"#, r#"[{"name": 5}]"#, r#"[null, "x", 3]"#] {
         let text = format!("Doing it.\n```json\n{{\"tool_calls\": {entries}}}\n```");
         assert_eq!(parse_tool_calls(&text), ParsedToolCalls { tool_calls: vec![], content: text.clone() }, "{entries}");
     }

@@ -475,3 +475,31 @@ fn xml_deltas_rebuild_the_full_document_at_every_step() {
     let e = s.err("thread/render", json!({"threadId": "d", "format": "messages", "options": {"fromEvent": 0}}));
     assert_eq!(e["data"]["path"], "options.fromEvent");
 }
+
+#[test]
+fn lone_surrogate_escapes_from_javascript_hosts_are_stored_as_the_replacement_character() {
+    for wire in WIRES {
+        let mut s = Server::start(wire, "memory");
+        open(&mut s, "js");
+        // What `JSON.stringify` writes for an emoji cut in half, a lone low surrogate, a high one
+        // before a non-low escape, next to a real pair and an escaped backslash before `ud83d`.
+        let body = r#"{"jsonrpc":"2.0","id":900,"method":"thread/append","params":{"threadId":"js","events":[{"type":"message","role":"user","content":"cut \ud83d|\udc00|\ud83d\u0041|\ud83d\ude00|\\ud83d","iteration":0}]}}"#;
+        s.send_body(body.as_bytes());
+        let answer = s.recv().expect("an answer");
+        assert_eq!(answer["id"], 900, "{wire:?}: {answer}");
+        assert_eq!(answer["result"]["eventCount"], 1, "{wire:?}: {answer}");
+        let expected = "cut \u{FFFD}|\u{FFFD}|\u{FFFD}A|😀|\\ud83d";
+        let events = s.ok("thread/events", json!({"threadId": "js"}));
+        assert_eq!(events["events"][0]["content"], expected, "{wire:?}");
+        let xml = s.ok("thread/render", json!({"threadId": "js", "format": "xml"}));
+        assert_eq!(
+            xml["text"],
+            format!("<thread>\n  <event type=\"human\" id=\"0\" iteration=\"0\">{expected}</event>\n</thread>"),
+            "{wire:?}"
+        );
+        // Inside a batch too.
+        s.send_body(br#"[{"jsonrpc":"2.0","id":901,"method":"xml/escape","params":{"text":"\udfff"}}]"#);
+        let batch = s.recv().expect("a batch answer");
+        assert_eq!(batch, json!([{"jsonrpc": "2.0", "id": 901, "result": {"text": "\u{FFFD}"}}]), "{wire:?}");
+    }
+}

@@ -692,3 +692,100 @@ fn tags_duplicates_and_multiple_documents_are_refused() {
     assert!(matches!(from_json("{\"id\": \"a\"} x"), Err(TurnError::Syntax { .. })));
     assert!(matches!(from_yaml("x: .nan\n"), Err(TurnError::Syntax { .. })));
 }
+
+// ---- thread/import then thread/export gives the document back ----
+
+/// The turns a document holds as `thread/import` reads them: a fixture's followups join its turn.
+fn importable_turns(text: &str, format: Format) -> Vec<Turn> {
+    match read_document(text, format, &Limits::default()) {
+        Ok((TurnDocument::Turn(turn), _)) => vec![turn],
+        Ok((TurnDocument::Fixture { mut turn, followups }, _)) => {
+            turn.blocks.extend(followups);
+            vec![turn]
+        }
+        Ok((TurnDocument::Suite(turns), _)) => turns,
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Import then export through the library's mapping; `None` when the import is refused.
+fn through_a_thread(turn: &Turn) -> Option<Turn> {
+    let parts = turn_to_thread(turn).ok()?;
+    Some(thread_to_turn(&turn.id, &parts.events, parts.settings, &parts.metadata.unwrap_or_default()))
+}
+
+/// Every turn document text in the golden files and in the protocol vectors' requests.
+fn every_document() -> Vec<(String, String, Format)> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut documents = Vec::new();
+    for entry in std::fs::read_dir(format!("{root}/tests/golden/turns")).unwrap() {
+        let path = entry.unwrap().path();
+        let format = match path.extension().and_then(|e| e.to_str()) {
+            Some("yaml") => Format::Yaml,
+            Some("json") if !path.ends_with("thread_events.json") => Format::Json,
+            _ => continue,
+        };
+        documents.push((path.display().to_string(), std::fs::read_to_string(&path).unwrap(), format));
+    }
+    for entry in std::fs::read_dir(format!("{root}/protocol/vectors")).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(vector) = serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()) else { continue };
+        for exchange in vector["exchanges"].as_array().into_iter().flatten() {
+            let params = &exchange["request"]["params"];
+            let format = match (exchange["request"]["method"].as_str(), params["format"].as_str()) {
+                (Some("thread/import"), Some("yaml")) | (Some("turns/fromYaml"), _) => Format::Yaml,
+                (Some("thread/import"), Some("json")) | (Some("turns/fromJson"), _) => Format::Json,
+                _ => continue,
+            };
+            if let Some(text) = params["text"].as_str() {
+                documents.push((format!("{} {}", path.display(), exchange["request"]["id"]), text.to_owned(), format));
+            }
+        }
+    }
+    documents
+}
+
+#[test]
+fn every_document_exports_back_as_imported() {
+    let mut checked = 0;
+    for (name, text, format) in every_document() {
+        for turn in importable_turns(&text, format) {
+            let Some(back) = through_a_thread(&turn) else { continue };
+            // Writing normalizes (sorted keys, defaults filled): compare written forms.
+            assert_eq!(yaml(&back), yaml(&turn), "{name}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "only {checked} documents checked");
+}
+
+#[test]
+fn turn_fields_live_in_the_thread_metadata() {
+    let (turn, _) = from_yaml(
+        "id: t\nrun_id: r1\nblocks:\n- kind: user\n  role: user\n  payload: {text: hi}\n- kind: reasoning\n  id: rs\n  \
+         payload: {}\n- kind: llm_text\n  payload: {text: yo}\nmetadata:\n  geppetto.session_id@v1: s\n  \
+         threadkeeper.metadata@v1: {owner: me}\ndata:\n  k: [1]\n",
+    )
+    .unwrap();
+    let parts = turn_to_thread(&turn).unwrap();
+    assert_eq!(
+        Value::Object(parts.metadata.clone().unwrap()),
+        json!({"owner": "me", "threadkeeper.turn@v1": {
+            "run_id": "r1", "metadata": {"geppetto.session_id@v1": "s"}, "data": {"k": [1]},
+            "unmarked_blocks": [[0, 1], [2, 3]]
+        }})
+    );
+    // A thread without the record exports as before; a record that is not one stays metadata.
+    let odd = map(json!({"threadkeeper.turn@v1": {"run_id": 5}}));
+    let exported = thread_to_turn("t", &parts.events, None, &odd);
+    assert_eq!(exported.run_id, "");
+    assert_eq!(exported.metadata["threadkeeper.metadata@v1"], json!({"threadkeeper.turn@v1": {"run_id": 5}}));
+    assert_eq!(exported.blocks[0].metadata["threadkeeper.iteration@v1"], json!(0));
+    // The thread's own metadata may not claim the record's key.
+    let (clash, _) =
+        from_yaml("metadata:\n  threadkeeper.metadata@v1: {threadkeeper.turn@v1: {}}\n  geppetto.x@v1: 1\n").unwrap();
+    assert_eq!(
+        turn_to_thread(&clash).unwrap_err().to_string(),
+        "metadata.threadkeeper.metadata@v1.threadkeeper.turn@v1: is reserved for the turn's own fields (run_id, metadata, data)"
+    );
+}

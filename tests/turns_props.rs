@@ -162,6 +162,38 @@ fn block() -> impl Strategy<Value = Block> {
         })
 }
 
+/// A block as geppetto writes one for a plain exchange: exactly the form of an event.
+fn plain_block() -> impl Strategy<Value = Block> {
+    let text = |kind: BlockKind, role: &'static str| {
+        nasty_string().prop_map(move |t| Block {
+            role: role.to_string(),
+            payload: Map::from_iter([("text".to_string(), Value::String(t))]),
+            ..Block::new(kind)
+        })
+    };
+    prop_oneof![
+        text(BlockKind::User, "user"),
+        text(BlockKind::LlmText, "assistant"),
+        text(BlockKind::System, "system"),
+        (nasty_string(), nasty_string(), strategies::json_map(nasty_string(), json_value(), 3)).prop_map(
+            |(id, name, args)| {
+                let payload = [("args", Value::Object(args)), ("id", id.into()), ("name", name.into())];
+                Block {
+                    payload: payload.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                    ..Block::new(BlockKind::ToolCall)
+                }
+            }
+        ),
+        (nasty_string(), json_value()).prop_map(|(id, result)| {
+            let payload = [("id", Value::String(id)), ("result", result)];
+            Block {
+                payload: payload.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                ..Block::new(BlockKind::ToolUse)
+            }
+        }),
+    ]
+}
+
 fn turn() -> impl Strategy<Value = Turn> {
     (
         nasty_string(),
@@ -434,6 +466,42 @@ proptest! {
         // The events are stable from then on, through text too.
         let (reloaded, _) = from_yaml(&yaml(&back)).unwrap();
         prop_assert_eq!(events_text(&turn_to_events(&reloaded).unwrap()), events_text(&events));
+    }
+
+    #[test]
+    fn import_then_export_gives_the_normalized_document(
+        turn in turn(),
+        events in prop::collection::vec(event(), 0..4),
+        thread_metadata in maybe(strategies::json_map(nasty_string(), json_value(), 3)),
+        split in any::<prop::sample::Index>(),
+        plain in prop::collection::vec(plain_block(), 0..4),
+    ) {
+        // A turn as a file holds it (normalized), mixing blocks from elsewhere with exported
+        // events, and turn-level fields of every kind. Keys of the threadkeeper namespace are
+        // the protocol's own and appear only as it writes them.
+        let mut turn = turn;
+        normalize(&mut turn);
+        turn.metadata.retain(|k, _| !k.starts_with("threadkeeper."));
+        for block in &mut turn.blocks {
+            block.metadata.retain(|k, _| !k.starts_with("threadkeeper."));
+        }
+        let at = split.index(turn.blocks.len() + 1);
+        let exported = events_to_turn(&events, "t").blocks;
+        turn.blocks.splice(at..at, exported);
+        let at = split.index(turn.blocks.len() + 1);
+        turn.blocks.splice(at..at, plain);
+        if let Some(metadata) = thread_metadata.filter(|m| !m.is_empty()) {
+            turn.metadata.insert(thread::METADATA_KEY.into(), Value::Object(metadata));
+        }
+        normalize(&mut turn);
+
+        let parts = turn_to_thread(&turn).unwrap();
+        let back = thread_to_turn(&turn.id, &parts.events, parts.settings, &parts.metadata.unwrap_or_default());
+        prop_assert_eq!(yaml(&back), yaml(&turn));
+        // And the export imports to the very same thread.
+        let (reloaded, _) = from_yaml(&yaml(&back)).unwrap();
+        let again = turn_to_thread(&reloaded).unwrap();
+        prop_assert_eq!(events_text(&again.events), events_text(&parts.events));
     }
 
     #[test]

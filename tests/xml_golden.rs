@@ -29,7 +29,9 @@ const CASES: &[&str] = &[
     "response_prefix",
     "response_prefix_empty",
     "seed_000_example",
+    "tool_result_timing",
     "unknown_event_types",
+    "unknown_types_named_like_xml_types",
 ];
 
 fn golden_dir() -> PathBuf {

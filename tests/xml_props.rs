@@ -1,5 +1,6 @@
 //! Properties of the thread XML over arbitrary threads: well-formed, one `<event>` per event with
-//! ids 0..n, read back by `parse_thread_xml` (modulo U+FFFD for characters XML forbids), and the
+//! ids 0..n, read back by `parse_thread_xml` (modulo U+FFFD for characters XML forbids) — unknown
+//! types named like the XML's own types and tool results' timing attributes included — and the
 //! same bytes whether rendered at once or pushed in chunks.
 
 mod strategies;
@@ -10,14 +11,16 @@ use quick_xml::Reader;
 use serde_json::{Map, Value};
 use threadkeeper::js_json;
 use threadkeeper::xml::is_forbidden_char;
+use threadkeeper::xml::type_names::unknown_type_attribute;
 use threadkeeper::{
     parse_thread_document, parse_thread_xml, serialize_thread_to_xml, AgentEvent, EscapeMode, EventKind, Role,
     XmlOptions, XmlRenderer,
 };
 
-/// XML types an unknown event must not be called either: it would read back as that type
-/// (an unknown event named `human` reads back as a message; see the parser's docs).
-const XML_TYPES: &[&str] = &["human", "ai", "system", "tool_input", "tool_output"];
+/// Unknown types that collide with the XML's own names or with the prefix that marks them; the
+/// serializer must write them so that they read back as themselves.
+const TRICKY_UNKNOWN_TYPES: &[&str] =
+    &["human", "ai", "system", "tool_input", "tool_output", "custom:", "custom:human", "custom:custom:x", "custom"];
 
 fn arb_char() -> impl Strategy<Value = char> {
     prop_oneof![
@@ -54,8 +57,18 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
         (name(), id(), arb_object()).prop_map(
             |(n, i, args)| serde_json::json!({"type": "tool_call", "toolName": n, "toolCallId": i, "args": args})
         ),
-        (id(), arb_json())
-            .prop_map(|(i, result)| serde_json::json!({"type": "tool_result", "toolCallId": i, "result": result})),
+        (id(), arb_json(), proptest::option::of(arb_timing()), proptest::option::of(arb_timing())).prop_map(
+            |(i, result, duration, group)| {
+                let mut event = serde_json::json!({"type": "tool_result", "toolCallId": i, "result": result});
+                if let Some(duration) = duration {
+                    event["durationMs"] = duration;
+                }
+                if let Some(group) = group {
+                    event["parallelGroup"] = group;
+                }
+                event
+            }
+        ),
         (arb_string(), any::<bool>()).prop_map(
             |(error, recoverable)| serde_json::json!({"type": "error", "error": error, "recoverable": recoverable})
         ),
@@ -69,9 +82,12 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
             |(its, summary)| serde_json::json!({"type": "summary", "summarizedIterations": its, "summary": summary})
         ),
         (
-            arb_string().prop_filter("not a reserved type", |t| {
-                !strategies::KNOWN_EVENT_TYPES.contains(&t.as_str()) && !XML_TYPES.contains(&t.as_str())
-            }),
+            prop_oneof![
+                3 => arb_string(),
+                1 => proptest::sample::select(TRICKY_UNKNOWN_TYPES).prop_map(String::from),
+                1 => arb_string().prop_map(|t| format!("custom:{t}")),
+            ]
+            .prop_filter("not a known type", |t| !strategies::KNOWN_EVENT_TYPES.contains(&t.as_str())),
             arb_object()
         )
             .prop_map(|(t, rest)| {
@@ -90,6 +106,18 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
         }
         AgentEvent::from_value(body, "event").unwrap()
     })
+}
+
+/// Values upstream's `durationMs` / `parallelGroup` take (numbers, strings), and a few it does
+/// not (they write no attribute).
+fn arb_timing() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        3 => strategies::number().prop_map(Value::Number),
+        3 => arb_string().prop_map(Value::String),
+        1 => Just(Value::Null),
+        1 => any::<bool>().prop_map(Value::Bool),
+        1 => arb_json(),
+    ]
 }
 
 fn arb_thread() -> impl Strategy<Value = Vec<AgentEvent>> {
@@ -129,7 +157,9 @@ fn expected_type_and_body(event: &AgentEvent) -> (String, String) {
         EventKind::HumanInputReceived { response } => ("human_input_received".into(), response.to_owned()),
         EventKind::Completion { result, .. } => ("completion".into(), result.to_owned()),
         EventKind::Summary { summary, .. } => ("summary".into(), summary.to_owned()),
-        EventKind::Unknown { type_name } => (type_name.to_owned(), js_json::to_string(&Value::Object(rest(event)))),
+        EventKind::Unknown { type_name } => {
+            (unknown_type_attribute(type_name).into_owned(), js_json::to_string(&Value::Object(rest(event))))
+        }
     };
     (replace_forbidden(&xml_type), replace_forbidden(&body))
 }
@@ -142,6 +172,20 @@ fn rest(event: &AgentEvent) -> Map<String, Value> {
         .filter(|(k, _)| !matches!(k.as_str(), "type" | "iteration" | "timestamp"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// The `duration_ms` and `parallel_group` texts a tool result is meant to render (upstream
+/// writes any non-null duration and any truthy group; here only numbers and strings have a
+/// faithful attribute form), before escaping.
+fn timing_attributes(event: &AgentEvent) -> (Option<String>, Option<String>) {
+    let text = |key: &str, truthy_only: bool| match event.fields().get(key)? {
+        Value::Number(n) if !(truthy_only && n.as_f64() == Some(0.0)) => {
+            Some(replace_forbidden(&js_json::number_to_string(n)))
+        }
+        Value::String(s) if !(truthy_only && s.is_empty()) => Some(replace_forbidden(s)),
+        _ => None,
+    };
+    (text("durationMs", false), text("parallelGroup", true))
 }
 
 fn config() -> ProptestConfig {
@@ -207,6 +251,7 @@ proptest! {
             match (original.kind(), back.kind()) {
                 (EventKind::ToolResult { .. }, EventKind::ToolResult { result, .. }) => {
                     prop_assert_eq!(result, &Value::String(body));
+                    prop_assert_eq!(timing_attributes(back), timing_attributes(original));
                 }
                 (EventKind::Error { recoverable: a, .. }, EventKind::Error { recoverable: b, .. }) => prop_assert_eq!(a, b),
                 (EventKind::Summary { summarized_iterations: a, .. }, EventKind::Summary { summarized_iterations: b, .. }) => {

@@ -35,6 +35,11 @@ pub enum Source {
 /// events, or a JSON turn document when the first object is not an event; anything else is a
 /// YAML turn document.
 pub fn read_thread(text: &str, name: &str) -> Result<Source, String> {
+    // JSON from JavaScript hosts may hold lone surrogate escapes (YAML is left alone).
+    let text: &str = &match text.trim_start().starts_with(['[', '{']) {
+        true => threadkeeper::json_text::replace_lone_surrogates(text),
+        false => std::borrow::Cow::Borrowed(text),
+    };
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         return parse_event_array(text, name).map(Source::Events);

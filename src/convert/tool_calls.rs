@@ -5,6 +5,7 @@
 //! plain text.
 
 use super::js_whitespace;
+use crate::js_json;
 use crate::messages::{StoredMessage, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -44,10 +45,12 @@ impl ParsedToolCalls {
 /// a JSON object whose `tool_calls` is an array of call objects, each becomes
 /// `{id: id ?? "call_" + index, name, args: args ?? {}}`.
 ///
-/// A call object must have a string `name`, an object (or null/absent) `args` and a string (or
-/// null/absent) `id`. If any entry breaks that rule the block is not a tool-call block at all
-/// (upstream would pass garbage calls on or throw midway); there are no calls then, as there
-/// are for a missing fence, invalid JSON, a missing `tool_calls` array or an empty one.
+/// Each entry is read on its own, as upstream maps each one, so one odd entry never costs the
+/// others: an entry that cannot be a call at all (not an object, or no string `name`) is
+/// skipped alone, and `index` stays the entry's position in the array. See [`read_call`] for
+/// what a numeric `id` and non-object `args` become. No calls at all — a missing fence,
+/// invalid JSON, a missing or empty `tool_calls` array, or only entries that are not calls —
+/// leaves the whole text as content.
 ///
 /// `content`: with calls, the text before the fence and the text after it, each trimmed, the
 /// non-empty ones joined by a blank line (`"\n\n"`), so the gap the block leaves does not pile
@@ -88,21 +91,33 @@ fn find_json_fence(text: &str) -> Option<Fence<'_>> {
 fn read_calls(json: &str) -> Option<Vec<ParsedToolCall>> {
     let parsed: Value = serde_json::from_str(json).ok()?;
     let entries = parsed.get("tool_calls")?.as_array()?;
-    entries.iter().enumerate().map(|(index, entry)| read_call(index, entry)).collect()
+    Some(entries.iter().enumerate().filter_map(|(index, entry)| read_call(index, entry)).collect())
 }
 
+/// One entry as upstream's `{name, args: args ?? {}, id: id ?? "call_" + index}` reads it, kept
+/// within what a provider accepts: `None` when the entry has no string `name` (no call).
+///
+/// - `id`: a string as is; a number or boolean as JavaScript's `String()` prints it (`7`,
+///   `1.5`, `1e+21`, `true`), so the id upstream would send is the one we give; null or absent
+///   → `"call_" + index`; an object or array (no usable text) → `"call_" + index` too.
+/// - `args`: an object as is; null or absent → `{}`; anything else (a string, number, array,
+///   boolean) → `{"input": <that value>}`. Upstream passes such a value through, but a tool
+///   call's arguments must be an object for every provider (LangChain's `tool_calls[].args`,
+///   OpenAI's `arguments`, Anthropic's `input`), so the value is kept whole under `input`, the
+///   same wrapping `xml/parseThread` gives a `tool_input` body that is not an object.
 fn read_call(index: usize, entry: &Value) -> Option<ParsedToolCall> {
     let entry = entry.as_object()?;
     let name = entry.get("name")?.as_str()?.to_owned();
     let args = match entry.get("args") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(args)) => args.clone(),
-        Some(_) => return None,
+        Some(other) => Map::from_iter([("input".to_owned(), other.clone())]),
     };
     let id = match entry.get("id") {
-        None | Some(Value::Null) => format!("call_{index}"),
         Some(Value::String(id)) => id.clone(),
-        Some(_) => return None,
+        Some(Value::Number(n)) => js_json::number_to_string(n),
+        Some(Value::Bool(b)) => b.to_string(),
+        None | Some(Value::Null | Value::Array(_) | Value::Object(_)) => format!("call_{index}"),
     };
     Some(ParsedToolCall { id, name, args })
 }
@@ -138,5 +153,32 @@ mod tests {
             serde_json::to_string(&parse_tool_calls("plain").to_stored_message()).unwrap(),
             r#"{"type":"ai","data":{"content":"plain"}}"#
         );
+    }
+
+    #[test]
+    fn each_entry_is_read_on_its_own() {
+        let parsed = parse_tool_calls(
+            "```json\n{\"tool_calls\":[{\"name\":\"a\",\"id\":7},{\"name\":5},\"junk\",\
+             {\"name\":\"b\",\"args\":\"ls -la\",\"id\":1.5e21},{\"name\":\"c\",\"args\":[1],\"id\":{}},\
+             {\"name\":\"d\",\"args\":false,\"id\":true}]}\n```",
+        );
+        let calls: Vec<(String, String, Value)> =
+            parsed.tool_calls.into_iter().map(|c| (c.id, c.name, Value::Object(c.args))).collect();
+        assert_eq!(
+            calls,
+            [
+                ("7".into(), "a".into(), serde_json::json!({})),
+                ("1.5e+21".into(), "b".into(), serde_json::json!({"input": "ls -la"})),
+                ("call_4".into(), "c".into(), serde_json::json!({"input": [1]})),
+                ("true".into(), "d".into(), serde_json::json!({"input": false})),
+            ]
+        );
+        assert_eq!(parsed.content, "");
+    }
+
+    #[test]
+    fn only_entries_that_are_not_calls_give_no_calls() {
+        let text = "```json\n{\"tool_calls\":[{\"name\":5},null]}\n```";
+        assert_eq!(parse_tool_calls(text), ParsedToolCalls { tool_calls: Vec::new(), content: text.into() });
     }
 }

@@ -202,6 +202,7 @@ impl Dispatcher {
                 return Control::Continue;
             }
         };
+        let text: &str = &crate::json_text::replace_lone_surrogates(text);
         let depth = json_depth(body);
         if depth > MAX_JSON_DEPTH {
             let error = errors::limit_exceeded("maxJsonDepth", depth as u64, MAX_JSON_DEPTH as u64);

@@ -15,6 +15,7 @@ pub const THREAD_NOT_FOUND: i32 = -32001;
 pub const VERSION_CONFLICT: i32 = -32003;
 pub const LIMIT_EXCEEDED: i32 = -32004;
 pub const STORE_FAILED: i32 = -32005;
+pub const THREAD_EXISTS: i32 = -32006;
 
 pub fn invalid_params(path: &str, reason: &str) -> ErrorObjectOwned {
     let message =
@@ -41,6 +42,11 @@ pub fn from_service(error: ServiceError) -> ErrorObjectOwned {
             VERSION_CONFLICT,
             format!("version conflict: thread {thread_id:?} is at version {current_version}"),
             Some(json!({ "threadId": thread_id, "currentVersion": current_version })),
+        ),
+        ServiceError::ThreadExists { thread_id } => ErrorObjectOwned::owned(
+            THREAD_EXISTS,
+            format!("thread exists: thread {thread_id:?} already exists; pass threadId to import under another id"),
+            Some(json!({ "threadId": thread_id })),
         ),
         ServiceError::Limit { limit, value, max } => limit_exceeded(limit, value, max),
         ServiceError::InvalidParams { path, reason } => invalid_params(&path, &reason),

@@ -3,17 +3,15 @@
 use super::errors::{from_service, invalid_params, LIMIT_EXCEEDED};
 use super::methods::{parse, Context, ThreadInfo};
 use crate::event::AgentEvent;
-use crate::service::check_thread_id;
+use crate::service::{check_thread_id, ImportTarget};
 use crate::store::ThreadSettings;
 use crate::turns::{self, Format, Options, Turn, TurnDocument, TurnError};
 use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-/// Turn metadata keys that carry the thread's settings and metadata through an export.
-pub const SETTINGS_KEY: &str = "threadkeeper.settings@v1";
-pub const METADATA_KEY: &str = "threadkeeper.metadata@v1";
+use crate::turns::thread::SETTINGS_KEY;
 
 type RpcResult<T> = Result<T, ErrorObjectOwned>;
 
@@ -146,13 +144,9 @@ pub fn register(m: &mut RpcModule<Context>) {
         let p: ExportParams = parse(&params)?;
         let (record, events) = ctx.service.snapshot(&p.thread_id).await.map_err(from_service)?;
         let events: Vec<AgentEvent> = events.iter().map(|e| e.parse()).collect();
-        let mut turn = turns::events_to_turn(&events, &record.thread_id);
-        if record.settings != ThreadSettings::default() {
-            turn.metadata.insert(SETTINGS_KEY.into(), serde_json::to_value(&record.settings).unwrap_or_default());
-        }
-        if !record.metadata.is_empty() {
-            turn.metadata.insert(METADATA_KEY.into(), Value::Object(record.metadata));
-        }
+        let settings = (record.settings != ThreadSettings::default())
+            .then(|| serde_json::to_value(&record.settings).unwrap_or_default());
+        let turn = turns::thread_to_turn(&record.thread_id, &events, settings, &record.metadata);
         write_turn(&turn, p.format, &p.options)
     })
     .expect("unique method name");
@@ -160,31 +154,30 @@ pub fn register(m: &mut RpcModule<Context>) {
     m.register_async_method("thread/import", |params, ctx, _| async move {
         let p: ImportParams = parse(&params)?;
         let (turn, _) = read_turn(&p.text, p.format)?;
-        if p.thread_id.is_none() && !turn.id.is_empty() {
-            // The turn's id names the thread; say so when it cannot be a thread id.
-            check_thread_id(&turn.id).map_err(|_| {
-                let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
-                invalid_params("text.id", reason)
-            })?;
-        }
-        let events = turns::turn_to_events(&turn).map_err(|e| turn_error("text", e))?;
-        let settings = match turn.metadata.get(SETTINGS_KEY) {
+        let target = match p.thread_id {
+            Some(id) => ImportTarget::Given(id),
+            None if turn.id.is_empty() => ImportTarget::New,
+            None => {
+                // The turn's id names the thread; say so when it cannot be a thread id.
+                check_thread_id(&turn.id).map_err(|_| {
+                    let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
+                    invalid_params("text.id", reason)
+                })?;
+                ImportTarget::FromDocument(turn.id.clone())
+            }
+        };
+        let parts = turns::turn_to_thread(&turn).map_err(|e| turn_error("text", e))?;
+        let settings = match parts.settings {
             Some(value) => Some(
-                serde_json::from_value::<ThreadSettings>(value.clone())
+                serde_json::from_value::<ThreadSettings>(value)
                     .map_err(|e| invalid_params(&format!("text.metadata.{SETTINGS_KEY}"), &e.to_string()))?,
             ),
             None => None,
         };
-        let metadata: Option<Map<String, Value>> = match turn.metadata.get(METADATA_KEY) {
-            Some(Value::Object(map)) => Some(map.clone()),
-            Some(_) => return Err(invalid_params(&format!("text.metadata.{METADATA_KEY}"), "must be an object")),
-            None => None,
-        };
         // The events go through the same limits as an append.
-        let values: Vec<Value> = events.into_iter().map(AgentEvent::into_value).collect();
+        let values: Vec<Value> = parts.events.into_iter().map(AgentEvent::into_value).collect();
         let events = ctx.service.validate_events(values).map_err(from_service)?;
-        let thread_id = p.thread_id.or_else(|| (!turn.id.is_empty()).then(|| turn.id.clone()));
-        let record = ctx.service.import(thread_id, settings, metadata, events).await.map_err(from_service)?;
+        let record = ctx.service.import(target, settings, parts.metadata, events).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))
     })
     .expect("unique method name");

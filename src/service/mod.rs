@@ -41,6 +41,7 @@ impl Default for Limits {
 pub enum ServiceError {
     NotFound { thread_id: String },
     VersionConflict { thread_id: String, current_version: u64 },
+    ThreadExists { thread_id: String },
     Limit { limit: &'static str, value: u64, max: u64 },
     InvalidParams { path: String, reason: String },
     Store(String),
@@ -68,6 +69,17 @@ impl From<EventError> for ServiceError {
 }
 
 pub type ServiceResult<T> = Result<T, ServiceError>;
+
+/// Where [`ThreadService::import`] puts the imported thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImportTarget {
+    /// The id the caller asked for.
+    Given(String),
+    /// The document's own id: used only when no thread has it.
+    FromDocument(String),
+    /// A new id.
+    New,
+}
 
 /// How a render request wants the thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -325,17 +337,27 @@ impl ThreadService {
     }
 
     /// Creates a thread holding `events`: open, then append expecting version 0, so importing
-    /// into a thread that already has appends is a version conflict and changes nothing.
+    /// into a thread that already has appends is a version conflict and changes nothing. An id
+    /// taken from the document itself ([`ImportTarget::FromDocument`]) must name no thread at
+    /// all: the caller did not pick it, so landing in someone's thread is refused as
+    /// [`ServiceError::ThreadExists`] instead.
     pub async fn import(
         &self,
-        thread_id: Option<String>,
+        target: ImportTarget,
         settings: Option<ThreadSettings>,
         metadata: Option<Map<String, Value>>,
         events: ValidEvents,
     ) -> ServiceResult<ThreadRecord> {
-        let thread_id = thread_id.unwrap_or_else(new_thread_id);
+        let (thread_id, must_be_new) = match target {
+            ImportTarget::Given(id) => (id, false),
+            ImportTarget::FromDocument(id) => (id, true),
+            ImportTarget::New => (new_thread_id(), false),
+        };
         check_thread_id(&thread_id)?;
         if let Some(record) = self.store.record(&thread_id).await? {
+            if must_be_new {
+                return Err(ServiceError::ThreadExists { thread_id });
+            }
             if record.version != 0 {
                 return Err(ServiceError::VersionConflict { thread_id, current_version: record.version });
             }

@@ -38,7 +38,9 @@
 //! newline. [`Options`] can redact `encrypted_content` and leave out `data`.
 //!
 //! [`validate`] lists every rule a turn breaks; [`events_to_turn`] and [`turn_to_events`] map
-//! threads to turns and back without loss (the mapping table is in [`events`]).
+//! threads to turns and back without loss (the mapping table is in [`events`]);
+//! [`turn_to_thread`] and [`thread_to_turn`] add what a turn holds besides its blocks
+//! ([`thread`]).
 
 mod error;
 pub mod events;
@@ -46,6 +48,7 @@ mod model;
 mod parse;
 mod read;
 mod redact;
+pub mod thread;
 mod validate;
 mod write;
 mod yaml_scan;
@@ -59,6 +62,7 @@ pub use read::{
     Warnings,
 };
 pub use redact::redact_encrypted_content;
+pub use thread::{thread_to_turn, turn_to_thread, ThreadParts};
 pub use validate::{validate, Problem};
 pub use write::{
     to_json, to_json_document, to_value, to_yaml, to_yaml_document, write_document, Options, ENCRYPTED_CONTENT_KEY,

@@ -4,6 +4,7 @@ mod escape;
 mod parse;
 mod serialize;
 mod to_events;
+pub mod type_names;
 
 pub use escape::{escape_into, escape_xml, is_forbidden_char, EscapeMode};
 pub use parse::{parse_thread_document, parse_thread_xml, ThreadDocument, XmlParseError};

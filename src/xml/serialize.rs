@@ -5,6 +5,7 @@
 //! lines already rendered. A long-lived thread keeps one renderer and pays only for new events.
 
 use super::escape::{escape_into, EscapeMode};
+use super::type_names;
 use crate::event::{AgentEvent, EventKind, Role};
 use crate::js_json;
 use serde::{Deserialize, Serialize};
@@ -141,6 +142,7 @@ impl XmlRenderer {
                 push_attr(out, "name", name);
                 out.push_str(" status=\"success\"");
                 push_iteration(out, iteration);
+                push_timing_attributes(out, event, scratch);
                 out.push('>');
                 match result {
                     Value::String(text) => escape_into(out, text, escape),
@@ -191,7 +193,7 @@ impl XmlRenderer {
                 escape_into(out, summary, escape);
             }
             EventKind::Unknown { type_name } => {
-                open_tag(out, type_name, id);
+                open_tag(out, &type_names::unknown_type_attribute(type_name), id);
                 push_iteration(out, iteration);
                 out.push('>');
                 // The event's other fields as a JSON object, written without copying them.
@@ -258,6 +260,34 @@ fn push_iteration(out: &mut String, iteration: &Number) {
     out.push_str(" iteration=\"");
     js_json::write_number(out, iteration);
     out.push('"');
+}
+
+/// Upstream's `duration_ms` and `parallel_group` attributes of a `tool_result` (after
+/// `iteration`): `duration_ms` when `durationMs` is a number (printed as JavaScript prints it)
+/// or a string, as upstream writes any non-null value; `parallel_group` when `parallelGroup`
+/// is a non-empty string or a non-zero number (its JavaScript string form), as upstream writes
+/// any truthy value. Other JSON types have no faithful attribute form and write nothing.
+fn push_timing_attributes(out: &mut String, event: &AgentEvent, scratch: &mut String) {
+    let fields = event.fields();
+    let mut push_text = |name: &str, value: &Value, keep: fn(&Value) -> bool| {
+        scratch.clear();
+        match value {
+            Value::String(s) if keep(value) => scratch.push_str(s),
+            Value::Number(n) if keep(value) => js_json::write_number(scratch, n),
+            _ => return,
+        }
+        push_attr(out, name, scratch);
+    };
+    if let Some(duration) = fields.get("durationMs") {
+        push_text("duration_ms", duration, |_| true);
+    }
+    if let Some(group) = fields.get("parallelGroup") {
+        push_text("parallel_group", group, |v| match v {
+            Value::String(s) => !s.is_empty(),
+            Value::Number(n) => n.as_f64() != Some(0.0),
+            _ => false,
+        });
+    }
 }
 
 fn push_attr(out: &mut String, name: &str, value: &str) {

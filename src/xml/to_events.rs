@@ -4,15 +4,16 @@
 //! |---|---|
 //! | `human` / `ai` / `system` | `message` with role `user` / `assistant` / `system`, `content` = body |
 //! | `tool_input` | `tool_call`: `toolName` = `name`, `args` = the JSON body, `toolCallId` as below |
-//! | `tool_output` | `tool_result`: `result` = body (always a string), `toolCallId` as below |
+//! | `tool_output` | `tool_result`: `result` = body (always a string), `toolCallId` as below; `durationMs` from `duration_ms` (a number when it is one as JavaScript prints it, else the text), `parallelGroup` from `parallel_group` (text) |
 //! | `error` | `error`: `recoverable` = `recoverable == "true"` (absent: false) |
 //! | `human_input_requested` / `human_input_received` | `question` / `response` = body |
 //! | `completion` | `completion`: `result` = body, `verified: false` (not in the XML) |
 //! | `summary` | `summary`: `summarizedIterations` from the comma list |
+//! | `custom:` + name | the unknown type `name` (see [`type_names`]), fields as below |
 //! | anything else | that type, with the fields of the JSON-object body (else `content` = body) |
 //!
 //! Every event gets `iteration` from its attribute (a JSON number). Fields are ordered `type`,
-//! the type's fields, `iteration`.
+//! the type's fields, `iteration`, then a tool result's `durationMs` and `parallelGroup`.
 //!
 //! Tool call ids: a `call_id` attribute (the seed-003 form) is used as is. Without one, a
 //! `tool_input` gets `call_<index>` (its 0-based position in the thread) and a `tool_output` is
@@ -24,12 +25,15 @@
 //! back as their JSON text); `error.toolCallId`; the optional fields of `human_input_requested`;
 //! `completion.verified`; original tool call ids without `call_id`; the spelling of numbers
 //! (`1.0` reads back as `1`); characters the serializer replaced with U+FFFD. An unknown event
-//! type spelled like an XML type (`human`, `tool_input`, ...) reads back as that XML type.
+//! type spelled like an XML type (`human`, `tool_input`, ...) is written `custom:human` and reads
+//! back as itself.
 //! A `tool_input` body that is not a JSON object (hand-written documents) becomes
 //! `args: {"input": <the JSON value, or the body as a string>}`.
 
 use super::parse::{XmlEvent, XmlParseError};
+use super::type_names;
 use crate::event::AgentEvent;
+use crate::js_json;
 use serde_json::{Map, Number, Value};
 use std::collections::{HashMap, VecDeque};
 
@@ -89,6 +93,11 @@ fn to_fields(xml: &XmlEvent, index: usize, ids: &mut ToolCallIds) -> Result<Map<
             set("toolCallId", id.into());
             set("result", body());
         }
+        unknown if type_names::unknown_type_from_attribute(unknown).is_some() => {
+            let type_name = type_names::unknown_type_from_attribute(unknown).unwrap_or(unknown);
+            set("type", type_name.into());
+            set_body_fields(&xml.body, &mut set);
+        }
         "error" => {
             let recoverable = match xml.attribute("recoverable") {
                 None | Some("false") => false,
@@ -119,14 +128,37 @@ fn to_fields(xml: &XmlEvent, index: usize, ids: &mut ToolCallIds) -> Result<Map<
         }
         other => {
             set("type", other.into());
-            match serde_json::from_str::<Value>(&xml.body) {
-                Ok(Value::Object(rest)) => rest.into_iter().for_each(|(k, v)| set(&k, v)),
-                _ => set("content", body()),
-            }
+            set_body_fields(&xml.body, &mut set);
         }
     }
     set("iteration", Value::Number(iteration));
+    if xml_type == "tool_output" {
+        // After `iteration`, where extra fields of a tool result go.
+        if let Some(duration) = xml.attribute("duration_ms") {
+            set("durationMs", number_or_string(duration));
+        }
+        if let Some(group) = xml.attribute("parallel_group") {
+            set("parallelGroup", group.into());
+        }
+    }
     Ok(fields)
+}
+
+/// An unknown event's fields: those of its JSON-object body, else `content` = the body.
+fn set_body_fields(body: &str, set: &mut impl FnMut(&str, Value)) {
+    match serde_json::from_str::<Value>(body) {
+        Ok(Value::Object(rest)) => rest.into_iter().for_each(|(k, v)| set(&k, v)),
+        _ => set("content", Value::String(body.to_owned())),
+    }
+}
+
+/// A number when `text` is exactly how JavaScript prints one (so it renders back to `text`),
+/// else the text itself.
+fn number_or_string(text: &str) -> Value {
+    match parse_number(text) {
+        Some(n) if js_json::number_to_string(&n) == text => Value::Number(n),
+        _ => Value::String(text.to_owned()),
+    }
 }
 
 fn parse_number(text: &str) -> Option<Number> {
