@@ -164,7 +164,7 @@ fn tool_result_events_become_tool_messages_with_call_id() {
     let expected =
         [("c&<1>", "plain \"text\""), ("c2", "[1.5,true,{\"k\":\"v\\n\"}]"), ("c3", "null"), ("c4", "1e+21")];
     assert_eq!(contents, expected.map(|(a, b)| (a.to_owned(), b.to_owned())));
-    assert_eq!(standard(&thread).len(), 8, "each call and its result, adjacent");
+    assert_eq!(standard(&thread).len(), 9, "an opening human message, then each call and its result, adjacent");
 }
 
 #[test]
@@ -293,7 +293,8 @@ fn parallel_calls_share_one_ai_message_with_or_without_grouping() {
     assert_eq!(
         serde_json::to_string(&grouped).unwrap(),
         concat!(
-            r#"[{"type":"ai","data":{"content":"","tool_calls":["#,
+            r#"[{"type":"human","data":{"content":"(The conversation so far follows.)"}},"#,
+            r#"{"type":"ai","data":{"content":"","tool_calls":["#,
             r#"{"id":"1","name":"a","args":{"x":1},"type":"tool_call"},"#,
             r#"{"id":"2","name":"b","args":{},"type":"tool_call"}]}},"#,
             r#"{"type":"tool","data":{"content":"A","tool_call_id":"1"}},"#,

@@ -100,11 +100,21 @@ fn check_langchain(messages: &[Value]) -> Result<(), String> {
             "system" if i > 0 => return Err(format!("messages[{i}]: system message after the start")),
             "system" | "human" | "ai" => {
                 ledger.close(&format!("messages[{i}] ({kind})"))?;
-                for call in data.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                let calls = data.get("tool_calls").and_then(Value::as_array);
+                if kind != "system" && calls.is_none() && data["content"].as_str().unwrap().trim().is_empty() {
+                    return Err(format!("messages[{i}]: blank {kind} message (Anthropic refuses it)"));
+                }
+                let first_of_conversation = i == 0 || (i == 1 && messages[0]["type"] == "system");
+                if first_of_conversation && kind == "ai" {
+                    return Err(format!("messages[{i}]: the conversation opens with the assistant (Anthropic)"));
+                }
+                for call in calls.into_iter().flatten() {
                     if !call["args"].is_object() {
                         return Err(format!("messages[{i}]: args not an object"));
                     }
-                    ledger.call(str_of(call, "id")?)?;
+                    let id = str_of(call, "id")?;
+                    check_openai_id(id)?;
+                    ledger.call(id)?;
                 }
             }
             other => return Err(format!("messages[{i}]: type {other}")),
@@ -223,7 +233,7 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
         return Err(format!("unexpected keys {:?}", object.keys().collect::<Vec<_>>()));
     }
     if let Some(system) = object.get("system") {
-        if system.as_str().is_none_or(str::is_empty) {
+        if system.as_str().is_none_or(|s| s.trim().is_empty()) {
             return Err("system must be a non-empty string".into());
         }
     }
@@ -247,8 +257,8 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
         for block in blocks {
             match (role, str_of(block, "type")?) {
                 (_, "text") => {
-                    if str_of(block, "text")?.is_empty() {
-                        return Err(format!("messages[{i}]: empty text block"));
+                    if str_of(block, "text")?.trim().is_empty() {
+                        return Err(format!("messages[{i}]: blank text block"));
                     }
                     past_results = true;
                 }
@@ -269,7 +279,7 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
                     }
                     assert!(block["is_error"].is_boolean());
                     if let Some(content) = block.get("content") {
-                        if content.as_str().is_none_or(str::is_empty) {
+                        if content.as_str().is_none_or(|s| s.trim().is_empty()) {
                             return Err(format!("messages[{i}]: tool_result content {content}"));
                         }
                     }
@@ -321,6 +331,13 @@ fn corpus(value: &Value, out: &mut String) {
 /// What an event says that standard mode and every projection must carry (rule 8b), or
 /// `None` for what they leave out by design (protocol/README.md § Standard mode).
 fn payload(event: &AgentEvent) -> Vec<String> {
+    let mut said = said(event);
+    // Whitespace says nothing; Anthropic refuses it, so no form need carry it.
+    said.retain(|text| !text.trim().is_empty());
+    said
+}
+
+fn said(event: &AgentEvent) -> Vec<String> {
     let fields = event.fields();
     let text = |key: &str| fields[key].as_str().unwrap().to_owned();
     match event.event_type() {
@@ -370,7 +387,7 @@ fn seed_form(events: &[AgentEvent], instructions: Option<&str>) -> Value {
             "human_input_received" => human(format!("[Human Response]: {}", s("response"))),
             "tool_call" => json!({"type":"ai","data":{"content":"","tool_calls":[
                 {"id":f["toolCallId"],"name":f["toolName"],"args":f["args"],"type":"tool_call"}]}}),
-            "tool_result" => json!({"type":"tool","data":{"content":payload(event)[0],"tool_call_id":f["toolCallId"]}}),
+            "tool_result" => json!({"type":"tool","data":{"content":said(event)[0],"tool_call_id":f["toolCallId"]}}),
             "error" => {
                 let label = if f["recoverable"] == true { "[Error (recoverable)]" } else { "[Error]" };
                 human(format!("{label}: {}", s("error")))
@@ -542,16 +559,16 @@ fn user(text: &str) -> Value {
 
 #[test]
 fn rule_pending_calls_share_one_ai_message() {
-    let events = thread(json!([call("a"), call("b"), result("b", "B"), result("a", "A")]));
+    let events = thread(json!([user("go"), call("a"), call("b"), result("b", "B"), result("a", "A")]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        [r#"ai["a", "b"]: "#, "tool(b): B", "tool(a): A"]
+        ["human: go", r#"ai["a", "b"]: "#, "tool(b): B", "tool(a): A"]
     );
 }
 
 #[test]
 fn rule_error_naming_a_pending_call_answers_it() {
-    let events = thread(json!([
+    let events = thread(json!([user("go"), 
         call("a"),
         call("b"),
         {"type":"error","error":"boom","recoverable":false,"toolCallId":"a","iteration":1},
@@ -560,7 +577,7 @@ fn rule_error_naming_a_pending_call_answers_it() {
     ]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        [
+        ["human: go", 
             r#"ai["a", "b"]: "#,
             "tool(a, error): [Error (non-recoverable)]: boom",
             "tool(b, error): [Error (recoverable)]: retry",
@@ -604,7 +621,7 @@ fn rule_unanswered_calls_are_answered_with_the_reason_or_dropped() {
 
 #[test]
 fn rule_a_human_answer_to_an_interrupting_request_answers_the_call() {
-    let events = thread(json!([
+    let events = thread(json!([user("go"), 
         call("other"),
         call("ask"),
         {"type":"human_input_requested","question":"Which city?","iteration":1},
@@ -614,13 +631,13 @@ fn rule_a_human_answer_to_an_interrupting_request_answers_the_call() {
     ]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        [r#"ai["other", "ask"]: "#, "tool(ask): Oslo", "tool(other): done", "human: [Human Response]: unrelated"]
+        ["human: go", r#"ai["other", "ask"]: "#, "tool(ask): Oslo", "tool(other): done", "human: [Human Response]: unrelated"]
     );
 }
 
 #[test]
 fn rule_messages_between_a_call_and_its_result_follow_the_results() {
-    let events = thread(json!([
+    let events = thread(json!([user("go"), 
         call("a"),
         {"type":"message","role":"system","content":"note","iteration":1},
         user("hurry"),
@@ -629,22 +646,22 @@ fn rule_messages_between_a_call_and_its_result_follow_the_results() {
     ]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        [r#"ai["a"]: "#, "tool(a): A", "human: [System]: note", "human: hurry", "human: thanks"]
+        ["human: go", r#"ai["a"]: "#, "tool(a): A", "human: [System]: note", "human: hurry", "human: thanks"]
     );
 }
 
 #[test]
 fn rule_stray_results_are_kept_as_text() {
-    let events = thread(json!([result("ghost", "boo"), call("a"), result("a", "A"), result("a", "again")]));
+    let events = thread(json!([user("go"), result("ghost", "boo"), call("a"), result("a", "A"), result("a", "again")]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        ["human: [Tool Result for ghost]: boo", r#"ai["a"]: "#, "tool(a): A", "human: [Tool Result for a]: again"]
+        ["human: go", "human: [Tool Result for ghost]: boo", r#"ai["a"]: "#, "tool(a): A", "human: [Tool Result for a]: again"]
     );
 }
 
 #[test]
 fn rule_reused_ids_are_made_unique_and_answered_in_place() {
-    let events = thread(json!([
+    let events = thread(json!([user("go"), 
         call("x"),
         result("x", "1"),
         call("x"),
@@ -654,7 +671,7 @@ fn rule_reused_ids_are_made_unique_and_answered_in_place() {
     ]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        [r#"ai["x"]: "#, "tool(x): 1", r#"ai["x_2"]: "#, "tool(x_2): 2", r#"ai["x_2_2"]: "#, "tool(x_2_2): 3"]
+        ["human: go", r#"ai["x"]: "#, "tool(x): 1", r#"ai["x_2"]: "#, "tool(x_2): 2", r#"ai["x_2_2"]: "#, "tool(x_2_2): 3"]
     );
 }
 
@@ -686,21 +703,48 @@ fn xml_context_mode_is_system_plus_one_user_message_in_every_projection() {
 }
 
 #[test]
-fn anthropic_opens_with_a_user_turn_and_drops_empty_text() {
+fn the_conversation_opens_with_a_user_turn_and_blank_messages_are_left_out() {
     let events = thread(json!([
         {"type":"message","role":"assistant","content":"Hello","iteration":0},
         user(""),
-        {"type":"message","role":"assistant","content":"","iteration":0},
+        {"type":"message","role":"assistant","content":" \n\t","iteration":0},
         user("hi"),
     ]));
+    let opening = threadkeeper::messages::OPENING_TEXT;
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Repair)),
+        [format!("human: {opening}"), "ai: Hello".into(), "human: hi".into()]
+    );
     let body = render(&events, &MessageOptions::default(), "anthropic");
     assert_eq!(
         body,
         json!({"messages":[
-            {"role":"user","content":[{"type":"text","text":threadkeeper::providers::anthropic::OPENING_TEXT}]},
+            {"role":"user","content":[{"type":"text","text":opening}]},
             {"role":"assistant","content":[{"type":"text","text":"Hello"}]},
             {"role":"user","content":[{"type":"text","text":"hi"}]},
         ]})
+    );
+    let blank = thread(json!([user("q"), call("a"), result("a", "   ")]));
+    let options = MessageOptions { instructions: Some("  ".into()), ..MessageOptions::default() };
+    let body = render(&blank, &options, "anthropic");
+    assert_eq!(body.get("system"), None, "a blank system prompt is left out");
+    assert_eq!(body["messages"][2]["content"][0], json!({"type":"tool_result","tool_use_id":"a","is_error":false}));
+}
+
+#[test]
+fn responses_read_reasoning_ids_and_summaries_in_every_shape() {
+    let events = thread(json!([
+        user("q"),
+        {"type":"turn_block","block":{"kind":"reasoning","id":"rs_block","payload":{"encrypted_content":"enc",
+            "summary":[{"type":"summary_text","text":"first"},"second",{"text":""}]}},"iteration":0},
+        call("a"),
+        result("a", "A"),
+    ]));
+    let body = render(&events, &MessageOptions::default(), "openai-responses");
+    assert_eq!(
+        body["input"][1],
+        json!({"type":"reasoning","id":"rs_block","summary":[
+            {"type":"summary_text","text":"first"},{"type":"summary_text","text":"second"}],"encrypted_content":"enc"})
     );
 }
 
@@ -738,8 +782,9 @@ fn the_validators_reject_what_providers_reject() {
 // ---- generated threads ----
 
 fn event_strategy() -> impl Strategy<Value = Value> {
-    let id = prop::sample::select(vec!["c0", "c1", "c2", "a b", "", "x.y/z"]);
-    let text = prop::sample::select(vec!["", "ok", "& < > \" '", "\u{7}bell", "é🎉", "x_2"]);
+    let long = "l".repeat(45);
+    let id = prop::sample::select(vec!["c0".to_owned(), "c1".into(), "c2".into(), "a b".into(), "".into(), "x.y/z".into(), long]);
+    let text = prop::sample::select(vec!["", "  ", "ok", "& < > \" '", "\u{7}bell", "é🎉", "x_2"]);
     let iteration = 0u8..3;
     prop_oneof![
         (text.clone(), prop::sample::select(vec!["user", "assistant", "system"]), iteration.clone())
@@ -811,10 +856,10 @@ fn rewritten_ids_pair_calls_with_their_answers() {
     let events = thread(json!([call("a b"), call(&long), result(&long, "L"), result("a b", "AB")]));
     let chat = render(&events, &MessageOptions::default(), "openai-chat");
     check_openai_chat(&chat).unwrap();
-    let ids: Vec<&str> = chat["messages"][0]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = chat["messages"][1]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(ids[0], "a b", "OpenAI takes any character");
     assert_eq!(ids[1].len(), 40);
-    assert_eq!(chat["messages"][1]["tool_call_id"], ids[1], "the answer to the long id comes first");
+    assert_eq!(chat["messages"][2]["tool_call_id"], ids[1], "the answer to the long id comes first");
     let anthropic = render(&events, &MessageOptions::default(), "anthropic");
     check_anthropic(&anthropic).unwrap();
     assert!(anthropic["messages"][1]["content"][0]["id"].as_str().unwrap().starts_with("a_b_"));

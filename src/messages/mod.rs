@@ -1,13 +1,15 @@
 //! Chat messages from a thread (seeds 001 and 002), in LangChain's stored-message form.
 
+mod call_ids;
 mod injection;
 mod options;
 mod standard;
 mod stored;
 mod xml_mode;
 
+pub use call_ids::{IdMap, IdRule};
 pub use injection::{context_injection, system_message, ContextInjection};
 pub use options::{build_messages, ContextMode, MessageOptions};
-pub use standard::{DanglingToolCalls, Entry, StandardMessages};
+pub use standard::{is_blank, DanglingToolCalls, Entry, StandardMessages, OPENING_TEXT};
 pub use stored::{MessageData, MessageType, StoredMessage, ToolCall};
 pub use xml_mode::{xml_messages, xml_messages_from};

@@ -33,14 +33,24 @@
 //! - a reused call id gets a suffix (`_2`, `_3`, …) so ids are unique; results answer the
 //!   pending call that carries the id they name.
 
+use super::call_ids::IdRule;
 use super::injection::ContextInjection;
-use super::stored::{StoredMessage, ToolCall};
+use super::stored::{MessageType, StoredMessage, ToolCall};
 use crate::event::{AgentEvent, EventKind, Role};
 use crate::js_json;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashSet;
+
+/// The human message placed before a conversation that would open with the assistant: the
+/// conversation must open with a user turn (Anthropic).
+pub const OPENING_TEXT: &str = "(The conversation so far follows.)";
+
+/// Whether `text` has nothing but (Unicode) whitespace.
+pub fn is_blank(text: &str) -> bool {
+    text.trim().is_empty()
+}
 
 /// What to do with a tool call that has no answer (rendering rule 8b).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,8 +67,8 @@ pub enum DanglingToolCalls {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Entry<'a> {
     Message(Cow<'a, StoredMessage>),
-    /// A reasoning block imported from a turn document (`turn_block` event): the block's
-    /// payload. Only the OpenAI Responses projection replays it.
+    /// A reasoning block imported from a turn document (`turn_block` event): the whole block.
+    /// Only the OpenAI Responses projection replays it.
     Reasoning(&'a Map<String, Value>),
 }
 
@@ -177,13 +187,23 @@ struct CallIds {
 }
 
 impl CallIds {
-    /// `id` itself the first time, then `id_2`, `id_3`, … (the first not yet used).
+    /// `id` itself the first time, then `id_2`, `id_3`, … (the first not yet used); an id
+    /// outside [`IdRule::OPENAI`] is mapped into it first.
     fn claim(&mut self, id: &str) -> String {
-        if self.used.insert(id.to_owned()) {
-            return id.to_owned();
+        let rule = IdRule::OPENAI;
+        let base = if rule.allows(id) { id.to_owned() } else { rule.rewrite(id, "") };
+        if self.used.insert(base.clone()) {
+            return base;
         }
         (2u64..)
-            .map(|n| format!("{id}_{n}"))
+            .map(|n| {
+                let plain = format!("{base}_{n}");
+                if rule.allows(&plain) {
+                    plain
+                } else {
+                    rule.rewrite(id, &format!("_{n}"))
+                }
+            })
             .find(|candidate| self.used.insert(candidate.clone()))
             .expect("an unused suffix exists")
     }
@@ -210,6 +230,8 @@ impl StandardMessages {
     /// Converts one more event.
     pub fn push(&mut self, event: &AgentEvent) {
         let message = match event.kind() {
+            // Whitespace says nothing, and Anthropic refuses a turn of it.
+            EventKind::Message { role: Role::User | Role::Assistant, content } if is_blank(content) => return,
             EventKind::Message { role: Role::User, content } => StoredMessage::human(content),
             EventKind::Message { role: Role::Assistant, content } => StoredMessage::ai(content),
             EventKind::Message { role: Role::System, content } => StoredMessage::human(format!("[System]: {content}")),
@@ -270,9 +292,9 @@ impl StandardMessages {
                 self.injection.push(event);
                 return;
             }
-            EventKind::Unknown { .. } => match reasoning_payload(event) {
-                Some(payload) => {
-                    self.add(Item::Reasoning(payload.clone()));
+            EventKind::Unknown { .. } => match reasoning_block(event) {
+                Some(block) => {
+                    self.add(Item::Reasoning(block.clone()));
                     return;
                 }
                 None => return,
@@ -338,6 +360,13 @@ impl StandardMessages {
             }
             out.extend(open.waiting.iter().filter_map(|item| item_entry(item, dangling)));
         }
+        let first_message = out.iter().find_map(|entry| match entry {
+            Entry::Message(message) => Some(&message.message_type),
+            Entry::Reasoning(_) => None,
+        });
+        if first_message.is_some_and(|kind| *kind != MessageType::Human) {
+            out.insert(0, Entry::Message(Cow::Owned(StoredMessage::human(OPENING_TEXT))));
+        }
         out
     }
 
@@ -397,12 +426,11 @@ fn calls_entry<'a>(
     Some(Cow::Owned(kept))
 }
 
-/// The payload of a `turn_block` event that carries a reasoning block.
-fn reasoning_payload(event: &AgentEvent) -> Option<&Map<String, Value>> {
+/// The block of a `turn_block` event that carries a reasoning block.
+fn reasoning_block(event: &AgentEvent) -> Option<&Map<String, Value>> {
     if event.event_type() != crate::turns::events::TURN_BLOCK_EVENT_TYPE {
         return None;
     }
     let block = event.fields().get("block")?.as_object()?;
-    (block.get("kind")?.as_str()? == "reasoning").then_some(())?;
-    block.get("payload")?.as_object()
+    (block.get("kind")?.as_str()? == "reasoning").then_some(block)
 }

@@ -5,23 +5,23 @@
 //! | system message | top-level `system` |
 //! | human | `{type: "text", text}`, user |
 //! | ai | `{type: "text", text}` when it has text, then `{type: "tool_use", id, name, input}` per call, assistant |
-//! | tool | `{type: "tool_result", tool_use_id, content?, is_error}`, user (`content` left out when empty) |
+//! | tool | `{type: "tool_result", tool_use_id, content?, is_error}`, user (`content` left out when blank) |
 //! | reasoning | left out (its encrypted form is OpenAI's) |
 //!
-//! Consecutive blocks of one role form one turn, so roles alternate. Empty text blocks, which
-//! the API refuses, are left out, and so is a turn left with no block. When the first turn
+//! Consecutive blocks of one role form one turn, so roles alternate. Text blocks that are empty
+//! or whitespace, which the API refuses, are left out (and so is such a `system` or
+//! `tool_result` content), and so is a turn left with no block. When the first turn
 //! would be the assistant's, a user turn holding [`OPENING_TEXT`] comes first, since the
 //! conversation must open with a user turn. Tool results come first in their user turn: the
 //! repaired entries place every answer right after its call, before anything else.
 
-use super::ids::{IdMap, IdRule};
-use crate::messages::{Entry, MessageType, StoredMessage};
+use crate::messages::{IdMap, IdRule};
+use crate::messages::{is_blank, Entry, MessageType, StoredMessage};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
-/// The user turn placed before a conversation that would open with the assistant.
-pub const OPENING_TEXT: &str = "(The conversation so far follows.)";
+pub use crate::messages::OPENING_TEXT;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Request<'a> {
@@ -79,13 +79,14 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
         let opening = Block::Text { text: Cow::Borrowed(OPENING_TEXT) };
         messages.insert(0, Message { role: Role::User, content: vec![opening] });
     }
-    Request { system, messages }
+    Request { system: system.filter(|text| !is_blank(text)), messages }
 }
 
 /// The role and non-empty blocks of one message; `None` when it has nothing to say.
 fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Option<(Role, Vec<Block<'a>>)> {
     let content = message.content_text();
-    let text = (!content.is_empty()).then(|| Block::Text { text: content.clone() });
+    // The API refuses text blocks with nothing but whitespace; they say nothing anyway.
+    let text = (!is_blank(&content)).then(|| Block::Text { text: content.clone() });
     let (role, blocks) = match message.message_type {
         MessageType::Human | MessageType::System => (Role::User, text.into_iter().collect()),
         MessageType::Ai => {
@@ -100,7 +101,7 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Optio
             let is_error = message.data.extra.get("status").and_then(Value::as_str) == Some("error");
             let result = Block::ToolResult {
                 tool_use_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()),
-                content: (!content.is_empty()).then_some(content),
+                content: (!is_blank(&content)).then_some(content),
                 is_error,
             };
             (Role::User, vec![result])

@@ -12,7 +12,6 @@
 //! | `anthropic` | [`anthropic`] | `{system?, messages}` (Messages API) |
 
 pub mod anthropic;
-mod ids;
 pub mod openai_chat;
 pub mod openai_responses;
 
@@ -22,7 +21,6 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use ids::{IdMap, IdRule};
 
 /// A provider's request form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

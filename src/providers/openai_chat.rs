@@ -11,7 +11,7 @@
 //! A tool call is `{id, type: "function", function: {name, arguments}}`, `arguments` being
 //! `JSON.stringify(args)`.
 
-use super::ids::{IdMap, IdRule};
+use crate::messages::{IdMap, IdRule};
 use crate::messages::{Entry, MessageType, StoredMessage};
 use serde::Serialize;
 use std::borrow::Cow;

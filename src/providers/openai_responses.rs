@@ -9,11 +9,12 @@
 //! | reasoning | `{type: "reasoning", id, summary, encrypted_content}` |
 //!
 //! A reasoning item is replayed only when it carries `encrypted_content` and an id (the
-//! block's `item_id` payload key) and an assistant item (message or function call) follows it:
+//! payload's `item_id`, else the block's `id`) and an assistant item (message or function
+//! call) follows it; its summary is the payload's `summary`, a string or a list of parts:
 //! the API refuses a reasoning item without its following item. Any other reasoning block is
 //! left out; its text was never model input.
 
-use super::ids::{IdMap, IdRule};
+use crate::messages::{IdMap, IdRule};
 use crate::messages::{Entry, MessageType, StoredMessage};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -70,8 +71,8 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
     for entry in entries {
         let start = input.len();
         match entry {
-            Entry::Reasoning(payload) => {
-                reasoning.extend(reasoning_item(payload));
+            Entry::Reasoning(block) => {
+                reasoning.extend(reasoning_item(block));
                 continue;
             }
             Entry::Message(message) => project_message(message, &mut ids, &mut input),
@@ -109,13 +110,32 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>, out: &mu
     }
 }
 
-/// The reasoning item of a block's payload, when it can be replayed.
-fn reasoning_item(payload: &Map<String, Value>) -> Option<Item<'_>> {
-    let encrypted_content = payload.get("encrypted_content")?.as_str().filter(|s| !s.is_empty())?;
-    let id = payload.get("item_id")?.as_str().filter(|s| !s.is_empty())?;
+/// The reasoning item of a reasoning block, when it can be replayed: its payload's
+/// `encrypted_content`, its id (`payload.item_id`, else the block's `id`) and its summary
+/// (`payload.summary`: a string, or a list of strings or `{text}` parts as the API returns it).
+fn reasoning_item(block: &Map<String, Value>) -> Option<Item<'_>> {
+    let payload = block.get("payload")?.as_object()?;
+    let encrypted_content = non_empty(payload.get("encrypted_content"))?;
+    let id = non_empty(payload.get("item_id")).or_else(|| non_empty(block.get("id")))?;
     let summary = match payload.get("summary") {
-        Some(Value::String(text)) if !text.is_empty() => vec![SummaryText { kind: "summary_text", text }],
-        _ => Vec::new(),
+        Some(Value::Array(parts)) => parts.iter().filter_map(summary_part).collect(),
+        Some(single) => summary_part(single).into_iter().collect(),
+        None => Vec::new(),
     };
+    let summary =
+        summary.into_iter().filter(|text: &&str| !text.is_empty()).map(|text| SummaryText { kind: "summary_text", text }).collect();
     Some(Item::Reasoning { id, summary, encrypted_content })
+}
+
+fn non_empty(value: Option<&Value>) -> Option<&str> {
+    value.and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// A summary part: a string, or an object with `text`.
+fn summary_part(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(text) => Some(text),
+        Value::Object(part) => part.get("text").and_then(Value::as_str),
+        _ => None,
+    }
 }

@@ -1,5 +1,8 @@
 //! Tool call ids in the characters and length a provider accepts, mapped deterministically.
 //!
+//! Standard mode maps ids into [`IdRule::OPENAI`] (LangChain's Anthropic converter fixes the
+//! characters, not the length or an empty id); each projection then maps into its own rule.
+//!
 //! An id the provider accepts is kept as it is. Any other becomes its allowed characters
 //! (others replaced by `_`), cut to leave room, then `_` and 16 hex digits of its FNV-1a hash,
 //! so different ids stay different and the same id always maps the same way. Should a mapped
@@ -63,12 +66,18 @@ impl<'a> IdMap<'a> {
     }
 
     fn rewrite(&self, id: &str, suffix: &str) -> Cow<'a, str> {
+        Cow::Owned(self.rule.rewrite(id, suffix))
+    }
+}
+
+impl IdRule {
+    /// `id` in this rule's characters, cut to leave room for the hash of `id` and `suffix`.
+    pub fn rewrite(self, id: &str, suffix: &str) -> String {
         let tail = format!("_{:016x}{suffix}", fnv1a(id.as_bytes()));
-        let room = self.rule.max_len.saturating_sub(tail.len());
-        let mut out: String =
-            id.chars().map(|c| if self.rule.allows_char(c) { c } else { '_' }).take(room).collect();
+        let room = self.max_len.saturating_sub(tail.len());
+        let mut out: String = id.chars().map(|c| if self.allows_char(c) { c } else { '_' }).take(room).collect();
         out.push_str(&tail);
-        Cow::Owned(out)
+        out
     }
 }
 
