@@ -10,6 +10,7 @@ pub mod convert;
 pub mod event;
 pub mod js_json;
 pub mod messages;
+pub mod providers;
 pub mod server;
 pub mod service;
 pub mod store;
@@ -19,9 +20,10 @@ pub mod xml;
 pub use convert::{messages_to_prompt, messages_to_xml, parse_tool_calls, ParsedToolCall, ParsedToolCalls};
 pub use event::{AgentEvent, EventError, EventKind, Role};
 pub use messages::{
-    build_messages, context_injection, system_message, ContextMode, MessageOptions, MessageType, StandardMessages,
-    StoredMessage, ToolCall,
+    build_messages, context_injection, system_message, ContextMode, DanglingToolCalls, MessageOptions, MessageType,
+    StandardMessages, StoredMessage, ToolCall,
 };
+pub use providers::{render_request, Provider};
 pub use xml::{
     escape_xml, parse_thread_document, parse_thread_xml, serialize_thread_to_xml, EscapeMode, ThreadDocument,
     XmlOptions, XmlParseError, XmlRenderer,

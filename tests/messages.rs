@@ -3,7 +3,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use threadkeeper::messages::{
-    build_messages, context_injection, system_message, xml_messages_from, ContextMode, MessageOptions, MessageType,
+    build_messages, context_injection, system_message, xml_messages_from, ContextMode, DanglingToolCalls, MessageOptions,
+    MessageType,
     StandardMessages, StoredMessage,
 };
 use threadkeeper::{escape_xml, serialize_thread_to_xml, AgentEvent, EscapeMode, XmlOptions, XmlRenderer};
@@ -145,22 +146,25 @@ fn tool_call_events_become_ai_messages_with_tool_calls() {
 
 #[test]
 fn tool_result_events_become_tool_messages_with_call_id() {
-    let thread = events(vec![
+    let results = vec![
         json!({"type":"tool_result","toolCallId":"c&<1>","result":"plain \"text\"","iteration":1}),
         json!({"type":"tool_result","toolCallId":"c2","result":[1.5,true,{"k":"v\n"}],"iteration":1}),
         json!({"type":"tool_result","toolCallId":"c3","result":null,"iteration":1}),
         json!({"type":"tool_result","toolCallId":"c4","result":1e21,"iteration":1}),
-    ]);
+    ];
+    let calls = results.iter().map(|r| {
+        json!({"type":"tool_call","toolName":"t","toolCallId":r["toolCallId"],"args":{},"iteration":1})
+    });
+    let thread = events(calls.zip(results.iter().cloned()).flat_map(|(c, r)| [c, r]).collect());
     let contents: Vec<(String, String)> = standard(&thread)
         .iter()
-        .map(|m| {
-            assert_eq!(m.message_type, MessageType::Tool);
-            (m.data.tool_call_id.clone().unwrap(), m.content_str().unwrap().to_owned())
-        })
+        .filter(|m| m.message_type == MessageType::Tool)
+        .map(|m| (m.data.tool_call_id.clone().unwrap(), m.content_str().unwrap().to_owned()))
         .collect();
     let expected =
         [("c&<1>", "plain \"text\""), ("c2", "[1.5,true,{\"k\":\"v\\n\"}]"), ("c3", "null"), ("c4", "1e+21")];
     assert_eq!(contents, expected.map(|(a, b)| (a.to_owned(), b.to_owned())));
+    assert_eq!(standard(&thread).len(), 8, "each call and its result, adjacent");
 }
 
 #[test]
@@ -256,12 +260,12 @@ fn standard_mode_retains_errors_across_iterations() {
 fn standard_mode_loop_sees_prior_tool_calls() {
     // The loop keeps one builder; at the start of iteration 2 the model gets iteration 1's calls.
     let thread = thread();
-    let mut builder = StandardMessages::new(false);
+    let mut builder = StandardMessages::new();
     builder.extend(&thread[..1]);
-    let iteration_1 = builder.to_messages(None);
+    let iteration_1 = builder.to_messages(None, DanglingToolCalls::Repair);
     assert_eq!(iteration_1, vec![StoredMessage::human(NASTY)]);
     builder.extend(&thread[1..7]);
-    let iteration_2 = builder.to_messages(None);
+    let iteration_2 = builder.to_messages(None, DanglingToolCalls::Repair);
     assert_eq!(iteration_2.len(), 5);
     assert_eq!(iteration_2[1].tool_calls()[0].id.as_deref(), Some("call_1"));
     assert_eq!(iteration_2[2], StoredMessage::tool("call_1", r#"{"value":4,"unit":null}"#));
@@ -277,7 +281,7 @@ fn build_messages_is_a_pure_function_of_the_thread() {
 }
 
 #[test]
-fn group_tool_calls_merges_parallel_calls_of_one_iteration() {
+fn parallel_calls_share_one_ai_message_with_or_without_grouping() {
     let thread = events(vec![
         json!({"type":"tool_call","toolName":"a","toolCallId":"1","args":{"x":1},"iteration":1}),
         json!({"type":"tool_call","toolName":"b","toolCallId":"2","args":{},"iteration":1}),
@@ -294,11 +298,12 @@ fn group_tool_calls_merges_parallel_calls_of_one_iteration() {
             r#"{"id":"2","name":"b","args":{},"type":"tool_call"}]}},"#,
             r#"{"type":"tool","data":{"content":"A","tool_call_id":"1"}},"#,
             r#"{"type":"tool","data":{"content":"B","tool_call_id":"2"}},"#,
-            r#"{"type":"ai","data":{"content":"","tool_calls":[{"id":"3","name":"c","args":{},"type":"tool_call"}]}}]"#
+            r#"{"type":"ai","data":{"content":"","tool_calls":[{"id":"3","name":"c","args":{},"type":"tool_call"}]}},"#,
+            r#"{"type":"tool","data":{"content":"[Tool call not completed]: no result was recorded for this call","tool_call_id":"3","status":"error"}}]"#
         )
     );
-    // Without grouping: one AI message per call, as the seed.
-    assert_eq!(standard(&thread).len(), 5);
+    // Calls pending together always share a message (rule 8b), so grouping changes nothing.
+    assert_eq!(standard(&thread), grouped);
 }
 
 #[test]
@@ -410,7 +415,7 @@ fn xml_mode_retains_all_event_types_across_iterations() {
 fn xml_mode_loop_sees_prior_tool_events() {
     // Incremental state (injection + renderer) gives what a fresh render of the prefix gives.
     let thread = thread();
-    let mut builder = StandardMessages::new(false);
+    let mut builder = StandardMessages::new();
     let mut renderer = XmlRenderer::new(EscapeMode::Full);
     for (i, event) in thread.iter().enumerate() {
         builder.push(event);
@@ -495,29 +500,6 @@ fn event_strategy() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// A plain re-statement of the grouping rule over the whole list, to check the builder against.
-fn reference_grouped(thread: &[AgentEvent]) -> Vec<StoredMessage> {
-    let ungrouped = StandardMessages::new(false);
-    let mut out: Vec<StoredMessage> = Vec::new();
-    let mut builder = ungrouped;
-    for (i, event) in thread.iter().enumerate() {
-        let before = builder.conversation().len();
-        builder.push(event);
-        let Some(message) = builder.conversation().get(before).cloned() else { continue };
-        let merges = event.event_type() == "tool_call"
-            && i > 0
-            && thread[i - 1].event_type() == "tool_call"
-            && thread[i - 1].iteration().as_f64() == event.iteration().as_f64();
-        if merges {
-            let calls = out.last_mut().unwrap().data.tool_calls.as_mut().unwrap();
-            calls.extend(message.tool_calls().iter().cloned());
-        } else {
-            out.push(message);
-        }
-    }
-    out
-}
-
 proptest! {
     #[test]
     fn incremental_equals_one_shot_for_any_split(
@@ -530,17 +512,13 @@ proptest! {
         let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(thread.len())).collect();
         cuts.sort_unstable();
         cuts.push(thread.len());
-        let mut builder = StandardMessages::new(group);
+        let mut builder = StandardMessages::new();
         let mut start = 0;
         for cut in cuts {
             builder.extend(&thread[start..cut]);
             start = cut;
             // A snapshot at every cut equals a one-shot build of the prefix.
-            prop_assert_eq!(builder.to_messages(Some("I")), build_messages(&thread[..cut], &options));
-        }
-        if group {
-            let reference = reference_grouped(&thread);
-            prop_assert_eq!(builder.conversation(), reference.as_slice());
+            prop_assert_eq!(builder.to_messages(Some("I"), DanglingToolCalls::Repair), build_messages(&thread[..cut], &options));
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::input::{display_name, read_events, read_source};
 use clap::{Args, ValueEnum};
-use threadkeeper::{build_messages, messages_to_prompt, ContextMode, MessageOptions};
+use threadkeeper::{build_messages, messages_to_prompt, render_request, ContextMode, DanglingToolCalls, MessageOptions, Provider};
 use threadkeeper::{serialize_thread_to_xml, EscapeMode, XmlOptions};
 
 #[derive(Args, Debug)]
@@ -22,9 +22,14 @@ pub struct RenderArgs {
     /// Body escaping: `full` escapes & < > " ', `minimal` only & < >.
     #[arg(long, value_enum, default_value_t = Escape::Full)]
     escape: Escape,
-    /// Merge adjacent tool calls of one iteration into one AI message.
+    /// Merge adjacent tool calls of one iteration into one AI message (kept for compatibility:
+    /// calls made while others are unanswered always share one message).
     #[arg(long)]
     group_tool_calls: bool,
+    /// Standard mode: answer a call that never got a result with an error tool message
+    /// (`repair`), or leave the call out (`drop`).
+    #[arg(long, value_enum, default_value_t = Dangling::Repair)]
+    dangling_tool_calls: Dangling,
     /// Thread file: events as a JSON array or JSON Lines, or a turn document (YAML or JSON);
     /// `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -36,6 +41,18 @@ enum Format {
     Xml,
     Messages,
     Text,
+    /// OpenAI Chat Completions `{messages}`.
+    OpenaiChat,
+    /// OpenAI Responses `{instructions?, input}`.
+    OpenaiResponses,
+    /// Anthropic Messages `{system?, messages}`.
+    Anthropic,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Dangling {
+    Repair,
+    Drop,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -69,6 +86,10 @@ fn render(args: &RenderArgs) -> Result<String, String> {
         instructions: args.instructions.clone(),
         response_prefix: args.response_prefix.clone(),
         group_tool_calls: args.group_tool_calls,
+        dangling_tool_calls: match args.dangling_tool_calls {
+            Dangling::Repair => DanglingToolCalls::Repair,
+            Dangling::Drop => DanglingToolCalls::Drop,
+        },
         escape,
     };
     Ok(match args.format {
@@ -84,5 +105,13 @@ fn render(args: &RenderArgs) -> Result<String, String> {
             json
         }
         Format::Text => messages_to_prompt(&build_messages(&events, &options)),
+        Format::OpenaiChat => with_newline(render_request(&events, &options, Provider::OpenAiChat, true)),
+        Format::OpenaiResponses => with_newline(render_request(&events, &options, Provider::OpenAiResponses, true)),
+        Format::Anthropic => with_newline(render_request(&events, &options, Provider::Anthropic, true)),
     })
+}
+
+fn with_newline(mut text: String) -> String {
+    text.push('\n');
+    text
 }

@@ -8,6 +8,6 @@ mod xml_mode;
 
 pub use injection::{context_injection, system_message, ContextInjection};
 pub use options::{build_messages, ContextMode, MessageOptions};
-pub use standard::StandardMessages;
+pub use standard::{DanglingToolCalls, Entry, StandardMessages};
 pub use stored::{MessageData, MessageType, StoredMessage, ToolCall};
 pub use xml_mode::{xml_messages, xml_messages_from};

@@ -1,6 +1,6 @@
 //! Rendering options and the one-shot entry point.
 
-use super::standard::StandardMessages;
+use super::standard::{DanglingToolCalls, StandardMessages};
 use super::stored::StoredMessage;
 use super::xml_mode::xml_messages;
 use crate::event::AgentEvent;
@@ -30,7 +30,11 @@ pub struct MessageOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_prefix: Option<String>,
     /// Standard mode: merge adjacent `tool_call` events of one iteration into one AI message.
+    /// Kept for compatibility: calls made while others are unanswered always share one AI
+    /// message (rule 8b), which covers every such pair, so it changes nothing.
     pub group_tool_calls: bool,
+    /// Standard mode: what becomes of a call that was never answered.
+    pub dangling_tool_calls: DanglingToolCalls,
     /// XML mode: body escaping of the document.
     pub escape: EscapeMode,
 }
@@ -40,9 +44,9 @@ pub fn build_messages(events: &[AgentEvent], options: &MessageOptions) -> Vec<St
     let instructions = options.instructions.as_deref();
     match options.context_mode {
         ContextMode::Standard => {
-            let mut builder = StandardMessages::new(options.group_tool_calls);
+            let mut builder = StandardMessages::new();
             builder.extend(events);
-            builder.into_messages(instructions)
+            builder.to_messages(instructions, options.dangling_tool_calls)
         }
         ContextMode::Xml => xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape),
     }
@@ -63,7 +67,7 @@ mod tests {
         assert_eq!(defaults, MessageOptions::default());
         assert_eq!(
             serde_json::to_string(&defaults).unwrap(),
-            r#"{"contextMode":"standard","groupToolCalls":false,"escape":"full"}"#
+            r#"{"contextMode":"standard","groupToolCalls":false,"danglingToolCalls":"repair","escape":"full"}"#
         );
     }
 }

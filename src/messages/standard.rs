@@ -1,81 +1,268 @@
-//! Standard context mode (seed 001): each event becomes a chat message of its own.
+//! Standard context mode (seed 001), repaired so that every provider accepts it.
+//!
+//! Each event becomes a chat message of its own, as seed 001 says:
 //!
 //! | event | message |
 //! |---|---|
 //! | `message` user / assistant | human / ai with the content |
 //! | `message` system | human `"[System]: " + content` |
 //! | `human_input_received` | human `"[Human Response]: " + response` |
-//! | `tool_call` | ai with empty content and one tool call (see grouping) |
+//! | `tool_call` | ai with empty content and the tool call |
 //! | `tool_result` | tool with `tool_call_id`; content the result, or its `JSON.stringify` form |
 //! | `error` | human `"[Error (recoverable)]: " + error` or `"[Error]: " + error` |
 //! | `summary` | no message; feeds the system message |
 //! | `completion`, `human_input_requested`, unknown types | no message |
 //!
-//! With grouping on, a `tool_call` that directly follows a `tool_call` of the same iteration (in
-//! the event list: any event in between, even one that makes no message, ends the group) is
-//! added to the previous AI message instead of starting a new one.
+//! A thread whose seed-001 form is already valid for OpenAI and Anthropic (every AI message
+//! with calls directly followed by the tool messages answering them) renders exactly so. Any
+//! other thread is repaired, and nothing is lost on the way (rendering rule 8b):
+//!
+//! - calls made while earlier calls are still unanswered join their AI message, so parallel
+//!   calls share one message and their results follow it;
+//! - an `error` whose `toolCallId` names an unanswered call is that call's tool message
+//!   (`status: "error"`, `"[Error (recoverable)]: …"` / `"[Error (non-recoverable)]: …"`);
+//! - a `human_input_received` after a `human_input_requested` that came while calls were
+//!   unanswered answers the latest of those calls with the response;
+//! - messages arriving while calls are unanswered wait until the calls are answered, so calls
+//!   and results stay adjacent; everything else keeps its order;
+//! - a call still unanswered when the thread moves on (a new call after such waiting messages,
+//!   or the end of the thread) is answered by a tool message with `status: "error"` saying it
+//!   was not completed and why, when the thread says why (see [`DanglingToolCalls`]);
+//! - a `tool_result` for an unknown or already answered call is a human message
+//!   `"[Tool Result for <id>]: " + content`, never an orphan tool message;
+//! - a reused call id gets a suffix (`_2`, `_3`, …) so ids are unique; results answer the
+//!   pending call that carries the id they name.
 
 use super::injection::ContextInjection;
 use super::stored::{StoredMessage, ToolCall};
 use crate::event::{AgentEvent, EventKind, Role};
 use crate::js_json;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashSet;
 
-/// The standard-mode messages of a thread, built one event at a time.
-///
-/// Every push costs time proportional to that event's size, never to the thread's, so a
-/// long-lived thread keeps one builder and pays only for new events.
-#[derive(Clone, Debug)]
-pub struct StandardMessages {
-    group_tool_calls: bool,
-    injection: ContextInjection,
-    messages: Vec<StoredMessage>,
-    /// Iteration of the previous event when it was a `tool_call`: the group still open.
-    open_group: Option<f64>,
+/// What to do with a tool call that has no answer (rendering rule 8b).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DanglingToolCalls {
+    /// Answer it with a tool message, `status: "error"`, saying it was not completed.
+    #[default]
+    Repair,
+    /// Leave the call out of its AI message (and the message out when no call is left).
+    Drop,
 }
 
-impl StandardMessages {
-    pub fn new(group_tool_calls: bool) -> Self {
-        StandardMessages {
-            group_tool_calls,
-            injection: ContextInjection::new(),
-            messages: Vec::new(),
-            open_group: None,
+/// One entry of the standard-mode rendering.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry<'a> {
+    Message(Cow<'a, StoredMessage>),
+    /// A reasoning block imported from a turn document (`turn_block` event): the block's
+    /// payload. Only the OpenAI Responses projection replays it.
+    Reasoning(&'a Map<String, Value>),
+}
+
+/// A settled entry; unanswered calls stay marked so the dangling policy applies at render time.
+#[derive(Clone, Debug)]
+enum Item {
+    Message(StoredMessage),
+    /// An AI message with calls, and which of them were never answered.
+    Calls { message: StoredMessage, unanswered: Vec<bool> },
+    /// The tool message answering a call that was never answered (`Repair` only).
+    NotCompleted(StoredMessage),
+    Reasoning(Map<String, Value>),
+}
+
+/// Why a call may have gone unanswered, as far as the thread says.
+#[derive(Clone, Debug)]
+enum Interruption {
+    HumanInput(String),
+    Error(String),
+}
+
+#[derive(Clone, Debug)]
+struct PendingCall {
+    /// The id the thread gave the call; the rendered id may carry a suffix.
+    thread_id: String,
+    answered: bool,
+    interruption: Option<Interruption>,
+}
+
+/// Calls still waiting for answers, with what has arrived meanwhile.
+#[derive(Clone, Debug)]
+struct OpenCalls {
+    /// The AI message holding the calls, in order.
+    message: StoredMessage,
+    calls: Vec<PendingCall>,
+    /// Tool messages, in the order they arrived.
+    answers: Vec<StoredMessage>,
+    /// Entries that arrived while calls were unanswered; they follow the answers.
+    waiting: Vec<Item>,
+    /// The call a `human_input_received` would answer: the latest call still unanswered
+    /// when a `human_input_requested` arrived.
+    awaiting_human: Option<usize>,
+}
+
+impl OpenCalls {
+    fn new() -> Self {
+        OpenCalls {
+            message: StoredMessage::ai_tool_calls(Vec::new()),
+            calls: Vec::new(),
+            answers: Vec::new(),
+            waiting: Vec::new(),
+            awaiting_human: None,
         }
     }
 
-    pub fn group_tool_calls(&self) -> bool {
-        self.group_tool_calls
+    fn add_call(&mut self, call: ToolCall, thread_id: &str) {
+        self.message.data.tool_calls.get_or_insert_with(Vec::new).push(call);
+        self.calls.push(PendingCall { thread_id: thread_id.to_owned(), answered: false, interruption: None });
+    }
+
+    /// The first unanswered call the thread named `id`.
+    fn unanswered(&self, id: &str) -> Option<usize> {
+        self.calls.iter().position(|c| !c.answered && c.thread_id == id)
+    }
+
+    fn answer(&mut self, index: usize, content: String, error: bool) {
+        self.calls[index].answered = true;
+        let id = self.message.tool_calls()[index].id.clone().unwrap_or_default();
+        let mut message = StoredMessage::tool(id, content);
+        if error {
+            message.data.extra.insert("status".into(), Value::String("error".into()));
+        }
+        self.answers.push(message);
+    }
+
+    fn all_answered(&self) -> bool {
+        self.calls.iter().all(|c| c.answered)
+    }
+
+    fn interrupt(&mut self, why: Interruption) {
+        for call in self.calls.iter_mut().filter(|c| !c.answered && c.interruption.is_none()) {
+            call.interruption = Some(why.clone());
+        }
+    }
+
+    /// The settled entries: the calls, their answers, answers for the unanswered, the waiting.
+    fn settle(&self, out: &mut Vec<Item>) {
+        let unanswered: Vec<bool> = self.calls.iter().map(|c| !c.answered).collect();
+        out.push(Item::Calls { message: self.message.clone(), unanswered });
+        out.extend(self.answers.iter().cloned().map(Item::Message));
+        for (call, tool_call) in self.calls.iter().zip(self.message.tool_calls()) {
+            if !call.answered {
+                out.push(Item::NotCompleted(not_completed(tool_call, call.interruption.as_ref())));
+            }
+        }
+        out.extend(self.waiting.iter().cloned());
+    }
+}
+
+/// The tool message answering a call that never got an answer.
+fn not_completed(call: &ToolCall, why: Option<&Interruption>) -> StoredMessage {
+    let reason = match why {
+        None => "no result was recorded for this call".to_owned(),
+        Some(Interruption::HumanInput(question)) => format!("the run stopped to ask for human input: {question}"),
+        Some(Interruption::Error(error)) => format!("the run reported an error: {error}"),
+    };
+    let mut message = StoredMessage::tool(call.id.clone().unwrap_or_default(), format!("[Tool call not completed]: {reason}"));
+    message.data.extra.insert("status".into(), Value::String("error".into()));
+    message
+}
+
+/// Rendered call ids, unique within the thread.
+#[derive(Clone, Debug, Default)]
+struct CallIds {
+    used: HashSet<String>,
+}
+
+impl CallIds {
+    /// `id` itself the first time, then `id_2`, `id_3`, … (the first not yet used).
+    fn claim(&mut self, id: &str) -> String {
+        if self.used.insert(id.to_owned()) {
+            return id.to_owned();
+        }
+        (2u64..)
+            .map(|n| format!("{id}_{n}"))
+            .find(|candidate| self.used.insert(candidate.clone()))
+            .expect("an unused suffix exists")
+    }
+}
+
+/// The standard-mode messages of a thread, built one event at a time.
+///
+/// Every push costs time proportional to that event's size (plus, while calls are unanswered,
+/// the number of those calls), never to the thread's, so a long-lived thread keeps one builder
+/// and pays only for new events.
+#[derive(Clone, Debug, Default)]
+pub struct StandardMessages {
+    injection: ContextInjection,
+    settled: Vec<Item>,
+    open: Option<OpenCalls>,
+    ids: CallIds,
+}
+
+impl StandardMessages {
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Converts one more event.
     pub fn push(&mut self, event: &AgentEvent) {
-        let open_group = self.open_group.take();
         let message = match event.kind() {
             EventKind::Message { role: Role::User, content } => StoredMessage::human(content),
             EventKind::Message { role: Role::Assistant, content } => StoredMessage::ai(content),
             EventKind::Message { role: Role::System, content } => StoredMessage::human(format!("[System]: {content}")),
-            EventKind::HumanInputReceived { response } => StoredMessage::human(format!("[Human Response]: {response}")),
-            EventKind::ToolCall { tool_name, tool_call_id, args } => {
-                let call = ToolCall::new(tool_call_id, tool_name, args.clone());
-                let iteration = iteration_of(event);
-                self.open_group = self.group_tool_calls.then_some(iteration);
-                if self.group_tool_calls && open_group == Some(iteration) {
-                    if let Some(calls) = self.messages.last_mut().and_then(|m| m.data.tool_calls.as_mut()) {
-                        calls.push(call);
+            EventKind::HumanInputReceived { response } => {
+                if let Some(open) = self.open.as_mut() {
+                    if let Some(index) = open.awaiting_human.take().filter(|&i| !open.calls[i].answered) {
+                        open.answer(index, response.to_owned(), false);
+                        self.settle_if_answered();
                         return;
                     }
                 }
-                StoredMessage::ai_tool_calls(vec![call])
+                StoredMessage::human(format!("[Human Response]: {response}"))
+            }
+            EventKind::HumanInputRequested { question } => {
+                if let Some(open) = self.open.as_mut() {
+                    open.awaiting_human = open.calls.iter().rposition(|c| !c.answered);
+                    open.interrupt(Interruption::HumanInput(question.to_owned()));
+                }
+                return;
+            }
+            EventKind::ToolCall { tool_name, tool_call_id, args } => {
+                if self.open.as_ref().is_some_and(|open| !open.waiting.is_empty()) {
+                    // The thread moved on while these calls waited: answer them here.
+                    self.settle_open();
+                }
+                let call = ToolCall::new(self.ids.claim(tool_call_id), tool_name, args.clone());
+                self.open.get_or_insert_with(OpenCalls::new).add_call(call, tool_call_id);
+                return;
             }
             EventKind::ToolResult { tool_call_id, result } => {
                 let content = match result {
                     Value::String(text) => text.clone(),
                     other => js_json::to_string(other),
                 };
-                StoredMessage::tool(tool_call_id, content)
+                if let Some(open) = self.open.as_mut() {
+                    if let Some(index) = open.unanswered(tool_call_id) {
+                        open.answer(index, content, false);
+                        self.settle_if_answered();
+                        return;
+                    }
+                }
+                StoredMessage::human(format!("[Tool Result for {tool_call_id}]: {content}"))
             }
-            EventKind::Error { error, recoverable, .. } => {
+            EventKind::Error { error, recoverable, tool_call_id } => {
+                if let Some(open) = self.open.as_mut() {
+                    if let Some(index) = tool_call_id.and_then(|id| open.unanswered(id)) {
+                        let label = if recoverable { "[Error (recoverable)]" } else { "[Error (non-recoverable)]" };
+                        open.answer(index, format!("{label}: {error}"), true);
+                        self.settle_if_answered();
+                        return;
+                    }
+                    open.interrupt(Interruption::Error(error.to_owned()));
+                }
                 let label = if recoverable { "[Error (recoverable)]" } else { "[Error]" };
                 StoredMessage::human(format!("{label}: {error}"))
             }
@@ -83,9 +270,16 @@ impl StandardMessages {
                 self.injection.push(event);
                 return;
             }
-            EventKind::Completion { .. } | EventKind::HumanInputRequested { .. } | EventKind::Unknown { .. } => return,
+            EventKind::Unknown { .. } => match reasoning_payload(event) {
+                Some(payload) => {
+                    self.add(Item::Reasoning(payload.clone()));
+                    return;
+                }
+                None => return,
+            },
+            EventKind::Completion { .. } => return,
         };
-        self.messages.push(message);
+        self.add(Item::Message(message));
     }
 
     pub fn extend<'a>(&mut self, events: impl IntoIterator<Item = &'a AgentEvent>) {
@@ -94,14 +288,29 @@ impl StandardMessages {
         }
     }
 
+    /// Settles `item`, or keeps it waiting behind unanswered calls.
+    fn add(&mut self, item: Item) {
+        match self.open.as_mut() {
+            Some(open) => open.waiting.push(item),
+            None => self.settled.push(item),
+        }
+    }
+
+    fn settle_if_answered(&mut self) {
+        if self.open.as_ref().is_some_and(OpenCalls::all_answered) {
+            self.settle_open();
+        }
+    }
+
+    fn settle_open(&mut self) {
+        if let Some(open) = self.open.take() {
+            open.settle(&mut self.settled);
+        }
+    }
+
     /// The context injection accumulated from `summary` events so far.
     pub fn injection(&self) -> &ContextInjection {
         &self.injection
-    }
-
-    /// The converted messages so far, without the system message.
-    pub fn conversation(&self) -> &[StoredMessage] {
-        &self.messages
     }
 
     /// The system message under `instructions`, when there is one.
@@ -109,80 +318,91 @@ impl StandardMessages {
         self.injection.system_message(instructions)
     }
 
-    /// The full list: the system message (if any), then the conversation.
-    pub fn to_messages(&self, instructions: Option<&str>) -> Vec<StoredMessage> {
-        let system = self.system_message(instructions);
-        let mut out = Vec::with_capacity(self.messages.len() + 1);
-        out.extend(system);
-        out.extend(self.messages.iter().cloned());
+    /// The rendering so far, without the system message: calls still open are rendered as if
+    /// the thread ended here (their answers, then `dangling` for the unanswered, then what waits).
+    pub fn entries(&self, dangling: DanglingToolCalls) -> Vec<Entry<'_>> {
+        let open_len = self.open.as_ref().map_or(0, |o| 1 + o.calls.len() + o.waiting.len());
+        let mut out = Vec::with_capacity(self.settled.len() + open_len);
+        out.extend(self.settled.iter().filter_map(|item| item_entry(item, dangling)));
+        if let Some(open) = &self.open {
+            let unanswered: Vec<bool> = open.calls.iter().map(|c| !c.answered).collect();
+            out.extend(calls_entry(&open.message, &unanswered, dangling).map(Entry::Message));
+            out.extend(open.answers.iter().map(|m| Entry::Message(Cow::Borrowed(m))));
+            if dangling == DanglingToolCalls::Repair {
+                for (call, tool_call) in open.calls.iter().zip(open.message.tool_calls()) {
+                    if !call.answered {
+                        let message = not_completed(tool_call, call.interruption.as_ref());
+                        out.push(Entry::Message(Cow::Owned(message)));
+                    }
+                }
+            }
+            out.extend(open.waiting.iter().filter_map(|item| item_entry(item, dangling)));
+        }
         out
     }
 
-    /// As [`Self::to_messages`], consuming the builder instead of cloning the messages.
-    pub fn into_messages(self, instructions: Option<&str>) -> Vec<StoredMessage> {
-        match self.system_message(instructions) {
-            None => self.messages,
-            Some(system) => {
-                let mut out = Vec::with_capacity(self.messages.len() + 1);
-                out.push(system);
-                out.extend(self.messages);
-                out
-            }
+    /// The conversation as LangChain messages, without the system message.
+    pub fn conversation(&self, dangling: DanglingToolCalls) -> Vec<StoredMessage> {
+        let entries = self.entries(dangling);
+        let mut out = Vec::with_capacity(entries.len());
+        out.extend(entries.into_iter().filter_map(|entry| match entry {
+            Entry::Message(message) => Some(message.into_owned()),
+            Entry::Reasoning(_) => None,
+        }));
+        out
+    }
+
+    /// The full list: the system message (if any), then the conversation.
+    pub fn to_messages(&self, instructions: Option<&str>, dangling: DanglingToolCalls) -> Vec<StoredMessage> {
+        let mut out = Vec::new();
+        out.extend(self.system_message(instructions));
+        out.extend(self.conversation(dangling));
+        out
+    }
+}
+
+fn item_entry(item: &Item, dangling: DanglingToolCalls) -> Option<Entry<'_>> {
+    match item {
+        Item::Message(message) => Some(Entry::Message(Cow::Borrowed(message))),
+        Item::Reasoning(payload) => Some(Entry::Reasoning(payload)),
+        Item::NotCompleted(message) => {
+            (dangling == DanglingToolCalls::Repair).then_some(Entry::Message(Cow::Borrowed(message)))
         }
+        Item::Calls { message, unanswered } => calls_entry(message, unanswered, dangling).map(Entry::Message),
     }
 }
 
-/// Iterations compare by numeric value, so `1` and `1.0` are the same iteration.
-fn iteration_of(event: &AgentEvent) -> f64 {
-    event.iteration().as_f64().unwrap_or_default()
+/// An AI message with calls as `dangling` wants it: whole, or without its unanswered calls
+/// (`None` when no call is left).
+fn calls_entry<'a>(
+    message: &'a StoredMessage,
+    unanswered: &[bool],
+    dangling: DanglingToolCalls,
+) -> Option<Cow<'a, StoredMessage>> {
+    if dangling == DanglingToolCalls::Repair || !unanswered.contains(&true) {
+        return Some(Cow::Borrowed(message));
+    }
+    let calls: Vec<ToolCall> = message
+        .tool_calls()
+        .iter()
+        .zip(unanswered)
+        .filter(|(_, &unanswered)| !unanswered)
+        .map(|(call, _)| call.clone())
+        .collect();
+    if calls.is_empty() {
+        return None;
+    }
+    let mut kept = message.clone();
+    kept.data.tool_calls = Some(calls);
+    Some(Cow::Owned(kept))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn build(group: bool, values: Vec<Value>) -> Vec<StoredMessage> {
-        let mut builder = StandardMessages::new(group);
-        builder.extend(&AgentEvent::list_from_values(values).unwrap());
-        builder.into_messages(None)
+/// The payload of a `turn_block` event that carries a reasoning block.
+fn reasoning_payload(event: &AgentEvent) -> Option<&Map<String, Value>> {
+    if event.event_type() != crate::turns::events::TURN_BLOCK_EVENT_TYPE {
+        return None;
     }
-
-    fn call(id: &str, iteration: Value) -> Value {
-        json!({"type":"tool_call","toolName":"t","toolCallId":id,"args":{},"iteration":iteration})
-    }
-
-    fn ids(message: &StoredMessage) -> Vec<&str> {
-        message.tool_calls().iter().map(|c| c.id.as_deref().unwrap()).collect()
-    }
-
-    #[test]
-    fn grouping_merges_only_adjacent_calls_of_one_iteration() {
-        let values = vec![
-            call("a", json!(1)),
-            call("b", json!(1.0)),
-            call("c", json!(2)),
-            json!({"type":"completion","result":"r","verified":false,"iteration":2}),
-            call("d", json!(2)),
-            json!({"type":"tool_result","toolCallId":"d","result":"ok","iteration":2}),
-            call("e", json!(2)),
-        ];
-        let grouped = build(true, values.clone());
-        let grouped_ids: Vec<Vec<&str>> = grouped.iter().map(ids).collect();
-        assert_eq!(grouped_ids, vec![vec!["a", "b"], vec!["c"], vec!["d"], vec![], vec!["e"]]);
-        let ungrouped = build(false, values);
-        assert_eq!(ungrouped.len(), 6);
-        assert!(ungrouped.iter().all(|m| m.tool_calls().len() <= 1));
-    }
-
-    #[test]
-    fn grouping_does_not_merge_into_a_text_message() {
-        let messages = build(
-            true,
-            vec![json!({"type":"message","role":"assistant","content":"x","iteration":1}), call("a", json!(1))],
-        );
-        assert_eq!(messages.len(), 2);
-        assert_eq!(messages[0].tool_calls().len(), 0);
-        assert_eq!(ids(&messages[1]), vec!["a"]);
-    }
+    let block = event.fields().get("block")?.as_object()?;
+    (block.get("kind")?.as_str()? == "reasoning").then_some(())?;
+    block.get("payload")?.as_object()
 }

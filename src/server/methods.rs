@@ -5,7 +5,8 @@
 
 use super::errors::{from_service, invalid_params};
 use crate::event::{AgentEvent, StoredEvent};
-use crate::messages::{ContextMode, StoredMessage};
+use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
+use crate::providers::Provider;
 use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered, ThreadService};
 use crate::store::{ThreadRecord, ThreadSettings};
 use crate::xml::{EscapeMode, XmlOptions};
@@ -13,6 +14,7 @@ use jsonrpsee::types::{ErrorObjectOwned, Params};
 use jsonrpsee::RpcModule;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -127,6 +129,11 @@ enum Format {
     Xml,
     Messages,
     Text,
+    #[serde(rename = "openai-chat")]
+    OpenAiChat,
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    Anthropic,
 }
 
 #[derive(Deserialize, Default)]
@@ -137,8 +144,11 @@ struct RenderOptionsParams {
     response_prefix: Option<String>,
     #[serde(default)]
     escape: EscapeMode,
+    /// Accepted for compatibility; rule 8b groups every call made while others are pending.
+    #[serde(default, rename = "groupToolCalls")]
+    _group_tool_calls: bool,
     #[serde(default)]
-    group_tool_calls: bool,
+    dangling_tool_calls: DanglingToolCalls,
     from_event: Option<u64>,
 }
 
@@ -216,7 +226,7 @@ fn register_lifecycle(m: &mut RpcModule<Context>) {
             "serverInfo": { "name": "threadkeeper", "version": env!("CARGO_PKG_VERSION") },
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {
-                "renderFormats": ["xml", "messages", "text"],
+                "renderFormats": ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic"],
                 "contextModes": ["standard", "xml"],
                 "escapeModes": ["full", "minimal"],
                 "turnFormats": ["yaml", "json"],
@@ -261,6 +271,9 @@ fn register_threads(m: &mut RpcModule<Context>) {
             Format::Xml => RenderFormat::Xml,
             Format::Messages => RenderFormat::Messages,
             Format::Text => RenderFormat::Text,
+            Format::OpenAiChat => RenderFormat::Provider(Provider::OpenAiChat),
+            Format::OpenAiResponses => RenderFormat::Provider(Provider::OpenAiResponses),
+            Format::Anthropic => RenderFormat::Provider(Provider::Anthropic),
         };
         if o.from_event.is_some() && !matches!(p.format, Format::Xml) {
             return Err(invalid_params("options.fromEvent", "applies to format \"xml\" only"));
@@ -271,10 +284,13 @@ fn register_threads(m: &mut RpcModule<Context>) {
             instructions: o.instructions,
             response_prefix: o.response_prefix,
             escape: o.escape,
-            group_tool_calls: o.group_tool_calls,
+            dangling_tool_calls: o.dangling_tool_calls,
         };
         let rendered = ctx.service.render(&p.thread_id, format, options).await.map_err(from_service)?;
-        RpcResult::Ok(match rendered {
+        RpcResult::Ok(RenderReply::Json(match rendered {
+            Rendered::Provider { version, context_mode, provider, json } => {
+                return Ok(RenderReply::Raw(provider_result(provider, version, context_mode, &json)))
+            }
             Rendered::Xml { version, text } => json!({ "format": "xml", "version": version, "text": text }),
             Rendered::XmlDelta { version, event_count, from_event, lines, tail } => json!({
                 "format": "xml",
@@ -291,7 +307,7 @@ fn register_threads(m: &mut RpcModule<Context>) {
                 "contextMode": context_mode,
                 "messages": messages,
             }),
-        })
+        }))
     })
     .expect("unique method name");
 
@@ -368,4 +384,24 @@ fn register_stateless(m: &mut RpcModule<Context>) {
             .map_err(|e| ErrorObjectOwned::owned(super::errors::INTERNAL_ERROR, e.to_string(), None::<()>))
     })
     .expect("unique method name");
+}
+
+/// A render's result: a JSON tree, or text already serialized by the renderer.
+#[derive(Clone, Serialize)]
+#[serde(untagged)]
+enum RenderReply {
+    Json(Value),
+    Raw(Box<RawValue>),
+}
+
+/// `{format, version, contextMode, ...body}` around a provider's request body, spliced as text
+/// so the body is serialized once.
+fn provider_result(provider: Provider, version: u64, context_mode: ContextMode, body: &str) -> Box<RawValue> {
+    let fields = body.strip_prefix('{').expect("a request body is a JSON object");
+    let mode = match context_mode {
+        ContextMode::Standard => "standard",
+        ContextMode::Xml => "xml",
+    };
+    let text = format!(r#"{{"format":"{}","version":{version},"contextMode":"{mode}",{fields}"#, provider.name());
+    RawValue::from_string(text).expect("the splice of a JSON object is a JSON object")
 }

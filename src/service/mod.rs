@@ -9,12 +9,13 @@ mod state;
 
 use crate::convert::messages_to_prompt;
 use crate::event::{AgentEvent, EventError, StoredEvent};
-use crate::messages::{ContextMode, StoredMessage};
+use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
+use crate::providers::Provider;
 use crate::store::{OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
 use crate::xml::EscapeMode;
 use lru::Lru;
 use serde_json::{Map, Value};
-use state::ThreadState;
+use state::{ThreadState, View};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::Mutex as AsyncMutex;
@@ -74,6 +75,8 @@ pub enum RenderFormat {
     Xml,
     Messages,
     Text,
+    /// A provider's request body.
+    Provider(Provider),
 }
 
 /// Per-render overrides of the thread's settings, and format switches.
@@ -83,7 +86,8 @@ pub struct RenderOptions {
     pub instructions: Option<String>,
     pub response_prefix: Option<String>,
     pub escape: EscapeMode,
-    pub group_tool_calls: bool,
+    /// Standard mode: what becomes of calls that were never answered.
+    pub dangling_tool_calls: DanglingToolCalls,
     /// For XML: only the lines of events from this position on (a delta for a client that
     /// keeps the earlier lines).
     pub from_event: Option<u64>,
@@ -112,6 +116,13 @@ pub enum Rendered {
     Text {
         version: u64,
         text: String,
+    },
+    /// `provider`'s request body, as JSON text of an object.
+    Provider {
+        version: u64,
+        context_mode: ContextMode,
+        provider: Provider,
+        json: String,
     },
 }
 
@@ -263,18 +274,20 @@ impl ThreadService {
                     Rendered::XmlDelta { version, event_count, from_event: from, lines, tail }
                 }
             },
-            RenderFormat::Messages | RenderFormat::Text => {
-                let messages = state.messages(
-                    mode,
-                    instructions.as_deref(),
-                    prefix.as_deref(),
-                    options.escape,
-                    options.group_tool_calls,
-                );
-                if format == RenderFormat::Text {
-                    Rendered::Text { version, text: messages_to_prompt(&messages) }
-                } else {
-                    Rendered::Messages { version, context_mode: mode, messages }
+            RenderFormat::Messages | RenderFormat::Text | RenderFormat::Provider(_) => {
+                let view = View {
+                    instructions: instructions.as_deref(),
+                    response_prefix: prefix.as_deref(),
+                    escape: options.escape,
+                    dangling: options.dangling_tool_calls,
+                };
+                match format {
+                    RenderFormat::Provider(provider) => {
+                        let json = state.provider_json(provider, mode, &view);
+                        Rendered::Provider { version, context_mode: mode, provider, json }
+                    }
+                    RenderFormat::Text => Rendered::Text { version, text: messages_to_prompt(&state.messages(mode, &view)) },
+                    _ => Rendered::Messages { version, context_mode: mode, messages: state.messages(mode, &view) },
                 }
             }
         })

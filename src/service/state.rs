@@ -5,7 +5,9 @@
 //! copying the output.
 
 use crate::event::{AgentEvent, StoredEvent};
-use crate::messages::{xml_messages_from, ContextInjection, ContextMode, StandardMessages, StoredMessage};
+use crate::messages::{xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, StandardMessages, StoredMessage};
+use crate::providers::{self, Provider};
+use std::borrow::Cow;
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
 use std::sync::Arc;
@@ -18,7 +20,8 @@ pub struct ThreadState {
     injection: ContextInjection,
     /// Renderers by escape mode, each with the end offset of every event's line.
     xml: Vec<(XmlRenderer, Vec<usize>)>,
-    standard: Vec<(bool, StandardMessages)>,
+    /// Standard mode, built on first use.
+    standard: Option<StandardMessages>,
 }
 
 impl ThreadState {
@@ -27,7 +30,7 @@ impl ThreadState {
         for event in &events {
             injection.push(&event.parse());
         }
-        ThreadState { record, events, injection, xml: Vec::new(), standard: Vec::new() }
+        ThreadState { record, events, injection, xml: Vec::new(), standard: None }
     }
 
     /// Records events the store has acknowledged.
@@ -36,7 +39,7 @@ impl ThreadState {
         for (renderer, ends) in &mut self.xml {
             push_all(renderer, ends, events.iter());
         }
-        for (_, builder) in &mut self.standard {
+        if let Some(builder) = &mut self.standard {
             builder.extend(events);
         }
         self.events.extend(stored);
@@ -81,39 +84,57 @@ impl ThreadState {
         self.xml.len() - 1
     }
 
-    /// The standard-mode builder for a grouping choice, built from the events on first use.
-    fn standard_index(&mut self, group_tool_calls: bool) -> usize {
-        if let Some(index) = self.standard.iter().position(|(g, _)| *g == group_tool_calls) {
-            return index;
-        }
-        let mut builder = StandardMessages::new(group_tool_calls);
-        for event in &self.events {
-            builder.push(&event.parse());
-        }
-        self.standard.push((group_tool_calls, builder));
-        self.standard.len() - 1
+    /// The standard-mode builder, built from the events on first use.
+    fn standard(&mut self) -> &StandardMessages {
+        let events = &self.events;
+        self.standard.get_or_insert_with(|| {
+            let mut builder = StandardMessages::new();
+            for event in events {
+                builder.push(&event.parse());
+            }
+            builder
+        })
     }
 
     /// The thread as chat messages in the given context mode.
-    pub fn messages(
-        &mut self,
-        mode: ContextMode,
-        instructions: Option<&str>,
-        response_prefix: Option<&str>,
-        escape: EscapeMode,
-        group_tool_calls: bool,
-    ) -> Vec<StoredMessage> {
+    pub fn messages(&mut self, mode: ContextMode, view: &View<'_>) -> Vec<StoredMessage> {
         match mode {
-            ContextMode::Standard => {
-                let index = self.standard_index(group_tool_calls);
-                self.standard[index].1.to_messages(instructions)
-            }
+            ContextMode::Standard => self.standard().to_messages(view.instructions, view.dangling),
             ContextMode::Xml => {
-                let renderer = self.xml_index(escape);
-                xml_messages_from(&self.injection, &self.xml[renderer].0, instructions, response_prefix)
+                let renderer = self.xml_index(view.escape);
+                xml_messages_from(&self.injection, &self.xml[renderer].0, view.instructions, view.response_prefix)
             }
         }
     }
+
+    /// The thread as `provider`'s request body, JSON text.
+    pub fn provider_json(&mut self, provider: Provider, mode: ContextMode, view: &View<'_>) -> String {
+        match mode {
+            ContextMode::Standard => {
+                let builder = self.standard();
+                let system = builder.system_message(view.instructions);
+                let entries = builder.entries(view.dangling);
+                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, false)
+            }
+            ContextMode::Xml => {
+                let index = self.xml_index(view.escape);
+                let renderer = &self.xml[index].0;
+                let system = self.injection.system_message(view.instructions);
+                let document = StoredMessage::human(renderer.document(view.response_prefix));
+                let entries = [Entry::Message(Cow::Owned(document))];
+                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, false)
+            }
+        }
+    }
+}
+
+/// The settings a render applies, after the request's overrides.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a> {
+    pub instructions: Option<&'a str>,
+    pub response_prefix: Option<&'a str>,
+    pub escape: EscapeMode,
+    pub dangling: DanglingToolCalls,
 }
 
 /// Renders events, recording where each one's line ends.

@@ -1,0 +1,101 @@
+//! Provider projections: the rendered conversation in the request form each model API takes.
+//!
+//! Every projection starts from the repaired standard-mode entries (or, in XML context mode,
+//! the one human message holding the `<thread>` document), so the sequencing rules every
+//! provider shares — each call answered right after it, no orphan answers, unique ids — hold
+//! before a projection starts; each module then adds only its provider's own rules.
+//!
+//! | format | module | shape |
+//! |---|---|---|
+//! | `openai-chat` | [`openai_chat`] | `{messages}` (Chat Completions) |
+//! | `openai-responses` | [`openai_responses`] | `{instructions?, input}` (Responses API) |
+//! | `anthropic` | [`anthropic`] | `{system?, messages}` (Messages API) |
+
+pub mod anthropic;
+mod ids;
+pub mod openai_chat;
+pub mod openai_responses;
+
+use crate::event::AgentEvent;
+use crate::messages::{xml_messages, ContextMode, Entry, MessageOptions, StandardMessages};
+use std::borrow::Cow;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use ids::{IdMap, IdRule};
+
+/// A provider's request form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Provider {
+    #[serde(rename = "openai-chat")]
+    OpenAiChat,
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    #[serde(rename = "anthropic")]
+    Anthropic,
+}
+
+impl Provider {
+    pub const ALL: [Provider; 3] = [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat => "openai-chat",
+            Provider::OpenAiResponses => "openai-responses",
+            Provider::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// One projected request body, borrowing from the entries it was made of.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ProviderRequest<'a> {
+    OpenAiChat(openai_chat::Request<'a>),
+    OpenAiResponses(openai_responses::Request<'a>),
+    Anthropic(anthropic::Request<'a>),
+}
+
+/// Projects `system` (the system message's text, if any) and the conversation for `provider`.
+pub fn project<'a>(provider: Provider, system: Option<&'a str>, entries: &'a [Entry<'a>]) -> ProviderRequest<'a> {
+    match provider {
+        Provider::OpenAiChat => ProviderRequest::OpenAiChat(openai_chat::project(system, entries)),
+        Provider::OpenAiResponses => ProviderRequest::OpenAiResponses(openai_responses::project(system, entries)),
+        Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project(system, entries)),
+    }
+}
+
+/// Tool arguments as OpenAI carries them: `JSON.stringify(args)`.
+fn arguments(args: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    crate::js_json::write_object(&mut out, args);
+    out
+}
+
+/// The request body of `provider` as JSON text (two-space indented when `pretty`).
+pub fn to_json(provider: Provider, system: Option<&str>, entries: &[Entry<'_>], pretty: bool) -> String {
+    let request = project(provider, system, entries);
+    let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
+    text.expect("projections serialize")
+}
+
+/// One-shot: the request body of `provider` for `events` under `options`.
+pub fn render_request(events: &[AgentEvent], options: &MessageOptions, provider: Provider, pretty: bool) -> String {
+    let instructions = options.instructions.as_deref();
+    match options.context_mode {
+        ContextMode::Standard => {
+            let mut builder = StandardMessages::new();
+            builder.extend(events);
+            let system = builder.system_message(instructions);
+            let entries = builder.entries(options.dangling_tool_calls);
+            to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, pretty)
+        }
+        ContextMode::Xml => {
+            let mut messages = xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape);
+            let document = messages.pop().expect("XML mode always has the document message");
+            let system = messages.pop();
+            let entries = [Entry::Message(Cow::Owned(document))];
+            to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, pretty)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! OpenAI Responses API: `instructions` and the `input` items.
+//!
+//! | entry | item |
+//! |---|---|
+//! | system message | top-level `instructions` |
+//! | human | `{type: "message", role: "user", content}` |
+//! | ai | `{type: "message", role: "assistant", content}` when it has text, then one `{type: "function_call", call_id, name, arguments}` per call |
+//! | tool | `{type: "function_call_output", call_id, output}` |
+//! | reasoning | `{type: "reasoning", id, summary, encrypted_content}` |
+//!
+//! A reasoning item is replayed only when it carries `encrypted_content` and an id (the
+//! block's `item_id` payload key) and an assistant item (message or function call) follows it:
+//! the API refuses a reasoning item without its following item. Any other reasoning block is
+//! left out; its text was never model input.
+
+use super::ids::{IdMap, IdRule};
+use crate::messages::{Entry, MessageType, StoredMessage};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Request<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<&'a str>,
+    pub input: Vec<Item<'a>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Item<'a> {
+    Message {
+        role: &'static str,
+        content: Cow<'a, str>,
+    },
+    FunctionCall {
+        call_id: Cow<'a, str>,
+        name: &'a str,
+        arguments: String,
+    },
+    FunctionCallOutput {
+        call_id: Cow<'a, str>,
+        output: Cow<'a, str>,
+    },
+    Reasoning {
+        id: &'a str,
+        summary: Vec<SummaryText<'a>>,
+        encrypted_content: &'a str,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SummaryText<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub text: &'a str,
+}
+
+impl Item<'_> {
+    fn is_assistant(&self) -> bool {
+        matches!(self, Item::Message { role: "assistant", .. } | Item::FunctionCall { .. })
+    }
+}
+
+pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request<'a> {
+    let mut ids = IdMap::new(IdRule::OPENAI);
+    let mut input: Vec<Item<'a>> = Vec::with_capacity(entries.len());
+    // Reasoning waits here until the next item shows whether it may be replayed.
+    let mut reasoning: Vec<Item<'a>> = Vec::new();
+    for entry in entries {
+        let start = input.len();
+        match entry {
+            Entry::Reasoning(payload) => {
+                reasoning.extend(reasoning_item(payload));
+                continue;
+            }
+            Entry::Message(message) => project_message(message, &mut ids, &mut input),
+        }
+        if input.len() > start && !reasoning.is_empty() {
+            if input[start].is_assistant() {
+                input.splice(start..start, reasoning.drain(..));
+            } else {
+                reasoning.clear();
+            }
+        }
+    }
+    Request { instructions: system, input }
+}
+
+fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>, out: &mut Vec<Item<'a>>) {
+    let content = message.content_text();
+    match message.message_type {
+        MessageType::Human | MessageType::System => out.push(Item::Message { role: "user", content }),
+        MessageType::Ai => {
+            if !content.is_empty() {
+                out.push(Item::Message { role: "assistant", content });
+            }
+            out.extend(message.tool_calls().iter().map(|call| Item::FunctionCall {
+                call_id: ids.get(call.id.as_deref().unwrap_or_default()),
+                name: &call.name,
+                arguments: super::arguments(&call.args),
+            }));
+        }
+        MessageType::Tool => out.push(Item::FunctionCallOutput {
+            call_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()),
+            output: content,
+        }),
+        MessageType::Other(_) => {}
+    }
+}
+
+/// The reasoning item of a block's payload, when it can be replayed.
+fn reasoning_item(payload: &Map<String, Value>) -> Option<Item<'_>> {
+    let encrypted_content = payload.get("encrypted_content")?.as_str().filter(|s| !s.is_empty())?;
+    let id = payload.get("item_id")?.as_str().filter(|s| !s.is_empty())?;
+    let summary = match payload.get("summary") {
+        Some(Value::String(text)) if !text.is_empty() => vec![SummaryText { kind: "summary_text", text }],
+        _ => Vec::new(),
+    };
+    Some(Item::Reasoning { id, summary, encrypted_content })
+}

@@ -1,0 +1,822 @@
+//! Model input every provider accepts: standard mode (rule 8b) and the three provider
+//! projections, checked against each provider's sequencing rules on every fixture thread and on
+//! generated ones, with nothing of the thread lost on the way.
+//!
+//! Golden files: `tests/golden/providers/NAME.events.json` (`{"options": MessageOptions,
+//! "events": [...]}`) and, per form, `NAME.FORM.json` with the exact expected bytes.
+//! `UPDATE_GOLDEN=1 cargo test --test providers` rewrites them; review every changed byte.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use threadkeeper::js_json;
+use threadkeeper::messages::{build_messages, ContextMode, DanglingToolCalls, MessageOptions};
+use threadkeeper::{render_request, AgentEvent, Provider};
+
+// ---- the four forms of one thread ----
+
+const FORMS: [&str; 4] = ["messages", "openai-chat", "openai-responses", "anthropic"];
+
+fn render(events: &[AgentEvent], options: &MessageOptions, form: &str) -> Value {
+    match form {
+        "messages" => serde_json::to_value(build_messages(events, options)).unwrap(),
+        _ => {
+            let provider: Provider = serde_json::from_value(json!(form)).unwrap();
+            serde_json::from_str(&render_request(events, options, provider, false)).unwrap()
+        }
+    }
+}
+
+fn check(form: &str, rendered: &Value) -> Result<(), String> {
+    match form {
+        "messages" => check_langchain(rendered.as_array().unwrap()),
+        "openai-chat" => check_openai_chat(rendered),
+        "openai-responses" => check_openai_responses(rendered),
+        "anthropic" => check_anthropic(rendered),
+        other => unreachable!("{other}"),
+    }
+}
+
+// ---- sequencing rules, one validator per provider ----
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Result<&'a str, String> {
+    v.get(key).and_then(Value::as_str).ok_or_else(|| format!("{key} is not a string in {v}"))
+}
+
+/// Calls must be answered, each exactly once, by the answers that directly follow them.
+struct CallLedger {
+    seen: HashSet<String>,
+    open: Vec<String>,
+}
+
+impl CallLedger {
+    fn new() -> Self {
+        CallLedger { seen: HashSet::new(), open: Vec::new() }
+    }
+
+    fn call(&mut self, id: &str) -> Result<(), String> {
+        if !self.seen.insert(id.to_owned()) {
+            return Err(format!("tool call id {id:?} used twice"));
+        }
+        self.open.push(id.to_owned());
+        Ok(())
+    }
+
+    fn answer(&mut self, id: &str) -> Result<(), String> {
+        let at = self.open.iter().position(|open| open == id).ok_or(format!("answer {id:?} answers no open call"))?;
+        self.open.remove(at);
+        Ok(())
+    }
+
+    /// Anything but an answer arrives: every call must be answered by now.
+    fn close(&self, what: &str) -> Result<(), String> {
+        match self.open.first() {
+            Some(id) => Err(format!("{what} arrives while call {id:?} is unanswered")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// LangChain stored messages, by the rules OpenAI applies after LangChain's conversion.
+fn check_langchain(messages: &[Value]) -> Result<(), String> {
+    let mut ledger = CallLedger::new();
+    for (i, message) in messages.iter().enumerate() {
+        let kind = str_of(message, "type")?;
+        let data = &message["data"];
+        if !data["content"].is_string() {
+            return Err(format!("messages[{i}]: content is not a string"));
+        }
+        match kind {
+            "tool" => {
+                ledger.answer(str_of(data, "tool_call_id")?).map_err(|e| format!("messages[{i}]: {e}"))?;
+                if let Some(status) = data.get("status") {
+                    if status != "error" && status != "success" {
+                        return Err(format!("messages[{i}]: status {status}"));
+                    }
+                }
+            }
+            "system" if i > 0 => return Err(format!("messages[{i}]: system message after the start")),
+            "system" | "human" | "ai" => {
+                ledger.close(&format!("messages[{i}] ({kind})"))?;
+                for call in data.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                    if !call["args"].is_object() {
+                        return Err(format!("messages[{i}]: args not an object"));
+                    }
+                    ledger.call(str_of(call, "id")?)?;
+                }
+            }
+            other => return Err(format!("messages[{i}]: type {other}")),
+        }
+    }
+    ledger.close("the end")
+}
+
+fn check_openai_id(id: &str) -> Result<(), String> {
+    match id.chars().count() {
+        1..=40 => Ok(()),
+        n => Err(format!("OpenAI id {id:?} has {n} characters")),
+    }
+}
+
+fn check_openai_chat(body: &Value) -> Result<(), String> {
+    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["messages"]);
+    let mut ledger = CallLedger::new();
+    for (i, message) in body["messages"].as_array().unwrap().iter().enumerate() {
+        let role = str_of(message, "role")?;
+        match role {
+            "tool" => {
+                let id = str_of(message, "tool_call_id")?;
+                ledger.answer(id).map_err(|e| format!("messages[{i}]: {e}"))?;
+                str_of(message, "content")?;
+            }
+            "system" if i > 0 => return Err(format!("messages[{i}]: system after the start")),
+            "system" | "user" => {
+                ledger.close(&format!("messages[{i}] ({role})"))?;
+                str_of(message, "content")?;
+            }
+            "assistant" => {
+                ledger.close(&format!("messages[{i}] (assistant)"))?;
+                let calls = message.get("tool_calls").and_then(Value::as_array);
+                match (&message["content"], calls) {
+                    (Value::String(_), _) | (Value::Null, Some(_)) => {}
+                    (content, _) => return Err(format!("messages[{i}]: assistant content {content}")),
+                }
+                if calls.is_some_and(Vec::is_empty) {
+                    return Err(format!("messages[{i}]: empty tool_calls"));
+                }
+                for call in calls.into_iter().flatten() {
+                    let id = str_of(call, "id")?;
+                    check_openai_id(id)?;
+                    assert_eq!(call["type"], "function");
+                    let arguments: Value = serde_json::from_str(str_of(&call["function"], "arguments")?)
+                        .map_err(|e| format!("arguments: {e}"))?;
+                    assert!(arguments.is_object(), "arguments must hold an object");
+                    str_of(&call["function"], "name")?;
+                    ledger.call(id)?;
+                }
+            }
+            other => return Err(format!("messages[{i}]: role {other}")),
+        }
+    }
+    ledger.close("the end")
+}
+
+fn check_openai_responses(body: &Value) -> Result<(), String> {
+    let object = body.as_object().unwrap();
+    if object.keys().any(|k| k != "instructions" && k != "input") {
+        return Err(format!("unexpected keys {:?}", object.keys().collect::<Vec<_>>()));
+    }
+    let items = body["input"].as_array().unwrap();
+    let mut ledger = CallLedger::new();
+    for (i, item) in items.iter().enumerate() {
+        match str_of(item, "type")? {
+            "message" => {
+                ledger.close(&format!("input[{i}] (message)"))?;
+                let role = str_of(item, "role")?;
+                if role != "user" && role != "assistant" {
+                    return Err(format!("input[{i}]: role {role}"));
+                }
+                str_of(item, "content")?;
+            }
+            "function_call" => {
+                // Calls of one turn come together; a new turn starts once the last is answered.
+                if !ledger.open.is_empty() && items[i - 1]["type"] != "function_call" {
+                    ledger.close(&format!("input[{i}] (function_call)"))?;
+                }
+                let id = str_of(item, "call_id")?;
+                check_openai_id(id)?;
+                let arguments: Value =
+                    serde_json::from_str(str_of(item, "arguments")?).map_err(|e| format!("arguments: {e}"))?;
+                assert!(arguments.is_object());
+                str_of(item, "name")?;
+                ledger.call(id)?;
+            }
+            "function_call_output" => {
+                ledger.answer(str_of(item, "call_id")?).map_err(|e| format!("input[{i}]: {e}"))?;
+                str_of(item, "output")?;
+            }
+            "reasoning" => {
+                ledger.close(&format!("input[{i}] (reasoning)"))?;
+                str_of(item, "id")?;
+                str_of(item, "encrypted_content")?;
+                assert!(item["summary"].is_array());
+                let next = items.get(i + 1).ok_or("reasoning without its following item")?;
+                let follows = next["type"] == "function_call"
+                    || next["type"] == "reasoning"
+                    || (next["type"] == "message" && next["role"] == "assistant");
+                if !follows {
+                    return Err(format!("input[{i}]: reasoning followed by {next}"));
+                }
+            }
+            other => return Err(format!("input[{i}]: type {other}")),
+        }
+    }
+    ledger.close("the end")
+}
+
+fn check_anthropic(body: &Value) -> Result<(), String> {
+    let object = body.as_object().unwrap();
+    if object.keys().any(|k| k != "system" && k != "messages") {
+        return Err(format!("unexpected keys {:?}", object.keys().collect::<Vec<_>>()));
+    }
+    if let Some(system) = object.get("system") {
+        if system.as_str().is_none_or(str::is_empty) {
+            return Err("system must be a non-empty string".into());
+        }
+    }
+    let messages = body["messages"].as_array().unwrap();
+    let mut seen_ids = HashSet::new();
+    // The tool_use ids of the previous assistant turn, which the next user turn must answer first.
+    let mut to_answer: Vec<String> = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        let role = str_of(message, "role")?;
+        let expected = if i % 2 == 0 { "user" } else { "assistant" };
+        if role != expected {
+            return Err(format!("messages[{i}]: role {role}, turns must alternate from user"));
+        }
+        let blocks = message["content"].as_array().ok_or(format!("messages[{i}]: content not a list"))?;
+        if blocks.is_empty() {
+            return Err(format!("messages[{i}]: no content"));
+        }
+        let mut answered = Vec::new();
+        let mut past_results = false;
+        let mut calls = Vec::new();
+        for block in blocks {
+            match (role, str_of(block, "type")?) {
+                (_, "text") => {
+                    if str_of(block, "text")?.is_empty() {
+                        return Err(format!("messages[{i}]: empty text block"));
+                    }
+                    past_results = true;
+                }
+                ("assistant", "tool_use") => {
+                    let id = str_of(block, "id")?;
+                    let valid = (1..=64).contains(&id.len())
+                        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    if !valid || !seen_ids.insert(id.to_owned()) {
+                        return Err(format!("messages[{i}]: tool_use id {id:?} invalid or reused"));
+                    }
+                    assert!(block["input"].is_object());
+                    str_of(block, "name")?;
+                    calls.push(id.to_owned());
+                }
+                ("user", "tool_result") => {
+                    if past_results {
+                        return Err(format!("messages[{i}]: tool_result after other content"));
+                    }
+                    assert!(block["is_error"].is_boolean());
+                    if let Some(content) = block.get("content") {
+                        if content.as_str().is_none_or(str::is_empty) {
+                            return Err(format!("messages[{i}]: tool_result content {content}"));
+                        }
+                    }
+                    answered.push(str_of(block, "tool_use_id")?.to_owned());
+                }
+                (role, kind) => return Err(format!("messages[{i}]: {kind} block in a {role} turn")),
+            }
+        }
+        if role == "user" {
+            let mut expected = std::mem::take(&mut to_answer);
+            expected.sort();
+            answered.sort();
+            if answered != expected {
+                return Err(format!("messages[{i}]: answers {answered:?}, the calls were {expected:?}"));
+            }
+        } else {
+            to_answer = calls;
+        }
+    }
+    match to_answer.first() {
+        Some(id) => Err(format!("tool_use {id:?} is never answered")),
+        None => Ok(()),
+    }
+}
+
+// ---- nothing is lost ----
+
+/// Every string in a rendering, and every argument object as `JSON.stringify` writes it.
+fn corpus(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\u{1}');
+        }
+        Value::Array(items) => items.iter().for_each(|item| corpus(item, out)),
+        Value::Object(map) => {
+            for (key, item) in map {
+                if (key == "args" || key == "input") && item.is_object() {
+                    js_json::write_value(out, item);
+                    out.push('\u{1}');
+                }
+                corpus(item, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What an event says that standard mode and every projection must carry (rule 8b), or
+/// `None` for what they leave out by design (protocol/README.md § Standard mode).
+fn payload(event: &AgentEvent) -> Vec<String> {
+    let fields = event.fields();
+    let text = |key: &str| fields[key].as_str().unwrap().to_owned();
+    match event.event_type() {
+        "message" => vec![text("content")],
+        "human_input_received" => vec![text("response")],
+        "error" => vec![text("error")],
+        "summary" => vec![text("summary")],
+        "tool_result" => vec![match &fields["result"] {
+            Value::String(s) => s.clone(),
+            other => js_json::to_string(other),
+        }],
+        "tool_call" => vec![text("toolName"), js_json::to_string(&fields["args"])],
+        // Control events and unknown types are XML-only; reasoning is replayed only where the
+        // provider can take it.
+        _ => vec![],
+    }
+}
+
+fn check_nothing_lost(events: &[AgentEvent], rendered: &Value) -> Result<(), String> {
+    let mut text = String::new();
+    corpus(rendered, &mut text);
+    for (i, event) in events.iter().enumerate() {
+        for said in payload(event) {
+            if !text.contains(&said) {
+                return Err(format!("events[{i}] ({}) lost: {said:?}", event.event_type()));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---- seed 001's form, the reference for threads it already gets right ----
+
+fn seed_form(events: &[AgentEvent], instructions: Option<&str>) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    out.extend(threadkeeper::system_message(events, instructions).map(|m| serde_json::to_value(m).unwrap()));
+    for event in events {
+        let f = event.fields();
+        let human = |content: String| json!({"type":"human","data":{"content":content}});
+        let s = |key: &str| f[key].as_str().unwrap().to_owned();
+        out.push(match event.event_type() {
+            "message" => match f["role"].as_str().unwrap() {
+                "user" => human(s("content")),
+                "assistant" => json!({"type":"ai","data":{"content":s("content")}}),
+                _ => human(format!("[System]: {}", s("content"))),
+            },
+            "human_input_received" => human(format!("[Human Response]: {}", s("response"))),
+            "tool_call" => json!({"type":"ai","data":{"content":"","tool_calls":[
+                {"id":f["toolCallId"],"name":f["toolName"],"args":f["args"],"type":"tool_call"}]}}),
+            "tool_result" => json!({"type":"tool","data":{"content":payload(event)[0],"tool_call_id":f["toolCallId"]}}),
+            "error" => {
+                let label = if f["recoverable"] == true { "[Error (recoverable)]" } else { "[Error]" };
+                human(format!("{label}: {}", s("error")))
+            }
+            _ => continue,
+        });
+    }
+    Value::Array(out)
+}
+
+// ---- fixtures: the provider goldens and every XML golden thread ----
+
+fn golden_dir(kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(kind)
+}
+
+struct Fixture {
+    name: String,
+    dir: PathBuf,
+    options: MessageOptions,
+    events: Vec<AgentEvent>,
+}
+
+fn fixtures(kind: &str) -> Vec<Fixture> {
+    let dir = golden_dir(kind);
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.strip_suffix(".events.json").map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let case: Value = serde_json::from_str(&fs::read_to_string(dir.join(format!("{name}.events.json"))).unwrap())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let options = serde_json::from_value(case["options"].clone()).unwrap();
+            let events = AgentEvent::list_from_values(case["events"].as_array().unwrap().clone()).unwrap();
+            Fixture { name, dir: dir.clone(), options, events }
+        })
+        .collect()
+}
+
+fn all_fixtures() -> Vec<Fixture> {
+    let mut all = fixtures("providers");
+    all.extend(fixtures("xml"));
+    assert!(all.len() > 25, "fixtures missing");
+    all
+}
+
+fn variants(base: &MessageOptions) -> Vec<MessageOptions> {
+    let mut out = Vec::new();
+    for mode in [ContextMode::Standard, ContextMode::Xml] {
+        for dangling in [DanglingToolCalls::Repair, DanglingToolCalls::Drop] {
+            for instructions in [None, Some("Follow the plan.".to_owned())] {
+                out.push(MessageOptions {
+                    context_mode: mode,
+                    dangling_tool_calls: dangling,
+                    instructions: instructions.or(base.instructions.clone()),
+                    ..base.clone()
+                });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_fixture_renders_valid_in_all_four_forms_and_loses_nothing() {
+    let mut failures = Vec::new();
+    for fixture in all_fixtures() {
+        for options in variants(&fixture.options) {
+            for form in FORMS {
+                let rendered = render(&fixture.events, &options, form);
+                let mut result = check(form, &rendered);
+                if options.dangling_tool_calls == DanglingToolCalls::Repair && options.context_mode == ContextMode::Standard
+                {
+                    result = result.and_then(|()| check_nothing_lost(&fixture.events, &rendered));
+                }
+                if let Err(e) = result {
+                    failures.push(format!("{} {form} {:?}: {e}", fixture.name, options.context_mode));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn provider_goldens() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut mismatches = Vec::new();
+    for fixture in fixtures("providers") {
+        for form in FORMS {
+            let rendered = render(&fixture.events, &fixture.options, form);
+            let text = serde_json::to_string_pretty(&rendered).unwrap() + "\n";
+            let path = fixture.dir.join(format!("{}.{form}.json", fixture.name));
+            if update {
+                fs::write(&path, &text).unwrap();
+            } else if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+                mismatches.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
+}
+
+#[test]
+fn threads_valid_in_the_seed_form_render_exactly_as_the_seed() {
+    let mut compared = 0;
+    for fixture in all_fixtures() {
+        let instructions = fixture.options.instructions.as_deref();
+        let seed = seed_form(&fixture.events, instructions);
+        if check_langchain(seed.as_array().unwrap()).is_ok() {
+            let options = MessageOptions { context_mode: ContextMode::Standard, ..fixture.options.clone() };
+            assert_eq!(render(&fixture.events, &options, "messages"), seed, "{}", fixture.name);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 8, "only {compared} fixtures are valid in the seed form");
+}
+
+// ---- each repair rule on its own thread ----
+
+fn thread(values: Value) -> Vec<AgentEvent> {
+    AgentEvent::list_from_values(values.as_array().unwrap().clone()).unwrap()
+}
+
+fn messages_of(events: &[AgentEvent], dangling: DanglingToolCalls) -> Vec<Value> {
+    let options = MessageOptions { dangling_tool_calls: dangling, ..MessageOptions::default() };
+    let rendered = render(events, &options, "messages");
+    check_langchain(rendered.as_array().unwrap()).unwrap();
+    rendered.as_array().unwrap().clone()
+}
+
+/// `type: content` of each message, tool messages as `tool(id, status?): content`.
+fn summary(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| {
+            let data = &m["data"];
+            let content = data["content"].as_str().unwrap();
+            match m["type"].as_str().unwrap() {
+                "tool" => match data.get("status") {
+                    Some(status) => format!("tool({}, {}): {content}", data["tool_call_id"].as_str().unwrap(), status.as_str().unwrap()),
+                    None => format!("tool({}): {content}", data["tool_call_id"].as_str().unwrap()),
+                },
+                "ai" if data.get("tool_calls").is_some() => {
+                    let ids: Vec<&str> =
+                        data["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+                    format!("ai{ids:?}: {content}")
+                }
+                kind => format!("{kind}: {content}"),
+            }
+        })
+        .collect()
+}
+
+fn call(id: &str) -> Value {
+    json!({"type":"tool_call","toolName":"t","toolCallId":id,"args":{"id":id},"iteration":1})
+}
+
+fn result(id: &str, text: &str) -> Value {
+    json!({"type":"tool_result","toolCallId":id,"result":text,"iteration":1})
+}
+
+fn user(text: &str) -> Value {
+    json!({"type":"message","role":"user","content":text,"iteration":1})
+}
+
+#[test]
+fn rule_pending_calls_share_one_ai_message() {
+    let events = thread(json!([call("a"), call("b"), result("b", "B"), result("a", "A")]));
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Repair)),
+        [r#"ai["a", "b"]: "#, "tool(b): B", "tool(a): A"]
+    );
+}
+
+#[test]
+fn rule_error_naming_a_pending_call_answers_it() {
+    let events = thread(json!([
+        call("a"),
+        call("b"),
+        {"type":"error","error":"boom","recoverable":false,"toolCallId":"a","iteration":1},
+        {"type":"error","error":"retry","recoverable":true,"toolCallId":"b","iteration":1},
+        {"type":"error","error":"late","recoverable":true,"toolCallId":"a","iteration":1},
+    ]));
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Repair)),
+        [
+            r#"ai["a", "b"]: "#,
+            "tool(a, error): [Error (non-recoverable)]: boom",
+            "tool(b, error): [Error (recoverable)]: retry",
+            "human: [Error (recoverable)]: late",
+        ]
+    );
+}
+
+#[test]
+fn rule_unanswered_calls_are_answered_with_the_reason_or_dropped() {
+    let events = thread(json!([
+        user("go"),
+        call("a"),
+        {"type":"human_input_requested","question":"Proceed?","iteration":1},
+        user("later"),
+        call("b"),
+        {"type":"error","error":"crashed","recoverable":false,"iteration":1},
+        user("again"),
+        call("c"),
+    ]));
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Repair)),
+        [
+            "human: go",
+            r#"ai["a"]: "#,
+            "tool(a, error): [Tool call not completed]: the run stopped to ask for human input: Proceed?",
+            "human: later",
+            r#"ai["b"]: "#,
+            "tool(b, error): [Tool call not completed]: the run reported an error: crashed",
+            "human: [Error]: crashed",
+            "human: again",
+            r#"ai["c"]: "#,
+            "tool(c, error): [Tool call not completed]: no result was recorded for this call",
+        ]
+    );
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Drop)),
+        ["human: go", "human: later", "human: [Error]: crashed", "human: again"]
+    );
+}
+
+#[test]
+fn rule_a_human_answer_to_an_interrupting_request_answers_the_call() {
+    let events = thread(json!([
+        call("other"),
+        call("ask"),
+        {"type":"human_input_requested","question":"Which city?","iteration":1},
+        {"type":"human_input_received","response":"Oslo","iteration":1},
+        result("other", "done"),
+        {"type":"human_input_received","response":"unrelated","iteration":1},
+    ]));
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Repair)),
+        [r#"ai["other", "ask"]: "#, "tool(ask): Oslo", "tool(other): done", "human: [Human Response]: unrelated"]
+    );
+}
+
+#[test]
+fn rule_messages_between_a_call_and_its_result_follow_the_results() {
+    let events = thread(json!([
+        call("a"),
+        {"type":"message","role":"system","content":"note","iteration":1},
+        user("hurry"),
+        result("a", "A"),
+        user("thanks"),
+    ]));
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Repair)),
+        [r#"ai["a"]: "#, "tool(a): A", "human: [System]: note", "human: hurry", "human: thanks"]
+    );
+}
+
+#[test]
+fn rule_stray_results_are_kept_as_text() {
+    let events = thread(json!([result("ghost", "boo"), call("a"), result("a", "A"), result("a", "again")]));
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Repair)),
+        ["human: [Tool Result for ghost]: boo", r#"ai["a"]: "#, "tool(a): A", "human: [Tool Result for a]: again"]
+    );
+}
+
+#[test]
+fn rule_reused_ids_are_made_unique_and_answered_in_place() {
+    let events = thread(json!([
+        call("x"),
+        result("x", "1"),
+        call("x"),
+        result("x", "2"),
+        call("x_2"),
+        result("x_2", "3"),
+    ]));
+    assert_eq!(
+        summary(&messages_of(&events, DanglingToolCalls::Repair)),
+        [r#"ai["x"]: "#, "tool(x): 1", r#"ai["x_2"]: "#, "tool(x_2): 2", r#"ai["x_2_2"]: "#, "tool(x_2_2): 3"]
+    );
+}
+
+#[test]
+fn xml_context_mode_is_system_plus_one_user_message_in_every_projection() {
+    let events = thread(json!([user("hi & bye"), call("a")]));
+    let options = MessageOptions {
+        context_mode: ContextMode::Xml,
+        instructions: Some("Sys".into()),
+        response_prefix: Some("ai_response:".into()),
+        ..MessageOptions::default()
+    };
+    let document = threadkeeper::serialize_thread_to_xml(
+        &events,
+        &threadkeeper::XmlOptions { response_prefix: Some("ai_response:".into()), ..Default::default() },
+    );
+    assert_eq!(
+        render(&events, &options, "openai-chat"),
+        json!({"messages":[{"role":"system","content":"Sys"},{"role":"user","content":document}]})
+    );
+    assert_eq!(
+        render(&events, &options, "openai-responses"),
+        json!({"instructions":"Sys","input":[{"type":"message","role":"user","content":document}]})
+    );
+    assert_eq!(
+        render(&events, &options, "anthropic"),
+        json!({"system":"Sys","messages":[{"role":"user","content":[{"type":"text","text":document}]}]})
+    );
+}
+
+#[test]
+fn anthropic_opens_with_a_user_turn_and_drops_empty_text() {
+    let events = thread(json!([
+        {"type":"message","role":"assistant","content":"Hello","iteration":0},
+        user(""),
+        {"type":"message","role":"assistant","content":"","iteration":0},
+        user("hi"),
+    ]));
+    let body = render(&events, &MessageOptions::default(), "anthropic");
+    assert_eq!(
+        body,
+        json!({"messages":[
+            {"role":"user","content":[{"type":"text","text":threadkeeper::providers::anthropic::OPENING_TEXT}]},
+            {"role":"assistant","content":[{"type":"text","text":"Hello"}]},
+            {"role":"user","content":[{"type":"text","text":"hi"}]},
+        ]})
+    );
+}
+
+#[test]
+fn responses_replay_reasoning_only_before_an_assistant_item() {
+    let reasoning = |id: &str| json!({"type":"turn_block","block":{"kind":"reasoning","payload":{"encrypted_content":"enc","item_id":id}},"iteration":0});
+    let events = thread(json!([user("q"), reasoning("rs_1"), call("a"), result("a", "A"), reasoning("rs_2"), user("next")]));
+    let body = render(&events, &MessageOptions::default(), "openai-responses");
+    let types: Vec<&str> = body["input"].as_array().unwrap().iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["message", "reasoning", "function_call", "function_call_output", "message"]);
+    assert_eq!(body["input"][1], json!({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc"}));
+    for form in ["messages", "openai-chat", "anthropic"] {
+        assert!(!render(&events, &MessageOptions::default(), form).to_string().contains("enc"), "{form}");
+    }
+}
+
+#[test]
+fn the_validators_reject_what_providers_reject() {
+    // The seed's ungrouped parallel calls, an orphan answer, an unanswered call.
+    let seed = seed_form(&thread(json!([call("a"), call("b"), result("a", "A"), result("b", "B")])), None);
+    assert!(check_langchain(seed.as_array().unwrap()).is_err());
+    assert!(check_openai_chat(&json!({"messages":[{"role":"tool","tool_call_id":"x","content":""}]})).is_err());
+    let unanswered = json!({"messages":[{"role":"assistant","content":null,"tool_calls":[
+        {"id":"a","type":"function","function":{"name":"t","arguments":"{}"}}]}]});
+    assert!(check_openai_chat(&unanswered).is_err());
+    assert!(check_anthropic(&json!({"messages":[{"role":"assistant","content":[{"type":"text","text":"x"}]}]})).is_err());
+    assert!(check_anthropic(&json!({"messages":[{"role":"user","content":[{"type":"text","text":""}]}]})).is_err());
+    let bad_id = json!({"messages":[{"role":"user","content":[{"type":"text","text":"q"}]},
+        {"role":"assistant","content":[{"type":"tool_use","id":"a b","name":"t","input":{}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"a b","is_error":false}]}]});
+    assert!(check_anthropic(&bad_id).is_err());
+    assert!(check_openai_responses(&json!({"input":[{"type":"function_call_output","call_id":"a","output":""}]})).is_err());
+}
+
+// ---- generated threads ----
+
+fn event_strategy() -> impl Strategy<Value = Value> {
+    let id = prop::sample::select(vec!["c0", "c1", "c2", "a b", "", "x.y/z"]);
+    let text = prop::sample::select(vec!["", "ok", "& < > \" '", "\u{7}bell", "é🎉", "x_2"]);
+    let iteration = 0u8..3;
+    prop_oneof![
+        (text.clone(), prop::sample::select(vec!["user", "assistant", "system"]), iteration.clone())
+            .prop_map(|(t, r, i)| json!({"type":"message","role":r,"content":t,"iteration":i})),
+        (id.clone(), iteration.clone(), any::<u8>())
+            .prop_map(|(id, i, n)| json!({"type":"tool_call","toolName":"t","toolCallId":id,"args":{"n":n},"iteration":i})),
+        (id.clone(), text.clone(), iteration.clone())
+            .prop_map(|(id, t, i)| json!({"type":"tool_result","toolCallId":id,"result":t,"iteration":i})),
+        (id.clone(), iteration.clone(), any::<bool>())
+            .prop_map(|(id, i, r)| json!({"type":"error","error":"failed","recoverable":r,"toolCallId":id,"iteration":i})),
+        (iteration.clone(), any::<bool>())
+            .prop_map(|(i, r)| json!({"type":"error","error":"crash","recoverable":r,"iteration":i})),
+        iteration.clone().prop_map(|i| json!({"type":"human_input_requested","question":"why?","iteration":i})),
+        (text.clone(), iteration.clone())
+            .prop_map(|(t, i)| json!({"type":"human_input_received","response":t,"iteration":i})),
+        iteration.clone().prop_map(|i| json!({"type":"summary","summarizedIterations":[i],"summary":"s","iteration":i})),
+        iteration.clone().prop_map(|i| json!({"type":"completion","result":"r","verified":true,"iteration":i})),
+        iteration.clone().prop_map(|i| json!({"type":"turn_block","block":{"kind":"reasoning","payload":{"encrypted_content":"e","item_id":"rs"}},"iteration":i})),
+        iteration.prop_map(|i| json!({"type":"approval","decision":"yes","iteration":i})),
+    ]
+}
+
+fn options_strategy() -> impl Strategy<Value = MessageOptions> {
+    (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(xml, drop, instructions)| MessageOptions {
+        context_mode: if xml { ContextMode::Xml } else { ContextMode::Standard },
+        dangling_tool_calls: if drop { DanglingToolCalls::Drop } else { DanglingToolCalls::Repair },
+        instructions: instructions.then(|| "I".to_owned()),
+        ..MessageOptions::default()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn any_thread_renders_valid_in_every_form(
+        values in prop::collection::vec(event_strategy(), 0..30),
+        options in options_strategy(),
+    ) {
+        let events = thread(Value::Array(values));
+        for form in FORMS {
+            let rendered = render(&events, &options, form);
+            prop_assert!(check(form, &rendered).is_ok(), "{form}: {:?}\n{rendered:#}", check(form, &rendered));
+            if options.context_mode == ContextMode::Standard && options.dangling_tool_calls == DanglingToolCalls::Repair {
+                prop_assert!(check_nothing_lost(&events, &rendered).is_ok(), "{form}: {:?}", check_nothing_lost(&events, &rendered));
+            }
+        }
+        // Threads the seed already renders validly come out exactly as the seed renders them.
+        let seed = seed_form(&events, options.instructions.as_deref());
+        if options.context_mode == ContextMode::Standard && check_langchain(seed.as_array().unwrap()).is_ok() {
+            prop_assert_eq!(render(&events, &options, "messages"), seed);
+        }
+    }
+
+    #[test]
+    fn ids_map_the_same_way_in_every_rendering(values in prop::collection::vec(event_strategy(), 0..30)) {
+        let events = thread(Value::Array(values));
+        let options = MessageOptions::default();
+        let first: Vec<String> = FORMS.iter().map(|f| render(&events, &options, f).to_string()).collect();
+        let again: Vec<String> = FORMS.iter().map(|f| render(&events, &options, f).to_string()).collect();
+        prop_assert_eq!(first, again);
+    }
+}
+
+/// Rewritten ids still pair each call with its answer (the validators check the pairing).
+#[test]
+fn rewritten_ids_pair_calls_with_their_answers() {
+    let long = "z".repeat(90);
+    let events = thread(json!([call("a b"), call(&long), result(&long, "L"), result("a b", "AB")]));
+    let chat = render(&events, &MessageOptions::default(), "openai-chat");
+    check_openai_chat(&chat).unwrap();
+    let ids: Vec<&str> = chat["messages"][0]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids[0], "a b", "OpenAI takes any character");
+    assert_eq!(ids[1].len(), 40);
+    assert_eq!(chat["messages"][1]["tool_call_id"], ids[1], "the answer to the long id comes first");
+    let anthropic = render(&events, &MessageOptions::default(), "anthropic");
+    check_anthropic(&anthropic).unwrap();
+    assert!(anthropic["messages"][1]["content"][0]["id"].as_str().unwrap().starts_with("a_b_"));
+    check_openai_responses(&render(&events, &MessageOptions::default(), "openai-responses")).unwrap();
+}
