@@ -127,3 +127,27 @@ fn help_and_version() {
     assert_eq!(version, format!("threadkeeper {}\n", env!("CARGO_PKG_VERSION")));
     assert!(stdout(&run(&["render", "--help"], "")).contains("--response-prefix"));
 }
+
+#[test]
+fn render_provider_formats_print_the_request_bodies_of_the_protocol_pages() {
+    for (format, page) in [
+        ("openai-chat", "protocol/providers/openai-chat.md"),
+        ("openai-responses", "protocol/providers/openai-responses.md"),
+        ("anthropic", "protocol/providers/anthropic.md"),
+    ] {
+        let out =
+            stdout(&run(&["render", "--format", format, "--instructions", "Be brief.", "examples/provider-thread.json"], ""));
+        let page = std::fs::read_to_string(page).unwrap();
+        assert!(page.contains(&format!("```json\n{out}```")), "{format}: the CLI and {page} disagree");
+    }
+}
+
+#[test]
+fn render_drop_leaves_unanswered_calls_out() {
+    let thread = r#"[{"type":"message","role":"user","content":"go","iteration":0},
+        {"type":"tool_call","toolName":"t","toolCallId":"c","args":{},"iteration":0}]"#;
+    let repaired = stdout(&run(&["render", "--format", "openai-chat", "-"], thread));
+    assert!(repaired.contains("[Tool call not completed]"));
+    let dropped = stdout(&run(&["render", "--format", "openai-chat", "--dangling-tool-calls", "drop", "-"], thread));
+    assert_eq!(dropped, "{\n  \"messages\": [\n    {\n      \"role\": \"user\",\n      \"content\": \"go\"\n    }\n  ]\n}\n");
+}

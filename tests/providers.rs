@@ -820,3 +820,19 @@ fn rewritten_ids_pair_calls_with_their_answers() {
     assert!(anthropic["messages"][1]["content"][0]["id"].as_str().unwrap().starts_with("a_b_"));
     check_openai_responses(&render(&events, &MessageOptions::default(), "openai-responses")).unwrap();
 }
+
+/// The worked example of each page in `protocol/providers/` is what the code renders.
+#[test]
+fn provider_pages_show_what_the_code_renders() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let events: Vec<Value> =
+        serde_json::from_str(&fs::read_to_string(root.join("examples/provider-thread.json")).unwrap()).unwrap();
+    let events = thread(Value::Array(events));
+    let options = MessageOptions { instructions: Some("Be brief.".into()), ..MessageOptions::default() };
+    for form in ["openai-chat", "openai-responses", "anthropic"] {
+        let page = fs::read_to_string(root.join(format!("protocol/providers/{form}.md"))).unwrap();
+        let shown = page.split("```json\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+        let provider: Provider = serde_json::from_value(json!(form)).unwrap();
+        assert_eq!(shown, render_request(&events, &options, provider, true) + "\n", "protocol/providers/{form}.md");
+    }
+}

@@ -342,3 +342,28 @@ fn the_turn_schema_accepts_the_seed_examples_and_refuses_broken_turns() {
         assert!(!errors(&written, &t).is_empty(), "accepted {t}");
     }
 }
+
+#[test]
+fn provider_goldens_are_valid_against_the_provider_schemas() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/providers");
+    let mut checked = 0;
+    for (suffix, definition) in
+        [(".openai-chat.json", "openaiChat"), (".openai-responses.json", "openaiResponses"), (".anthropic.json", "anthropic")]
+    {
+        let validator = validator(&format!("providers.json#/$defs/{definition}"));
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.to_str().unwrap().ends_with(suffix) {
+                continue;
+            }
+            let body: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert_eq!(errors(&validator, &body), Vec::<String>::new(), "{}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "only {checked} provider goldens");
+    // The schema refuses what a provider refuses.
+    let anthropic = validator("providers.json#/$defs/anthropic");
+    let bad = json!({"messages":[{"role":"user","content":[{"type":"text","text":""}]}]});
+    assert!(!errors(&anthropic, &bad).is_empty());
+}
