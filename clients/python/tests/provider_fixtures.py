@@ -112,8 +112,11 @@ def event_texts(events: list[dict[str, Any]], instructions: str | None) -> list[
             texts.append(Text(event["summary"], origin + ".summary", system_only=True))
         elif kind == "turn_block" and event.get("block", {}).get("kind") == "reasoning":
             payload = event["block"].get("payload", {})
-            for leaf in _string_leaves(payload):
-                texts.append(Text(leaf, origin + ".block.payload", responses_only=True))
+            summary = payload.get("summary")
+            summary_texts = [summary] if isinstance(summary, str) else [part.get("text") for part in summary or []]
+            for text in [payload.get("encrypted_content"), *summary_texts]:
+                if isinstance(text, str) and text:
+                    texts.append(Text(text, origin + ".block.payload", responses_only=True))
     return texts
 
 

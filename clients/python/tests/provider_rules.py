@@ -12,8 +12,11 @@ ones the APIs enforce when a request arrives:
   the item it led to (a call or an assistant message).
 - Anthropic Messages: roles alternate starting with ``user``; every ``tool_use`` is answered by
   a ``tool_result`` in the very next (user) turn, tool results first; a ``tool_result`` answers
-  a ``tool_use`` of the turn just before; no empty or whitespace-only text; tool ids match
+  a ``tool_use`` of the turn just before; no empty text, and no whitespace-only text in a turn
+  without other text ("text content blocks must contain non-whitespace text"); tool ids match
   ``^[A-Za-z0-9_-]{1,64}$`` and are unique; the system prompt is only the top-level ``system``.
+  The API itself combines consecutive turns of one role into one turn: requests that rely on
+  that (LangChain's) are checked after :func:`merge_consecutive_turns`.
 """
 
 from __future__ import annotations
@@ -143,9 +146,12 @@ def anthropic_problems(system: Any, messages: Sequence[dict[str, Any]]) -> list[
         blocks = _blocks(message.get("content"))
         if not blocks:
             problems.append(f"{where}.content: empty")
+        has_text = any(b.get("type") == "text" and str(b.get("text", "")).strip() for b in blocks)
         for k, block in enumerate(blocks):
-            if block.get("type") == "text" and not str(block.get("text", "")).strip():
-                problems.append(f"{where}.content[{k}]: empty or whitespace-only text")
+            if block.get("type") == "text" and block.get("text") == "":
+                problems.append(f"{where}.content[{k}]: empty text")
+            elif block.get("type") == "text" and not str(block.get("text", "")).strip() and not has_text:
+                problems.append(f"{where}.content[{k}]: whitespace-only text in a turn without other text")
             if block.get("type") == "tool_use":
                 tool_id = block.get("id", "")
                 tool_use_ids[tool_id] += 1
@@ -155,6 +161,17 @@ def anthropic_problems(system: Any, messages: Sequence[dict[str, Any]]) -> list[
                     problems.append(f"{where}.content[{k}].id: {tool_id!r} used by an earlier tool_use")
         problems.extend(_tool_results_problems(messages, i))
     return problems
+
+
+def merge_consecutive_turns(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turns as the Anthropic API reads them: consecutive turns of one role combined."""
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message.get("role"):
+            merged[-1] = {"role": message["role"], "content": _blocks(merged[-1]["content"]) + _blocks(message.get("content"))}
+        else:
+            merged.append(dict(message))
+    return merged
 
 
 def _tool_results_problems(messages: Sequence[dict[str, Any]], i: int) -> Iterator[str]:

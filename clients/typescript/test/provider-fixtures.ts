@@ -92,9 +92,13 @@ export function eventTexts(events: readonly AnyAgentEvent[], instructions: strin
         texts.push({ text: String(e.summary), origin: `${origin}.summary`, systemOnly: true });
         break;
       case "turn_block": {
-        const block = e.block as { kind?: string; payload?: unknown } | undefined;
+        const block = e.block as { kind?: string; payload?: { encrypted_content?: unknown; summary?: unknown } } | undefined;
         if (block?.kind === "reasoning") {
-          for (const leaf of stringLeaves(block.payload)) texts.push({ text: leaf, origin: `${origin}.block.payload`, responsesOnly: true });
+          const summary = block.payload?.summary;
+          const summaryTexts = typeof summary === "string" ? [summary] : Array.isArray(summary) ? summary.map((part: { text?: unknown }) => part.text) : [];
+          for (const text of [block.payload?.encrypted_content, ...summaryTexts]) {
+            if (typeof text === "string" && text !== "") texts.push({ text, origin: `${origin}.block.payload`, responsesOnly: true });
+          }
         }
         break;
       }

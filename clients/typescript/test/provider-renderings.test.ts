@@ -14,6 +14,26 @@ const OPTION_SETS: Record<string, ProviderRenderOptions> = {
 };
 const RENDER_KEYS = ["contextMode", "format", "version"];
 
+const WHITESPACE_TEXT =
+  "the server keeps a whitespace-only assistant text as a text block (Anthropic: 'text content blocks must contain non-whitespace text')";
+const REASONING_SUMMARY = "the server reads a reasoning summary only as a string, not as the list of summary_text parts the Responses API gives";
+const REASONING_BLOCK_ID = "the server takes a reasoning item's id only from payload.item_id, not from the block id (seed 004's example)";
+/**
+ * Server behaviour these checks find wrong today, as `todo` tests (reported, not counted as
+ * failures); the Python suite holds the same list as strict expected failures.
+ */
+const KNOWN_SERVER_GAPS: Record<string, string> = {
+  "anthropic nasty-strings default": WHITESPACE_TEXT,
+  "anthropic nasty-strings grouped-drop": WHITESPACE_TEXT,
+  "openai-responses reasoning default": REASONING_BLOCK_ID,
+  "openai-responses reasoning-with-item-id default": REASONING_SUMMARY,
+};
+
+function gap(check: string, fixture: string, optionSet: string): { todo?: string } {
+  const reason = KNOWN_SERVER_GAPS[`${check} ${fixture} ${optionSet}`];
+  return reason === undefined ? {} : { todo: reason };
+}
+
 function sortedKeys(value: object): string[] {
   return Object.keys(value).sort();
 }
@@ -52,7 +72,7 @@ describe("provider renderings of the fixture threads", () => {
       const contextMode = options.contextMode ?? "standard";
       const checkLosses = setName === "default";
 
-      test(`${fixture.name} (${setName}): openai-chat`, async () => {
+      test(`${fixture.name} (${setName}): openai-chat`, gap("openai-chat", fixture.name, setName), async () => {
         const thread = await threadOf(fixture);
         const result = await thread.render("openai-chat", options);
         assert.deepEqual(sortedKeys(result), [...RENDER_KEYS, "messages"].sort());
@@ -62,7 +82,7 @@ describe("provider renderings of the fixture threads", () => {
         if (checkLosses) await assertNothingLost(thread, result.messages, result.messages.filter((m) => m.role === "system"));
       });
 
-      test(`${fixture.name} (${setName}): openai-responses`, async () => {
+      test(`${fixture.name} (${setName}): openai-responses`, gap("openai-responses", fixture.name, setName), async () => {
         const thread = await threadOf(fixture);
         const result = await thread.render("openai-responses", options);
         const { format, version, contextMode: mode, ...request } = result;
@@ -74,7 +94,7 @@ describe("provider renderings of the fixture threads", () => {
         if (checkLosses) await assertNothingLost(thread, request, request.instructions, true);
       });
 
-      test(`${fixture.name} (${setName}): anthropic`, async () => {
+      test(`${fixture.name} (${setName}): anthropic`, gap("anthropic", fixture.name, setName), async () => {
         const thread = await threadOf(fixture);
         const result = await thread.render("anthropic", options);
         const { format, version, contextMode: mode, ...request } = result;
@@ -101,16 +121,22 @@ describe("provider renderings of the fixture threads", () => {
     );
   });
 
-  test("a reasoning block becomes a Responses reasoning item before its call", async () => {
-    const thread = await threadOf(FIXTURES.find((f) => f.name === "reasoning")!);
-    const { input } = await thread.renderOpenAIResponses();
-    const at = input.findIndex((item) => item.type === "reasoning");
-    assert.deepEqual(input[at], {
-      type: "reasoning",
-      id: "rs_fixture_1",
-      summary: [{ type: "summary_text", text: "Searching for beginner Go tutorials." }],
-      encrypted_content: "gAAAAABoZ1x2cipherTEXTcipherTEXTcipherTEXT==",
+  for (const [name, todo] of [
+    ["reasoning", REASONING_BLOCK_ID],
+    ["reasoning-with-item-id", REASONING_SUMMARY],
+  ] as const) {
+    test(`${name}: the reasoning block becomes a Responses reasoning item before its call`, { todo }, async () => {
+      const fixture = FIXTURES.find((f) => f.name === name)!;
+      const block = (fixture.turn as { blocks: { id: string; payload: Record<string, unknown> }[] }).blocks[2]!;
+      const { input } = await (await threadOf(fixture)).renderOpenAIResponses();
+      const at = input.findIndex((item) => item.type === "reasoning");
+      assert.deepEqual(input[at], {
+        type: "reasoning",
+        id: block.id,
+        summary: block.payload.summary,
+        encrypted_content: block.payload.encrypted_content,
+      });
+      assert.equal(input[at + 1]?.type, "function_call");
     });
-    assert.equal(input[at + 1]?.type, "function_call");
-  });
+  }
 });

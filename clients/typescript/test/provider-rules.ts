@@ -11,7 +11,8 @@
  *   the item it led to (a call or an assistant message).
  * - Anthropic Messages: roles alternate starting with `user`; every `tool_use` is answered by a
  *   `tool_result` in the very next (user) turn, tool results first; a `tool_result` answers a
- *   `tool_use` of the turn just before; no empty or whitespace-only text; tool ids match
+ *   `tool_use` of the turn just before; no empty text, and no whitespace-only text in a turn
+ *   without other text ("text content blocks must contain non-whitespace text"); tool ids match
  *   `^[A-Za-z0-9_-]{1,64}$` and are unique.
  */
 import type { AnthropicContentBlock, AnthropicMessage, OpenAIChatMessage, OpenAIResponsesInputItem } from "../src/index.js";
@@ -125,11 +126,14 @@ export function anthropicProblems(system: string | undefined, messages: readonly
     const before = i > 0 ? messages[i - 1] : undefined;
     if (before !== undefined && before.role === message.role) problems.push(`${where}: second ${message.role} turn in a row`);
     if (message.content.length === 0) problems.push(`${where}.content: empty`);
+    const hasText = message.content.some((b) => b.type === "text" && b.text.trim() !== "");
     const usesBefore = new Set(before?.role === "assistant" ? toolUseIds(before) : []);
     const answered = new Set<string>();
     let seenOther = false;
     message.content.forEach((block, k) => {
-      if (block.type === "text" && block.text.trim() === "") problems.push(`${where}.content[${k}]: empty or whitespace-only text`);
+      if (block.type === "text" && block.text === "") problems.push(`${where}.content[${k}]: empty text`);
+      else if (block.type === "text" && block.text.trim() === "" && !hasText)
+        problems.push(`${where}.content[${k}]: whitespace-only text in a turn without other text`);
       if (block.type === "tool_use") {
         if (!ANTHROPIC_TOOL_ID.test(block.id)) problems.push(`${where}.content[${k}].id: ${JSON.stringify(block.id)} does not match ${ANTHROPIC_TOOL_ID.source}`);
         if (useIds.has(block.id)) problems.push(`${where}.content[${k}].id: ${JSON.stringify(block.id)} used by an earlier tool_use`);
