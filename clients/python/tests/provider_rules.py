@@ -12,8 +12,9 @@ ones the APIs enforce when a request arrives:
   the item it led to (a call or an assistant message).
 - Anthropic Messages: roles alternate starting with ``user``; every ``tool_use`` is answered by
   a ``tool_result`` in the very next (user) turn, tool results first; a ``tool_result`` answers
-  a ``tool_use`` of the turn just before; no empty text, and no whitespace-only text in a turn
-  without other text ("text content blocks must contain non-whitespace text"); tool ids match
+  a ``tool_use`` of the turn just before; no empty content or text (a final assistant turn may be
+  empty), and no whitespace-only text in a turn without other text ("text content blocks must
+  contain non-whitespace text"); tool ids match
   ``^[A-Za-z0-9_-]{1,64}$`` and are unique; the system prompt is only the top-level ``system``.
   The API itself combines consecutive turns of one role into one turn: requests that rely on
   that (LangChain's) are checked after :func:`merge_consecutive_turns`.
@@ -143,6 +144,8 @@ def anthropic_problems(system: Any, messages: Sequence[dict[str, Any]]) -> list[
             problems.append(f"{where}.role: {role!r} (only user and assistant turns; the system prompt is top-level)")
         if i > 0 and role == messages[i - 1].get("role"):
             problems.append(f"{where}: second {role} turn in a row")
+        if i == len(messages) - 1 and role == "assistant" and message.get("content") in ("", []):
+            continue  # the one turn that may be empty: the model continues from it
         blocks = _blocks(message.get("content"))
         if not blocks:
             problems.append(f"{where}.content: empty")

@@ -12,25 +12,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from anthropic.types import MessageParam
 from conftest import BINARY, MEMORY_ARGS, spawn_memory
 from langchain_anthropic.chat_models import _format_messages
 from langchain_core.messages import messages_from_dict
 from langchain_openai.chat_models.base import _construct_responses_api_input, _convert_message_to_dict
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.responses import ResponseInputParam
 from provider_fixtures import Fixture, event_texts, load_fixtures, lost_texts, open_fixture
 from provider_rules import anthropic_problems, merge_consecutive_turns, openai_chat_problems, openai_responses_problems
-from pydantic import ConfigDict, TypeAdapter
+from provider_types import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, validate_type
 
 from threadkeeper import Thread, ThreadKeeper
 from threadkeeper.client import render_options
-
-#: Strict: no coercion (a number is not a string); forbid: a key the type does not declare is an error.
-STRICT = ConfigDict(strict=True, extra="forbid")
-OPENAI_CHAT = TypeAdapter(list[ChatCompletionMessageParam], config=STRICT)
-OPENAI_RESPONSES = TypeAdapter(ResponseInputParam, config=STRICT)
-ANTHROPIC = TypeAdapter(list[MessageParam], config=STRICT)
 
 FIXTURES = load_fixtures()
 #: Render options each fixture is checked with (keyword arguments of the render helpers).
@@ -87,27 +78,6 @@ class FixtureThreads:
 def threads() -> Iterator[FixtureThreads]:
     with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS, client_info={"name": "threadkeeper-py-tests"}) as tk:
         yield FixtureThreads(tk)
-
-
-def validate_type(adapter: TypeAdapter[Any], value: Any) -> None:
-    """Validates ``value`` against a provider type, iterables included.
-
-    The SDK types declare lists as ``Iterable[...]``, which pydantic validates lazily: the
-    validated value holds iterators whose items are checked only when consumed, so consume them.
-    """
-    _consume(adapter.validate_python(value))
-
-
-def _consume(value: Any) -> None:
-    if isinstance(value, dict):
-        for item in value.values():
-            _consume(item)
-    elif isinstance(value, list):
-        for item in value:
-            _consume(item)
-    elif isinstance(value, Iterator):
-        for item in value:
-            _consume(item)
 
 
 def check_nothing_lost(thread: Thread, rendering: Any, system_part: Any, *, responses: bool = False) -> None:

@@ -11,8 +11,9 @@
  *   the item it led to (a call or an assistant message).
  * - Anthropic Messages: roles alternate starting with `user`; every `tool_use` is answered by a
  *   `tool_result` in the very next (user) turn, tool results first; a `tool_result` answers a
- *   `tool_use` of the turn just before; no empty text, and no whitespace-only text in a turn
- *   without other text ("text content blocks must contain non-whitespace text"); tool ids match
+ *   `tool_use` of the turn just before; no empty content (but in a final assistant turn) or text,
+ *   and no whitespace-only text in a turn without other text ("text content blocks must contain
+ *   non-whitespace text"); tool ids match
  *   `^[A-Za-z0-9_-]{1,64}$` and are unique.
  */
 import type { AnthropicContentBlock, AnthropicMessage, OpenAIChatMessage, OpenAIResponsesInputItem } from "../src/index.js";
@@ -125,7 +126,7 @@ export function anthropicProblems(system: string | undefined, messages: readonly
     const where = `messages[${i}]`;
     const before = i > 0 ? messages[i - 1] : undefined;
     if (before !== undefined && before.role === message.role) problems.push(`${where}: second ${message.role} turn in a row`);
-    if (message.content.length === 0) problems.push(`${where}.content: empty`);
+    if (message.content.length === 0 && !(i === messages.length - 1 && message.role === "assistant")) problems.push(`${where}.content: empty`);
     const hasText = message.content.some((b) => b.type === "text" && b.text.trim() !== "");
     const usesBefore = new Set(before?.role === "assistant" ? toolUseIds(before) : []);
     const answered = new Set<string>();
