@@ -3,11 +3,19 @@ import type { ThreadKeeper } from "./client.js";
 import { ErrorCodes, ThreadKeeperError } from "./errors.js";
 import { storedToLangChainMessages } from "./langchain.js";
 import type {
+  AnthropicRender,
+  AnthropicRequest,
   AnyAgentEvent,
   AppendResult,
   EscapeMode,
   EventsPage,
   MessagesRender,
+  OpenAIChatRender,
+  OpenAIChatRequest,
+  OpenAIResponsesRender,
+  OpenAIResponsesRequest,
+  ProviderRenderOptions,
+  RenderFormat,
   RenderOptions,
   StoredMessage,
   TextRender,
@@ -71,7 +79,13 @@ export class Thread {
   async render(format: "xml", options?: RenderOptions): Promise<XmlRender | XmlDelta>;
   async render(format: "text", options?: RenderOptions): Promise<TextRender>;
   async render(format: "messages", options?: RenderOptions): Promise<MessagesRender>;
-  async render(format: "xml" | "text" | "messages", options?: RenderOptions): Promise<XmlRender | XmlDelta | TextRender | MessagesRender> {
+  async render(format: "openai-chat", options?: ProviderRenderOptions): Promise<OpenAIChatRender>;
+  async render(format: "openai-responses", options?: ProviderRenderOptions): Promise<OpenAIResponsesRender>;
+  async render(format: "anthropic", options?: ProviderRenderOptions): Promise<AnthropicRender>;
+  async render(
+    format: RenderFormat,
+    options?: RenderOptions,
+  ): Promise<XmlRender | XmlDelta | TextRender | MessagesRender | OpenAIChatRender | OpenAIResponsesRender | AnthropicRender> {
     return this.client.call("thread/render", options ? { threadId: this.id, format, options } : { threadId: this.id, format });
   }
 
@@ -140,6 +154,27 @@ export class Thread {
   /** The messages as one prompt text (`[User]\n…` blocks). */
   async renderText(options?: RenderOptions): Promise<string> {
     return (await this.render("text", options)).text;
+  }
+
+  /**
+   * The thread as OpenAI Chat Completions `{messages}`: every assistant tool call is answered by
+   * its tool message right after it. `openai.chat.completions.create({ model, ...request })`.
+   */
+  async renderOpenAIChat(options?: ProviderRenderOptions): Promise<OpenAIChatRequest> {
+    const { messages } = await this.render("openai-chat", options);
+    return { messages };
+  }
+
+  /** The thread as OpenAI Responses API `{instructions?, input}`: `openai.responses.create({ model, ...request })`. */
+  async renderOpenAIResponses(options?: ProviderRenderOptions): Promise<OpenAIResponsesRequest> {
+    const { instructions, input } = await this.render("openai-responses", options);
+    return instructions === undefined ? { input } : { instructions, input };
+  }
+
+  /** The thread as Anthropic Messages API `{system?, messages}`: `anthropic.messages.create({ model, max_tokens, ...request })`. */
+  async renderAnthropic(options?: ProviderRenderOptions): Promise<AnthropicRequest> {
+    const { system, messages } = await this.render("anthropic", options);
+    return system === undefined ? { messages } : { system, messages };
   }
 
   /** The stored events, exactly as appended. */

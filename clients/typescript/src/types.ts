@@ -121,6 +121,12 @@ export type StoredMessage =
 
 export type ContextMode = "standard" | "xml";
 export type EscapeMode = "full" | "minimal";
+/**
+ * What standard mode does with a tool call no result answers: a tool message with
+ * `status: "error"` (`"repair"`, the default) or leave the call out (`"drop"`).
+ */
+export type DanglingToolCalls = "repair" | "drop";
+export type RenderFormat = "xml" | "messages" | "text" | "openai-chat" | "openai-responses" | "anthropic";
 
 export interface ThreadSettings {
   contextMode?: ContextMode;
@@ -155,6 +161,8 @@ export interface RenderOptions {
   escape?: EscapeMode;
   /** Merge adjacent tool calls of one iteration into one AI message. */
   groupToolCalls?: boolean;
+  /** Tool calls no result answers: repaired with an error result (default) or dropped. */
+  danglingToolCalls?: DanglingToolCalls;
   /**
    * Format `xml` only: answer an `XmlDelta` holding only the lines of events `fromEvent` and
    * later (0 ≤ fromEvent ≤ eventCount, else -32602).
@@ -203,6 +211,81 @@ export interface MessagesRender {
   version: number;
   contextMode: ContextMode;
   messages: StoredMessage[];
+}
+
+// Provider projections (formats "openai-chat", "openai-responses", "anthropic"): the request
+// shapes each provider's API takes, written out here so the package needs neither SDK.
+
+/** Options of the provider renders (`thread.renderOpenAIChat()` and the others). */
+export type ProviderRenderOptions = Omit<RenderOptions, "fromEvent">;
+
+export interface OpenAIChatToolCall {
+  id: string;
+  type: "function";
+  /** `arguments` is the JSON text of the call's arguments. */
+  function: { name: string; arguments: string };
+}
+
+/** One Chat Completions message. */
+export type OpenAIChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: OpenAIChatToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+/** The Chat Completions request fields: `openai.chat.completions.create({ model, ...request })`. */
+export interface OpenAIChatRequest {
+  messages: OpenAIChatMessage[];
+}
+
+export interface OpenAIChatRender extends OpenAIChatRequest {
+  format: "openai-chat";
+  version: number;
+  contextMode: ContextMode;
+}
+
+/** One Responses API input item. */
+export type OpenAIResponsesInputItem =
+  | { type: "message"; role: "user" | "assistant"; content: string }
+  /** `arguments` is the JSON text of the call's arguments. */
+  | { type: "function_call"; call_id: string; name: string; arguments: string }
+  | { type: "function_call_output"; call_id: string; output: string }
+  /** An imported reasoning block, passed back so the model can continue its reasoning. */
+  | { type: "reasoning"; id: string; summary: { type: "summary_text"; text: string }[]; encrypted_content: string };
+
+/** The Responses API request fields: `openai.responses.create({ model, ...request })`. */
+export interface OpenAIResponsesRequest {
+  instructions?: string;
+  input: OpenAIResponsesInputItem[];
+}
+
+export interface OpenAIResponsesRender extends OpenAIResponsesRequest {
+  format: "openai-responses";
+  version: number;
+  contextMode: ContextMode;
+}
+
+export type AnthropicContentBlock =
+  | { type: "text"; text: string }
+  /** `id` is the tool call id mapped into `[A-Za-z0-9_-]{1,64}`. */
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "tool_result"; tool_use_id: string; content?: string; is_error: boolean };
+
+export interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: AnthropicContentBlock[];
+}
+
+/** The Messages API request fields: `anthropic.messages.create({ model, max_tokens, ...request })`. */
+export interface AnthropicRequest {
+  system?: string;
+  messages: AnthropicMessage[];
+}
+
+export interface AnthropicRender extends AnthropicRequest {
+  format: "anthropic";
+  version: number;
+  contextMode: ContextMode;
 }
 
 export interface EventsPage {

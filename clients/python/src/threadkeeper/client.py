@@ -13,13 +13,21 @@ from ._connection import Connection
 from .discovery import find_binary
 from .errors import ErrorCode, ThreadKeeperError
 from .types import (
+    AnthropicRender,
+    AnthropicRequest,
     AnyAgentEvent,
     AppendResult,
     ContextMode,
+    DanglingToolCalls,
     EscapeMode,
     EventsPage,
     InitializeResult,
+    OpenAIChatRender,
+    OpenAIChatRequest,
+    OpenAIResponsesRender,
+    OpenAIResponsesRequest,
     ParsedToolCalls,
+    RenderFormat,
     StoredMessage,
     ThreadInfo,
     ThreadSettings,
@@ -47,6 +55,7 @@ def render_options(
     escape: EscapeMode | None = None,
     group_tool_calls: bool | None = None,
     from_event: int | None = None,
+    dangling_tool_calls: DanglingToolCalls | None = None,
 ) -> dict[str, Any]:
     """The wire form of render options (unset ones left out)."""
     return _drop_none(
@@ -56,6 +65,7 @@ def render_options(
         escape=escape,
         groupToolCalls=group_tool_calls,
         fromEvent=from_event,
+        danglingToolCalls=dangling_tool_calls,
     )
 
 
@@ -109,7 +119,7 @@ class AsyncThread:
         )
         return appended
 
-    async def render(self, format: Literal["xml", "messages", "text"], **options: Any) -> dict[str, Any]:
+    async def render(self, format: RenderFormat, **options: Any) -> dict[str, Any]:
         """The full ``thread/render`` result; ``options`` as in :func:`render_xml`."""
         wire = render_options(**options)
         params: dict[str, Any] = {"threadId": self.id, "format": format}
@@ -196,23 +206,133 @@ class AsyncThread:
         self._xml_generation += 1
 
     async def render_messages(
-        self, *, context_mode: ContextMode | None = None, instructions: str | None = None, response_prefix: str | None = None, escape: EscapeMode | None = None, group_tool_calls: bool | None = None
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
     ) -> list[StoredMessage]:
         """LangChain stored messages (standard or XML context mode)."""
         result = await self.render(
-            "messages", context_mode=context_mode, instructions=instructions, response_prefix=response_prefix, escape=escape, group_tool_calls=group_tool_calls
+            "messages",
+            context_mode=context_mode,
+            instructions=instructions,
+            response_prefix=response_prefix,
+            escape=escape,
+            group_tool_calls=group_tool_calls,
+            dangling_tool_calls=dangling_tool_calls,
         )
         messages: list[StoredMessage] = result["messages"]
         return messages
 
     async def render_text(
-        self, *, context_mode: ContextMode | None = None, instructions: str | None = None, response_prefix: str | None = None, escape: EscapeMode | None = None, group_tool_calls: bool | None = None
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
     ) -> str:
         """The messages as one prompt text (``[User]\\n…`` blocks)."""
         result = await self.render(
-            "text", context_mode=context_mode, instructions=instructions, response_prefix=response_prefix, escape=escape, group_tool_calls=group_tool_calls
+            "text",
+            context_mode=context_mode,
+            instructions=instructions,
+            response_prefix=response_prefix,
+            escape=escape,
+            group_tool_calls=group_tool_calls,
+            dangling_tool_calls=dangling_tool_calls,
         )
         return str(result["text"])
+
+    async def render_openai_chat(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+    ) -> OpenAIChatRequest:
+        """The thread as OpenAI Chat Completions ``messages``: ``{"messages": [...]}``.
+
+        Every assistant tool call is answered by its tool message right after it. Spread it into
+        the SDK call: ``client.chat.completions.create(model=..., **request)``.
+        """
+        result: OpenAIChatRender = await self._render_provider(
+            "openai-chat", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls
+        )
+        return {"messages": result["messages"]}
+
+    async def render_openai_responses(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+    ) -> OpenAIResponsesRequest:
+        """The thread as OpenAI Responses API ``{"instructions"?, "input": [...]}``.
+
+        ``client.responses.create(model=..., **request)``.
+        """
+        result: OpenAIResponsesRender = await self._render_provider(
+            "openai-responses", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls
+        )
+        request: OpenAIResponsesRequest = {"input": result["input"]}
+        if "instructions" in result:
+            request["instructions"] = result["instructions"]
+        return request
+
+    async def render_anthropic(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+    ) -> AnthropicRequest:
+        """The thread as Anthropic Messages API ``{"system"?, "messages": [...]}``.
+
+        ``client.messages.create(model=..., max_tokens=..., **request)``.
+        """
+        result: AnthropicRender = await self._render_provider(
+            "anthropic", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls
+        )
+        request: AnthropicRequest = {"messages": result["messages"]}
+        if "system" in result:
+            request["system"] = result["system"]
+        return request
+
+    async def _render_provider(
+        self,
+        format: Literal["openai-chat", "openai-responses", "anthropic"],
+        context_mode: ContextMode | None,
+        instructions: str | None,
+        response_prefix: str | None,
+        escape: EscapeMode | None,
+        group_tool_calls: bool | None,
+        dangling_tool_calls: DanglingToolCalls | None,
+    ) -> Any:
+        return await self.render(
+            format,
+            context_mode=context_mode,
+            instructions=instructions,
+            response_prefix=response_prefix,
+            escape=escape,
+            group_tool_calls=group_tool_calls,
+            dangling_tool_calls=dangling_tool_calls,
+        )
 
     async def events(self, *, offset: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """The stored events, exactly as appended."""

@@ -8,17 +8,22 @@ import os
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .client import AsyncThread, AsyncThreadKeeper
 from .types import (
+    AnthropicRequest,
     AnyAgentEvent,
     AppendResult,
     ContextMode,
+    DanglingToolCalls,
     EscapeMode,
     EventsPage,
     InitializeResult,
+    OpenAIChatRequest,
+    OpenAIResponsesRequest,
     ParsedToolCalls,
+    RenderFormat,
     StoredMessage,
     ThreadInfo,
     ThreadSettings,
@@ -77,7 +82,7 @@ class Thread:
     def append(self, events: Sequence[AnyAgentEvent], *, expected_version: int | None = None) -> AppendResult:
         return self._run(self._thread.append(events, expected_version=expected_version))
 
-    def render(self, format: Literal["xml", "messages", "text"], **options: Any) -> dict[str, Any]:
+    def render(self, format: RenderFormat, **options: Any) -> dict[str, Any]:
         return self._run(self._thread.render(format, **options))
 
     def render_xml(
@@ -120,17 +125,111 @@ class Thread:
         )
 
     def render_messages(
-        self, *, context_mode: ContextMode | None = None, instructions: str | None = None, response_prefix: str | None = None, escape: EscapeMode | None = None, group_tool_calls: bool | None = None
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
     ) -> list[StoredMessage]:
         return self._run(
-            self._thread.render_messages(context_mode=context_mode, instructions=instructions, response_prefix=response_prefix, escape=escape, group_tool_calls=group_tool_calls)
+            self._thread.render_messages(
+                context_mode=context_mode,
+                instructions=instructions,
+                response_prefix=response_prefix,
+                escape=escape,
+                group_tool_calls=group_tool_calls,
+                dangling_tool_calls=dangling_tool_calls,
+            )
         )
 
     def render_text(
-        self, *, context_mode: ContextMode | None = None, instructions: str | None = None, response_prefix: str | None = None, escape: EscapeMode | None = None, group_tool_calls: bool | None = None
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
     ) -> str:
         return self._run(
-            self._thread.render_text(context_mode=context_mode, instructions=instructions, response_prefix=response_prefix, escape=escape, group_tool_calls=group_tool_calls)
+            self._thread.render_text(
+                context_mode=context_mode,
+                instructions=instructions,
+                response_prefix=response_prefix,
+                escape=escape,
+                group_tool_calls=group_tool_calls,
+                dangling_tool_calls=dangling_tool_calls,
+            )
+        )
+
+    def render_openai_chat(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+    ) -> OpenAIChatRequest:
+        """See :meth:`AsyncThread.render_openai_chat`."""
+        return self._run(
+            self._thread.render_openai_chat(
+                context_mode=context_mode,
+                instructions=instructions,
+                response_prefix=response_prefix,
+                escape=escape,
+                group_tool_calls=group_tool_calls,
+                dangling_tool_calls=dangling_tool_calls,
+            )
+        )
+
+    def render_openai_responses(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+    ) -> OpenAIResponsesRequest:
+        """See :meth:`AsyncThread.render_openai_responses`."""
+        return self._run(
+            self._thread.render_openai_responses(
+                context_mode=context_mode,
+                instructions=instructions,
+                response_prefix=response_prefix,
+                escape=escape,
+                group_tool_calls=group_tool_calls,
+                dangling_tool_calls=dangling_tool_calls,
+            )
+        )
+
+    def render_anthropic(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+    ) -> AnthropicRequest:
+        """See :meth:`AsyncThread.render_anthropic`."""
+        return self._run(
+            self._thread.render_anthropic(
+                context_mode=context_mode,
+                instructions=instructions,
+                response_prefix=response_prefix,
+                escape=escape,
+                group_tool_calls=group_tool_calls,
+                dangling_tool_calls=dangling_tool_calls,
+            )
         )
 
     def events(self, *, offset: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:

@@ -117,7 +117,165 @@ class StoredMessage(TypedDict):
 ContextMode = Literal["standard", "xml"]
 EscapeMode = Literal["full", "minimal"]
 TurnFormat = Literal["yaml", "json"]
-RenderFormat = Literal["xml", "messages", "text"]
+RenderFormat = Literal["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic"]
+#: What standard mode does with a tool call no result answers: a tool message with
+#: ``status: "error"`` (``repair``, the default) or leave the call out (``drop``).
+DanglingToolCalls = Literal["repair", "drop"]
+
+
+# Provider projections (``thread/render`` formats ``openai-chat``, ``openai-responses``, ``anthropic``):
+# the request shapes each provider's API takes, written out here so the package needs neither SDK.
+
+
+class OpenAIChatFunction(TypedDict):
+    name: str
+    #: The call's arguments as a JSON text.
+    arguments: str
+
+
+class OpenAIChatToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: OpenAIChatFunction
+
+
+class OpenAIChatSystemMessage(TypedDict):
+    role: Literal["system"]
+    content: str
+
+
+class OpenAIChatUserMessage(TypedDict):
+    role: Literal["user"]
+    content: str
+
+
+class OpenAIChatAssistantMessage(TypedDict):
+    role: Literal["assistant"]
+    #: ``None`` when the message only carries tool calls.
+    content: str | None
+    tool_calls: NotRequired[list[OpenAIChatToolCall]]
+
+
+class OpenAIChatToolMessage(TypedDict):
+    role: Literal["tool"]
+    tool_call_id: str
+    content: str
+
+
+#: One Chat Completions message.
+OpenAIChatMessage = Union[OpenAIChatSystemMessage, OpenAIChatUserMessage, OpenAIChatAssistantMessage, OpenAIChatToolMessage]
+
+
+class OpenAIChatRequest(TypedDict):
+    """The Chat Completions request fields: ``client.chat.completions.create(model=..., **request)``."""
+
+    messages: list[OpenAIChatMessage]
+
+
+class OpenAIChatRender(OpenAIChatRequest):
+    """``thread/render`` with format ``openai-chat``."""
+
+    format: Literal["openai-chat"]
+    version: int
+    contextMode: ContextMode
+
+
+class OpenAIResponsesMessageItem(TypedDict):
+    type: Literal["message"]
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class OpenAIResponsesFunctionCallItem(TypedDict):
+    type: Literal["function_call"]
+    call_id: str
+    name: str
+    #: The call's arguments as a JSON text.
+    arguments: str
+
+
+class OpenAIResponsesFunctionCallOutputItem(TypedDict):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str
+
+
+class OpenAIResponsesReasoningSummary(TypedDict):
+    type: Literal["summary_text"]
+    text: str
+
+
+class OpenAIResponsesReasoningItem(TypedDict):
+    """An imported ``reasoning`` block, passed back so the model can continue its reasoning."""
+
+    type: Literal["reasoning"]
+    id: str
+    summary: list[OpenAIResponsesReasoningSummary]
+    encrypted_content: str
+
+
+#: One Responses API input item.
+OpenAIResponsesInputItem = Union[
+    OpenAIResponsesMessageItem, OpenAIResponsesFunctionCallItem, OpenAIResponsesFunctionCallOutputItem, OpenAIResponsesReasoningItem
+]
+
+
+class OpenAIResponsesRequest(TypedDict):
+    """The Responses API request fields: ``client.responses.create(model=..., **request)``."""
+
+    instructions: NotRequired[str]
+    input: list[OpenAIResponsesInputItem]
+
+
+class OpenAIResponsesRender(OpenAIResponsesRequest):
+    """``thread/render`` with format ``openai-responses``."""
+
+    format: Literal["openai-responses"]
+    version: int
+    contextMode: ContextMode
+
+
+class AnthropicTextBlock(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class AnthropicToolUseBlock(TypedDict):
+    type: Literal["tool_use"]
+    #: The tool call id mapped into ``[A-Za-z0-9_-]{1,64}``.
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class AnthropicToolResultBlock(TypedDict):
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: NotRequired[str]
+    is_error: bool
+
+
+AnthropicContentBlock = Union[AnthropicTextBlock, AnthropicToolUseBlock, AnthropicToolResultBlock]
+
+
+class AnthropicMessage(TypedDict):
+    role: Literal["user", "assistant"]
+    content: list[AnthropicContentBlock]
+
+
+class AnthropicRequest(TypedDict):
+    """The Messages API request fields: ``client.messages.create(model=..., max_tokens=..., **request)``."""
+
+    system: NotRequired[str]
+    messages: list[AnthropicMessage]
+
+
+class AnthropicRender(AnthropicRequest):
+    """``thread/render`` with format ``anthropic``."""
+
+    format: Literal["anthropic"]
+    version: int
+    contextMode: ContextMode
 
 
 class ThreadSettings(TypedDict, total=False):

@@ -1,0 +1,38 @@
+"""The providers' own request types (from their SDKs), validated strictly with pydantic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.responses import ResponseInputParam
+from pydantic import ConfigDict, TypeAdapter
+
+#: Strict: no coercion (a number is not a string); forbid: a key the type does not declare is an error.
+STRICT = ConfigDict(strict=True, extra="forbid")
+OPENAI_CHAT = TypeAdapter(list[ChatCompletionMessageParam], config=STRICT)
+OPENAI_RESPONSES = TypeAdapter(ResponseInputParam, config=STRICT)
+ANTHROPIC = TypeAdapter(list[MessageParam], config=STRICT)
+
+
+def validate_type(adapter: TypeAdapter[Any], value: Any) -> None:
+    """Validates ``value`` against a provider type, iterables included.
+
+    The SDK types declare lists as ``Iterable[...]``, which pydantic validates lazily: the
+    validated value holds iterators whose items are checked only when consumed, so consume them.
+    """
+    _consume(adapter.validate_python(value))
+
+
+def _consume(value: Any) -> None:
+    if isinstance(value, dict):
+        for item in value.values():
+            _consume(item)
+    elif isinstance(value, list):
+        for item in value:
+            _consume(item)
+    elif isinstance(value, Iterator):
+        for item in value:
+            _consume(item)
