@@ -430,10 +430,29 @@ fn fixtures(kind: &str) -> Vec<Fixture> {
         .collect()
 }
 
+/// The clients' shared fixture threads (`{name, events}`; those given as a turn document are
+/// imported by the client suites, which check them).
+fn client_fixtures() -> Vec<Fixture> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/fixtures/provider-threads");
+    let mut paths: Vec<PathBuf> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|path| {
+            let case: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+            let events = AgentEvent::list_from_values(case.get("events")?.as_array()?.clone()).unwrap();
+            let name = case["name"].as_str().unwrap().to_owned();
+            Some(Fixture { name, dir: dir.clone(), options: MessageOptions::default(), events })
+        })
+        .collect()
+}
+
 fn all_fixtures() -> Vec<Fixture> {
     let mut all = fixtures("providers");
     all.extend(fixtures("xml"));
-    assert!(all.len() > 25, "fixtures missing");
+    all.extend(client_fixtures());
+    assert!(all.len() > 40, "fixtures missing: {}", all.len());
     all
 }
 

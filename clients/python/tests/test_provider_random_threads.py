@@ -2,9 +2,7 @@
 each rendering passes the provider's request type and sequencing rules.
 
 The generator mixes every event type, parallel and reused ids, ids the providers refuse, results
-for unknown calls, errors naming calls, and empty texts. Whitespace-only texts are left out: the
-server keeps them as Anthropic text blocks today (see KNOWN_SERVER_GAPS in
-test_provider_renderings.py, where the nasty-strings fixture covers them).
+for unknown calls, errors naming calls, and empty and whitespace-only texts.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from provider_types import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, validate_ty
 from threadkeeper import ThreadKeeper
 
 SEEDS = range(120)
-TEXTS = ["hi", "", "x < y & \"z\"", "😀 é", "line\nbreak"]
+TEXTS = ["hi", "", "  \n", "x < y & \"z\"", "😀 é", "line\nbreak"]
 IDS = ["a", "b", "c", "a b", "a.b", "", "x" * 70, "call_" + "9" * 36]
 OPTIONS: list[dict[str, Any]] = [{}, {"group_tool_calls": True}, {"dangling_tool_calls": "drop"}, {"instructions": "Be brief."}]
 

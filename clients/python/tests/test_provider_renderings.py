@@ -32,23 +32,11 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
 }
 RENDER_KEYS = {"format", "version", "contextMode"}
 
-_WHITESPACE_TEXT = "the server keeps a whitespace-only assistant text as a text block (Anthropic: 'text content blocks must contain non-whitespace text')"
-_REASONING_SUMMARY = "the server reads a reasoning summary only as a string, not as the list of summary_text parts the Responses API gives"
-_REASONING_BLOCK_ID = "the server takes a reasoning item's id only from payload.item_id, not from the block id (seed 004's example), so the item is left out"
-#: Server behaviour these checks find wrong today: (check, fixture, option set or None for all) →
-#: why. Strict, so a fix on the server turns them into failures to remove from here.
-KNOWN_SERVER_GAPS: dict[tuple[str, str, str | None], str] = {
-    ("anthropic", "nasty-strings", "default"): _WHITESPACE_TEXT,
-    ("anthropic", "nasty-strings", "grouped-drop"): _WHITESPACE_TEXT,
-    ("openai-responses", "reasoning", "default"): _REASONING_BLOCK_ID,
-    ("openai-responses", "reasoning-with-item-id", "default"): _REASONING_SUMMARY,
-    ("langchain", "nasty-strings", "default"): _WHITESPACE_TEXT,
-    ("langchain", "nasty-strings", "grouped-drop"): _WHITESPACE_TEXT,
-    ("langchain", "roles-out-of-order", "default"): "the messages format starts with the assistant's turn; Anthropic: 'first message must use the \"user\" role'",
-    ("langchain", "roles-out-of-order", "grouped-drop"): "the messages format starts with the assistant's turn; Anthropic: 'first message must use the \"user\" role'",
-    ("langchain", "forbidden-ids", "default"): "the messages format keeps tool call ids OpenAI refuses (over 40 characters, empty)",
-    ("langchain", "forbidden-ids", "grouped-drop"): "the messages format keeps tool call ids OpenAI refuses (over 40 characters, empty)",
-}
+#: Server behaviour these checks find wrong, as (check, fixture, option set or None for all) →
+#: why, run as strict expected failures so a fix on the server turns them into failures to
+#: remove from here. Empty: the gaps found so far (blank text for Anthropic, reasoning ids and
+#: summaries, the messages format opening with the assistant, long or empty ids) are fixed.
+KNOWN_SERVER_GAPS: dict[tuple[str, str, str | None], str] = {}
 
 
 def by_fixture_and_options(check: str) -> Any:
@@ -212,13 +200,7 @@ def test_parallel_calls_share_one_assistant_turn(threads: FixtureThreads) -> Non
     assert [b["type"] for b in anthropic[2]["content"]] == ["tool_result"] * 3
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param("reasoning", marks=pytest.mark.xfail(strict=True, reason=_REASONING_BLOCK_ID)),
-        pytest.param("reasoning-with-item-id", marks=pytest.mark.xfail(strict=True, reason=_REASONING_SUMMARY)),
-    ],
-)
+@pytest.mark.parametrize("name", ["reasoning", "reasoning-with-item-id"])
 def test_reasoning_block_becomes_a_responses_reasoning_item(threads: FixtureThreads, name: str) -> None:
     """Replayed as the Responses API gave it: id, summary parts, encrypted content, then its call."""
     fixture = fixture_named(name)

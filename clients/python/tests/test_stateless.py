@@ -250,7 +250,7 @@ async def test_import_without_thread_id_uses_the_exported_id(tk: AsyncThreadKeep
     text = await thread.export("json")
     with pytest.raises(ThreadKeeperError) as info:
         await tk.import_thread(text, "json")
-    assert info.value.code == ErrorCode.VERSION_CONFLICT, "a thread with events is not replaced"
+    assert info.value.code == ErrorCode.THREAD_EXISTS, "an existing thread is not replaced"
     events = await thread.events()
     await thread.delete()
     restored = await tk.import_thread(text, "json")

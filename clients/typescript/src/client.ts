@@ -289,7 +289,7 @@ export class ThreadKeeper {
   /**
    * Creates a thread from a turn document made by `thread.export`. Without `threadId` the thread
    * gets the document's turn id (the exported thread's id); a thread that already has events
-   * under that id is not replaced: -32003.
+   * under that id is not replaced: -32006 (thread exists).
    */
   async importThread(text: string, format: TurnFormat, options: { threadId?: string } = {}): Promise<Thread> {
     const info = await this.call<ThreadInfo>("thread/import", { text, format, ...options });

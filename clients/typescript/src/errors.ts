@@ -11,6 +11,7 @@ export const ErrorCodes = {
   VersionConflict: -32003,
   LimitExceeded: -32004,
   StoreFailed: -32005,
+  ThreadExists: -32006,
   /** Client side: the server process ended (or was never started) while a call needed it. */
   ServerExited: 1,
   /** Client side: no server binary could be found. */

@@ -14,20 +14,12 @@ const OPTION_SETS: Record<string, ProviderRenderOptions> = {
 };
 const RENDER_KEYS = ["contextMode", "format", "version"];
 
-const WHITESPACE_TEXT =
   "the server keeps a whitespace-only assistant text as a text block (Anthropic: 'text content blocks must contain non-whitespace text')";
-const REASONING_SUMMARY = "the server reads a reasoning summary only as a string, not as the list of summary_text parts the Responses API gives";
-const REASONING_BLOCK_ID = "the server takes a reasoning item's id only from payload.item_id, not from the block id (seed 004's example)";
 /**
  * Server behaviour these checks find wrong today, as `todo` tests (reported, not counted as
  * failures); the Python suite holds the same list as strict expected failures.
  */
-const KNOWN_SERVER_GAPS: Record<string, string> = {
-  "anthropic nasty-strings default": WHITESPACE_TEXT,
-  "anthropic nasty-strings grouped-drop": WHITESPACE_TEXT,
-  "openai-responses reasoning default": REASONING_BLOCK_ID,
-  "openai-responses reasoning-with-item-id default": REASONING_SUMMARY,
-};
+const KNOWN_SERVER_GAPS: Record<string, string> = {};
 
 function gap(check: string, fixture: string, optionSet: string): { todo?: string } {
   const reason = KNOWN_SERVER_GAPS[`${check} ${fixture} ${optionSet}`];
@@ -121,11 +113,8 @@ describe("provider renderings of the fixture threads", () => {
     );
   });
 
-  for (const [name, todo] of [
-    ["reasoning", REASONING_BLOCK_ID],
-    ["reasoning-with-item-id", REASONING_SUMMARY],
-  ] as const) {
-    test(`${name}: the reasoning block becomes a Responses reasoning item before its call`, { todo }, async () => {
+  for (const name of ["reasoning", "reasoning-with-item-id"]) {
+    test(`${name}: the reasoning block becomes a Responses reasoning item before its call`, async () => {
       const fixture = FIXTURES.find((f) => f.name === name)!;
       const block = (fixture.turn as { blocks: { id: string; payload: Record<string, unknown> }[] }).blocks[2]!;
       const { input } = await (await threadOf(fixture)).renderOpenAIResponses();

@@ -280,7 +280,7 @@ describe("turns (seed 004)", () => {
     const thread = await tk.openThread();
     await thread.append(sampleEvents());
     const text = await thread.export("json");
-    await rejectsWithCode(tk.importThread(text, "json"), ErrorCodes.VersionConflict);
+    await rejectsWithCode(tk.importThread(text, "json"), ErrorCodes.ThreadExists);
     const events = await thread.events();
     await thread.delete();
     const restored = await tk.importThread(text, "json");

@@ -458,7 +458,7 @@ class AsyncThreadKeeper:
         """Creates a thread from a turn document made by ``thread.export``.
 
         Without ``thread_id`` the thread gets the document's turn id (the exported thread's id); a
-        thread that already has events under that id is not replaced: -32003.
+        thread that already exists under that id is not replaced: -32006 (thread exists).
         """
         info = await self.request("thread/import", _drop_none(text=text, format=format, threadId=thread_id))
         return AsyncThread(self, ThreadInfo.from_wire(info))

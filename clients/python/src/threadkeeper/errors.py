@@ -19,6 +19,7 @@ class ErrorCode:
     VERSION_CONFLICT = -32003
     LIMIT_EXCEEDED = -32004
     STORE_FAILED = -32005
+    THREAD_EXISTS = -32006
     #: Client side: the server process ended (or never started) while a call needed it.
     SERVER_EXITED = 1
     #: Client side: no server binary could be found.
