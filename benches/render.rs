@@ -8,8 +8,10 @@ mod thread_gen;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
+use threadkeeper::messages::{DanglingToolCalls, StandardMessages};
 use threadkeeper::{
-    build_messages, render_request, serialize_thread_to_xml, AgentEvent, MessageOptions, Provider, XmlOptions, XmlRenderer,
+    build_messages, providers, render_request, serialize_thread_to_xml, AgentEvent, MessageOptions, Provider,
+    XmlOptions, XmlRenderer,
 };
 
 fn xml_render(c: &mut Criterion) {
@@ -57,6 +59,26 @@ fn message_forms(c: &mut Criterion) {
     });
     for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
         group.bench_function(provider.name(), |b| b.iter(|| render_request(black_box(&events), &options, provider, false)));
+    }
+    group.finish();
+
+    // What the sidecar pays per render: its builders are kept up to date on append, so a render
+    // only walks the entries and serializes.
+    let mut builder = StandardMessages::new();
+    builder.extend(&events);
+    let mut renderer = XmlRenderer::new(Default::default());
+    renderer.extend(&events);
+    let mut group = c.benchmark_group("render_10k_kept");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(events.len() as u64));
+    group.bench_function("xml", |b| b.iter(|| black_box(&renderer).document(None)));
+    group.bench_function("messages", |b| {
+        b.iter(|| serde_json::to_string(&black_box(&builder).to_messages(None, DanglingToolCalls::Repair)).unwrap())
+    });
+    for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
+        group.bench_function(provider.name(), |b| {
+            b.iter(|| providers::to_json(provider, None, &black_box(&builder).entries(DanglingToolCalls::Repair), false))
+        });
     }
     group.finish();
 }
