@@ -185,7 +185,12 @@ struct Empty {}
 struct EventsResult {
     version: u64,
     event_count: u64,
-    events: Vec<StoredEvent>,
+    #[serde(serialize_with = "shared_events")]
+    events: Vec<Arc<StoredEvent>>,
+}
+
+fn shared_events<S: serde::Serializer>(events: &[Arc<StoredEvent>], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(events.iter().map(|event| &**event))
 }
 
 #[derive(Deserialize)]
@@ -287,27 +292,7 @@ fn register_threads(m: &mut RpcModule<Context>) {
             dangling_tool_calls: o.dangling_tool_calls,
         };
         let rendered = ctx.service.render(&p.thread_id, format, options).await.map_err(from_service)?;
-        RpcResult::Ok(RenderReply::Json(match rendered {
-            Rendered::Provider { version, context_mode, provider, json } => {
-                return Ok(RenderReply::Raw(provider_result(provider, version, context_mode, &json)))
-            }
-            Rendered::Xml { version, text } => json!({ "format": "xml", "version": version, "text": text }),
-            Rendered::XmlDelta { version, event_count, from_event, lines, tail } => json!({
-                "format": "xml",
-                "version": version,
-                "eventCount": event_count,
-                "fromEvent": from_event,
-                "lines": lines,
-                "tail": tail,
-            }),
-            Rendered::Text { version, text } => json!({ "format": "text", "version": version, "text": text }),
-            Rendered::Messages { version, context_mode, messages } => json!({
-                "format": "messages",
-                "version": version,
-                "contextMode": context_mode,
-                "messages": messages,
-            }),
-        }))
+        RpcResult::Ok(render_result(rendered))
     })
     .expect("unique method name");
 
@@ -315,8 +300,7 @@ fn register_threads(m: &mut RpcModule<Context>) {
         let p: EventsParams = parse(&params)?;
         let EventPage { version, event_count, events } =
             ctx.service.events(&p.thread_id, p.offset, p.limit).await.map_err(from_service)?;
-        // Stored events are already the JSON to send: no re-serialization.
-        let events: Vec<StoredEvent> = events.iter().map(|e| StoredEvent::clone(e)).collect();
+        // Stored events are already the JSON to send: shared, not copied, and not re-serialized.
         RpcResult::Ok(EventsResult { version, event_count, events })
     })
     .expect("unique method name");
@@ -386,22 +370,56 @@ fn register_stateless(m: &mut RpcModule<Context>) {
     .expect("unique method name");
 }
 
-/// A render's result: a JSON tree, or text already serialized by the renderer.
-#[derive(Clone, Serialize)]
-#[serde(untagged)]
-enum RenderReply {
-    Json(Value),
-    Raw(Box<RawValue>),
+/// A render's result as JSON text: what the renderer wrote is spliced in, never parsed into a
+/// tree or copied message by message.
+fn render_result(rendered: Rendered) -> Box<RawValue> {
+    let text = match rendered {
+        Rendered::Xml { version, text } => to_json(&json_shapes::Text { format: "xml", version, text: &text }),
+        Rendered::Text { version, text } => to_json(&json_shapes::Text { format: "text", version, text: &text }),
+        Rendered::XmlDelta { version, event_count, from_event, lines, tail } => {
+            to_json(&json_shapes::XmlDelta { format: "xml", version, event_count, from_event, lines: &lines, tail: &tail })
+        }
+        Rendered::Messages { version, context_mode, json } => {
+            format!(r#"{{"format":"messages","version":{version},"contextMode":"{}","messages":{json}}}"#, mode_name(context_mode))
+        }
+        Rendered::Provider { version, context_mode, provider, json } => {
+            let fields = json.strip_prefix('{').expect("a request body is a JSON object");
+            format!(r#"{{"format":"{}","version":{version},"contextMode":"{}",{fields}"#, provider.name(), mode_name(context_mode))
+        }
+    };
+    RawValue::from_string(text).expect("renderers write JSON")
 }
 
-/// `{format, version, contextMode, ...body}` around a provider's request body, spliced as text
-/// so the body is serialized once.
-fn provider_result(provider: Provider, version: u64, context_mode: ContextMode, body: &str) -> Box<RawValue> {
-    let fields = body.strip_prefix('{').expect("a request body is a JSON object");
-    let mode = match context_mode {
+fn to_json(value: &impl Serialize) -> String {
+    serde_json::to_string(value).expect("results serialize")
+}
+
+fn mode_name(mode: ContextMode) -> &'static str {
+    match mode {
         ContextMode::Standard => "standard",
         ContextMode::Xml => "xml",
-    };
-    let text = format!(r#"{{"format":"{}","version":{version},"contextMode":"{mode}",{fields}"#, provider.name());
-    RawValue::from_string(text).expect("the splice of a JSON object is a JSON object")
+    }
+}
+
+/// Result shapes serialized straight from borrowed text.
+mod json_shapes {
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    pub struct Text<'a> {
+        pub format: &'static str,
+        pub version: u64,
+        pub text: &'a str,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct XmlDelta<'a> {
+        pub format: &'static str,
+        pub version: u64,
+        pub event_count: u64,
+        pub from_event: u64,
+        pub lines: &'a str,
+        pub tail: &'a str,
+    }
 }

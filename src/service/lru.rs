@@ -1,12 +1,14 @@
 //! A least-recently-used map of open threads, bounded by count.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
+/// Keys are shared between the two maps, so marking an entry as used allocates nothing.
 pub struct Lru<V> {
     capacity: usize,
     tick: u64,
-    entries: HashMap<String, (V, u64)>,
-    by_age: BTreeMap<u64, String>,
+    entries: HashMap<Arc<str>, (V, u64, Arc<str>)>,
+    by_age: BTreeMap<u64, Arc<str>>,
 }
 
 impl<V: Clone> Lru<V> {
@@ -18,10 +20,10 @@ impl<V: Clone> Lru<V> {
     pub fn get(&mut self, key: &str) -> Option<V> {
         self.tick += 1;
         let tick = self.tick;
-        let (value, age) = self.entries.get_mut(key)?;
+        let (value, age, shared_key) = self.entries.get_mut(key)?;
         self.by_age.remove(age);
         *age = tick;
-        self.by_age.insert(tick, key.to_owned());
+        self.by_age.insert(tick, shared_key.clone());
         Some(value.clone())
     }
 
@@ -29,20 +31,21 @@ impl<V: Clone> Lru<V> {
     pub fn insert(&mut self, key: String, value: V) -> Vec<(String, V)> {
         self.remove(&key);
         self.tick += 1;
+        let key: Arc<str> = key.into();
         self.by_age.insert(self.tick, key.clone());
-        self.entries.insert(key, (value, self.tick));
+        self.entries.insert(key.clone(), (value, self.tick, key));
         let mut evicted = Vec::new();
         while self.entries.len() > self.capacity {
             let Some((_, oldest)) = self.by_age.pop_first() else { break };
-            if let Some((value, _)) = self.entries.remove(&oldest) {
-                evicted.push((oldest, value));
+            if let Some((value, _, _)) = self.entries.remove(&oldest) {
+                evicted.push((oldest.to_string(), value));
             }
         }
         evicted
     }
 
     pub fn remove(&mut self, key: &str) -> Option<V> {
-        let (value, age) = self.entries.remove(key)?;
+        let (value, age, _) = self.entries.remove(key)?;
         self.by_age.remove(&age);
         Some(value)
     }

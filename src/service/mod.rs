@@ -9,7 +9,7 @@ mod state;
 
 use crate::convert::messages_to_prompt;
 use crate::event::{AgentEvent, EventError, StoredEvent};
-use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
+use crate::messages::{ContextMode, DanglingToolCalls};
 use crate::providers::Provider;
 use crate::store::{OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
 use crate::xml::EscapeMode;
@@ -120,10 +120,11 @@ pub enum Rendered {
         lines: String,
         tail: String,
     },
+    /// The messages as JSON text of an array (serialized from the kept builder, not copied).
     Messages {
         version: u64,
         context_mode: ContextMode,
-        messages: Vec<StoredMessage>,
+        json: String,
     },
     Text {
         version: u64,
@@ -299,7 +300,7 @@ impl ThreadService {
                         Rendered::Provider { version, context_mode: mode, provider, json }
                     }
                     RenderFormat::Text => Rendered::Text { version, text: messages_to_prompt(&state.messages(mode, &view)) },
-                    _ => Rendered::Messages { version, context_mode: mode, messages: state.messages(mode, &view) },
+                    _ => Rendered::Messages { version, context_mode: mode, json: state.messages_json(mode, &view) },
                 }
             }
         })

@@ -107,6 +107,27 @@ impl ThreadState {
         }
     }
 
+    /// The thread as chat messages, JSON text of the array, serialized without copying them.
+    pub fn messages_json(&mut self, mode: ContextMode, view: &View<'_>) -> String {
+        let text = match mode {
+            ContextMode::Standard => {
+                let builder = self.standard();
+                let system = builder.system_message(view.instructions);
+                let entries = builder.entries(view.dangling);
+                let messages: Vec<&StoredMessage> = system
+                    .iter()
+                    .chain(entries.iter().filter_map(|entry| match entry {
+                        Entry::Message(message) => Some(&**message),
+                        Entry::Reasoning(_) => None,
+                    }))
+                    .collect();
+                serde_json::to_string(&messages)
+            }
+            ContextMode::Xml => serde_json::to_string(&self.messages(mode, view)),
+        };
+        text.expect("messages serialize")
+    }
+
     /// The thread as `provider`'s request body, JSON text.
     pub fn provider_json(&mut self, provider: Provider, mode: ContextMode, view: &View<'_>) -> String {
         match mode {
