@@ -1,10 +1,14 @@
 //! The PostgreSQL store against a real server: several `threadkeeper` processes share threads.
 //!
 //! Needs `THREADKEEPER_TEST_PG` (a connection URL); `scripts/with-postgres cargo test --test
-//! store_postgres` provides one. Without it every test says it was skipped and passes.
+//! store_postgres` provides one. Without it every test that needs the server fails and says
+//! how to run it; `THREADKEEPER_SKIP_PG=1` skips them explicitly, each saying so.
 
+#[path = "support/postgres.rs"]
+mod postgres;
 mod support;
 
+use postgres::{admin, database_url, ScratchDatabase};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
@@ -16,16 +20,6 @@ use support::{run_to_end, serve, Server, Wire};
 use threadkeeper::event::StoredEvent;
 use threadkeeper::store::{OpenThread, PostgresStore, Store};
 use threadkeeper::AgentEvent;
-
-fn database_url(test: &str) -> Option<String> {
-    match std::env::var("THREADKEEPER_TEST_PG") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!("SKIPPED {test}: THREADKEEPER_TEST_PG is not set (run: scripts/with-postgres cargo test --test store_postgres)");
-            None
-        }
-    }
-}
 
 /// Thread ids unique to this run, since the database outlives it.
 fn unique(name: &str) -> String {
@@ -332,12 +326,10 @@ fn a_database_outage_answers_32005_and_the_pool_reconnects() {
 #[test]
 fn a_database_with_a_newer_schema_is_refused() {
     let Some(url) = database_url("a_database_with_a_newer_schema_is_refused") else { return };
-    let scratch = format!("tk_newer_{}", std::process::id());
     let rt = runtime();
-    admin_on(&rt, &url, &format!("DROP DATABASE IF EXISTS {scratch}"));
-    admin_on(&rt, &url, &format!("CREATE DATABASE {scratch}"));
-    let scratch_url = format!("{}/{scratch}", url.rsplit_once('/').unwrap().0);
-    admin_on(&rt, &scratch_url, "CREATE TABLE threadkeeper_schema (singleton boolean PRIMARY KEY DEFAULT true, version bigint NOT NULL); INSERT INTO threadkeeper_schema VALUES (true, 99)");
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    let scratch_url = scratch.url.clone();
+    rt.block_on(admin(&scratch_url, "CREATE TABLE threadkeeper_schema (singleton boolean PRIMARY KEY DEFAULT true, version bigint NOT NULL); INSERT INTO threadkeeper_schema VALUES (true, 99)"));
 
     let (status, stderr) = run_to_end(&mut serve(Some(&scratch_url)));
     assert_eq!(status.code(), Some(2), "{stderr}");
@@ -357,15 +349,6 @@ fn a_database_with_a_newer_schema_is_refused() {
         row.get::<_, i64>(0)
     });
     assert_eq!(tables, 1);
-    admin_on(&rt, &url, &format!("DROP DATABASE IF EXISTS {scratch} WITH (FORCE)"));
-}
-
-fn admin_on(rt: &tokio::runtime::Runtime, url: &str, sql: &str) {
-    rt.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
-        tokio::spawn(connection);
-        client.batch_execute(sql).await.unwrap();
-    })
 }
 
 #[test]

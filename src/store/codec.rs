@@ -17,6 +17,13 @@ pub fn encode_events(events: &[Arc<StoredEvent>]) -> StoreResult<Vec<String>> {
     Ok(events.iter().map(|event| event.json().to_owned()).collect())
 }
 
+/// A 0-based event position as the databases' signed 64-bit integers hold it. Positions past
+/// `i64::MAX` become `i64::MAX` (no thread has that many events), not a negative number that
+/// would select every event.
+pub fn seq_bound(from: u64) -> i64 {
+    i64::try_from(from).unwrap_or(i64::MAX)
+}
+
 /// Reads a stored event back; `seq` names it if the stored text is damaged.
 pub fn decode_event(thread_id: &str, seq: u64, body: &str) -> StoreResult<StoredEvent> {
     let damaged = |reason: String| {
@@ -67,6 +74,14 @@ mod tests {
             r#"{"zeta":1,"type":"message","iteration":2,"role":"user","content":"hi","extra":{"b":1,"a":[1.5,null]}}"#;
         let event = decode_event("t", 0, text).unwrap();
         assert_eq!(encode_events(&[Arc::new(event)]).unwrap(), vec![text.to_owned()]);
+    }
+
+    #[test]
+    fn positions_past_i64_max_stay_past_the_end() {
+        assert_eq!(seq_bound(0), 0);
+        assert_eq!(seq_bound(i64::MAX as u64), i64::MAX);
+        assert_eq!(seq_bound(i64::MAX as u64 + 1), i64::MAX);
+        assert_eq!(seq_bound(u64::MAX), i64::MAX);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! one without is renumbered and retried. Reads see one consistent snapshot, so a server
 //! catches up with others' appends in one query.
 
-use super::codec::{decode_event, encode_events, encode_json, RawRecord};
+use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
 use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event::StoredEvent;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
@@ -314,7 +314,7 @@ impl Store for PostgresStore {
                  LEFT JOIN threadkeeper_events e ON e.thread_key = t.thread_key AND e.seq >= $2
                  WHERE t.thread_id = $1 ORDER BY e.seq"
             );
-            let rows = self.query(&sql, &[&thread_id, &(from as i64)]).await?;
+            let rows = self.query(&sql, &[&thread_id, &seq_bound(from)]).await?;
             let Some(first) = rows.first() else {
                 return Err(StoreError::NotFound { thread_id });
             };

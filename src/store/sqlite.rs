@@ -10,7 +10,7 @@
 //! processes may use one file: writes are serialized by SQLite's lock (`BEGIN IMMEDIATE` with
 //! a busy timeout) and readers catch up, so the store reports itself as shared.
 
-use super::codec::{decode_event, encode_events, encode_json, RawRecord};
+use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
 use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
@@ -343,7 +343,7 @@ impl Store for SqliteStore {
                  WHERE t.thread_id = ?1 ORDER BY e.seq"
             );
             let mut stmt = conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params![thread_id, from as i64])?;
+            let mut rows = stmt.query(params![thread_id, seq_bound(from)])?;
             let mut record = None;
             let mut events = Vec::new();
             while let Some(row) = rows.next()? {

@@ -1,0 +1,72 @@
+//! The store conformance suite (tests/support/conformance.rs) for every backend: memory,
+//! SQLite (a real file in a temporary directory) and PostgreSQL (a real server, a fresh
+//! database per test).
+//!
+//! The PostgreSQL tests need `THREADKEEPER_TEST_PG`: run them with
+//! `scripts/with-postgres cargo test --test store_conformance`. Without it they fail, unless
+//! `THREADKEEPER_SKIP_PG=1` skips them explicitly.
+
+#[macro_use]
+#[path = "support/conformance.rs"]
+mod conformance;
+#[path = "support/postgres.rs"]
+mod postgres;
+
+use conformance::{Backing, OpenAnother};
+use futures_util::FutureExt;
+use std::sync::Arc;
+use threadkeeper::store::{open_store, StoreSpec};
+
+async fn open(spec: &StoreSpec) -> Arc<dyn threadkeeper::store::Store> {
+    open_store(spec, 10_000).await.unwrap_or_else(|e| panic!("cannot open {spec}: {e}"))
+}
+
+/// Every instance opens the store again from its spec.
+fn reopen(spec: StoreSpec) -> OpenAnother {
+    Arc::new(move || {
+        let spec = spec.clone();
+        async move { open(&spec).await }.boxed()
+    })
+}
+
+mod memory {
+    async fn backing(_test: &'static str) -> Option<crate::Backing> {
+        Some(crate::Backing::memory())
+    }
+    conformance_suite!(backing);
+}
+
+mod sqlite {
+    use super::*;
+
+    async fn backing(_test: &'static str) -> Option<Backing> {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = StoreSpec::Sqlite { path: Some(dir.path().join("threads.sqlite3")) };
+        let store = open(&spec).await;
+        Some(Backing::new("sqlite", store, Some(reopen(spec)), dir))
+    }
+    conformance_suite!(backing);
+}
+
+mod postgres_store {
+    use super::*;
+    use crate::postgres::{database_url, ScratchDatabase};
+
+    async fn backing(test: &'static str) -> Option<Backing> {
+        let url = database_url(&format!("postgres_store::{test}"))?;
+        let database = ScratchDatabase::create(&url).await;
+        let spec = StoreSpec::Postgres { url: database.url.clone() };
+        let store = open(&spec).await;
+        Some(Backing::new("postgres", store, Some(reopen(spec)), database))
+    }
+    conformance_suite!(backing);
+}
+
+#[test]
+fn scratch_database_urls_keep_everything_but_the_name() {
+    use postgres::with_database;
+    assert_eq!(with_database("postgres://u@h:5/db", "x"), "postgres://u@h:5/x");
+    assert_eq!(with_database("postgresql://u:p@h/db?sslmode=disable", "x"), "postgresql://u:p@h/x?sslmode=disable");
+    assert_eq!(with_database("postgres://u@h", "x"), "postgres://u@h/x");
+    assert_eq!(with_database("postgres://u@h?connect_timeout=3", "x"), "postgres://u@h/x?connect_timeout=3");
+}
