@@ -58,7 +58,9 @@ fn message_forms(c: &mut Criterion) {
         b.iter(|| serde_json::to_string(&build_messages(black_box(&events), &options)).unwrap())
     });
     for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
-        group.bench_function(provider.name(), |b| b.iter(|| render_request(black_box(&events), &options, provider, false)));
+        group.bench_function(provider.name(), |b| {
+            b.iter(|| render_request(black_box(&events), &options, provider, false))
+        });
     }
     group.finish();
 
@@ -77,7 +79,9 @@ fn message_forms(c: &mut Criterion) {
     });
     for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
         group.bench_function(provider.name(), |b| {
-            b.iter(|| providers::to_json(provider, None, &black_box(&builder).entries(DanglingToolCalls::Repair), false))
+            b.iter(|| {
+                providers::to_json(provider, None, &black_box(&builder).entries(DanglingToolCalls::Repair), false)
+            })
         });
     }
     group.finish();

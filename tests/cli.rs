@@ -135,8 +135,10 @@ fn render_provider_formats_print_the_request_bodies_of_the_protocol_pages() {
         ("openai-responses", "protocol/providers/openai-responses.md"),
         ("anthropic", "protocol/providers/anthropic.md"),
     ] {
-        let out =
-            stdout(&run(&["render", "--format", format, "--instructions", "Be brief.", "examples/provider-thread.json"], ""));
+        let out = stdout(&run(
+            &["render", "--format", format, "--instructions", "Be brief.", "examples/provider-thread.json"],
+            "",
+        ));
         let page = std::fs::read_to_string(page).unwrap();
         assert!(page.contains(&format!("```json\n{out}```")), "{format}: the CLI and {page} disagree");
     }
@@ -149,5 +151,8 @@ fn render_drop_leaves_unanswered_calls_out() {
     let repaired = stdout(&run(&["render", "--format", "openai-chat", "-"], thread));
     assert!(repaired.contains("[Tool call not completed]"));
     let dropped = stdout(&run(&["render", "--format", "openai-chat", "--dangling-tool-calls", "drop", "-"], thread));
-    assert_eq!(dropped, "{\n  \"messages\": [\n    {\n      \"role\": \"user\",\n      \"content\": \"go\"\n    }\n  ]\n}\n");
+    assert_eq!(
+        dropped,
+        "{\n  \"messages\": [\n    {\n      \"role\": \"user\",\n      \"content\": \"go\"\n    }\n  ]\n}\n"
+    );
 }

@@ -3,9 +3,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use threadkeeper::messages::{
-    build_messages, context_injection, system_message, xml_messages_from, ContextMode, DanglingToolCalls, MessageOptions,
-    MessageType,
-    StandardMessages, StoredMessage,
+    build_messages, context_injection, system_message, xml_messages_from, ContextMode, DanglingToolCalls,
+    MessageOptions, MessageType, StandardMessages, StoredMessage,
 };
 use threadkeeper::{escape_xml, serialize_thread_to_xml, AgentEvent, EscapeMode, XmlOptions, XmlRenderer};
 
@@ -146,15 +145,15 @@ fn tool_call_events_become_ai_messages_with_tool_calls() {
 
 #[test]
 fn tool_result_events_become_tool_messages_with_call_id() {
-    let results = vec![
+    let results = [
         json!({"type":"tool_result","toolCallId":"c&<1>","result":"plain \"text\"","iteration":1}),
         json!({"type":"tool_result","toolCallId":"c2","result":[1.5,true,{"k":"v\n"}],"iteration":1}),
         json!({"type":"tool_result","toolCallId":"c3","result":null,"iteration":1}),
         json!({"type":"tool_result","toolCallId":"c4","result":1e21,"iteration":1}),
     ];
-    let calls = results.iter().map(|r| {
-        json!({"type":"tool_call","toolName":"t","toolCallId":r["toolCallId"],"args":{},"iteration":1})
-    });
+    let calls = results
+        .iter()
+        .map(|r| json!({"type":"tool_call","toolName":"t","toolCallId":r["toolCallId"],"args":{},"iteration":1}));
     let thread = events(calls.zip(results.iter().cloned()).flat_map(|(c, r)| [c, r]).collect());
     let contents: Vec<(String, String)> = standard(&thread)
         .iter()

@@ -421,8 +421,9 @@ fn fixtures(kind: &str) -> Vec<Fixture> {
     names
         .into_iter()
         .map(|name| {
-            let case: Value = serde_json::from_str(&fs::read_to_string(dir.join(format!("{name}.events.json"))).unwrap())
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let case: Value =
+                serde_json::from_str(&fs::read_to_string(dir.join(format!("{name}.events.json"))).unwrap())
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
             let options = serde_json::from_value(case["options"].clone()).unwrap();
             let events = AgentEvent::list_from_values(case["events"].as_array().unwrap().clone()).unwrap();
             Fixture { name, dir: dir.clone(), options, events }
@@ -481,7 +482,8 @@ fn every_fixture_renders_valid_in_all_four_forms_and_loses_nothing() {
             for form in FORMS {
                 let rendered = render(&fixture.events, &options, form);
                 let mut result = check(form, &rendered);
-                if options.dangling_tool_calls == DanglingToolCalls::Repair && options.context_mode == ContextMode::Standard
+                if options.dangling_tool_calls == DanglingToolCalls::Repair
+                    && options.context_mode == ContextMode::Standard
                 {
                     result = result.and_then(|()| check_nothing_lost(&fixture.events, &rendered));
                 }
@@ -550,7 +552,11 @@ fn summary(messages: &[Value]) -> Vec<String> {
             let content = data["content"].as_str().unwrap();
             match m["type"].as_str().unwrap() {
                 "tool" => match data.get("status") {
-                    Some(status) => format!("tool({}, {}): {content}", data["tool_call_id"].as_str().unwrap(), status.as_str().unwrap()),
+                    Some(status) => format!(
+                        "tool({}, {}): {content}",
+                        data["tool_call_id"].as_str().unwrap(),
+                        status.as_str().unwrap()
+                    ),
                     None => format!("tool({}): {content}", data["tool_call_id"].as_str().unwrap()),
                 },
                 "ai" if data.get("tool_calls").is_some() => {
@@ -587,7 +593,7 @@ fn rule_pending_calls_share_one_ai_message() {
 
 #[test]
 fn rule_error_naming_a_pending_call_answers_it() {
-    let events = thread(json!([user("go"), 
+    let events = thread(json!([user("go"),
         call("a"),
         call("b"),
         {"type":"error","error":"boom","recoverable":false,"toolCallId":"a","iteration":1},
@@ -596,7 +602,8 @@ fn rule_error_naming_a_pending_call_answers_it() {
     ]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        ["human: go", 
+        [
+            "human: go",
             r#"ai["a", "b"]: "#,
             "tool(a, error): [Error (non-recoverable)]: boom",
             "tool(b, error): [Error (recoverable)]: retry",
@@ -640,7 +647,7 @@ fn rule_unanswered_calls_are_answered_with_the_reason_or_dropped() {
 
 #[test]
 fn rule_a_human_answer_to_an_interrupting_request_answers_the_call() {
-    let events = thread(json!([user("go"), 
+    let events = thread(json!([user("go"),
         call("other"),
         call("ask"),
         {"type":"human_input_requested","question":"Which city?","iteration":1},
@@ -650,13 +657,19 @@ fn rule_a_human_answer_to_an_interrupting_request_answers_the_call() {
     ]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        ["human: go", r#"ai["other", "ask"]: "#, "tool(ask): Oslo", "tool(other): done", "human: [Human Response]: unrelated"]
+        [
+            "human: go",
+            r#"ai["other", "ask"]: "#,
+            "tool(ask): Oslo",
+            "tool(other): done",
+            "human: [Human Response]: unrelated"
+        ]
     );
 }
 
 #[test]
 fn rule_messages_between_a_call_and_its_result_follow_the_results() {
-    let events = thread(json!([user("go"), 
+    let events = thread(json!([user("go"),
         call("a"),
         {"type":"message","role":"system","content":"note","iteration":1},
         user("hurry"),
@@ -674,13 +687,20 @@ fn rule_stray_results_are_kept_as_text() {
     let events = thread(json!([user("go"), result("ghost", "boo"), call("a"), result("a", "A"), result("a", "again")]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        ["human: go", "human: [Tool Result for ghost]: boo", r#"ai["a"]: "#, "tool(a): A", "human: [Tool Result for a]: again"]
+        [
+            "human: go",
+            "human: [Tool Result for ghost]: boo",
+            r#"ai["a"]: "#,
+            "tool(a): A",
+            "human: [Tool Result for a]: again"
+        ]
     );
 }
 
 #[test]
 fn rule_reused_ids_are_made_unique_and_answered_in_place() {
-    let events = thread(json!([user("go"), 
+    let events = thread(json!([
+        user("go"),
         call("x"),
         result("x", "1"),
         call("x"),
@@ -690,7 +710,15 @@ fn rule_reused_ids_are_made_unique_and_answered_in_place() {
     ]));
     assert_eq!(
         summary(&messages_of(&events, DanglingToolCalls::Repair)),
-        ["human: go", r#"ai["x"]: "#, "tool(x): 1", r#"ai["x_2"]: "#, "tool(x_2): 2", r#"ai["x_2_2"]: "#, "tool(x_2_2): 3"]
+        [
+            "human: go",
+            r#"ai["x"]: "#,
+            "tool(x): 1",
+            r#"ai["x_2"]: "#,
+            "tool(x_2): 2",
+            r#"ai["x_2_2"]: "#,
+            "tool(x_2_2): 3"
+        ]
     );
 }
 
@@ -770,7 +798,8 @@ fn responses_read_reasoning_ids_and_summaries_in_every_shape() {
 #[test]
 fn responses_replay_reasoning_only_before_an_assistant_item() {
     let reasoning = |id: &str| json!({"type":"turn_block","block":{"kind":"reasoning","payload":{"encrypted_content":"enc","item_id":id}},"iteration":0});
-    let events = thread(json!([user("q"), reasoning("rs_1"), call("a"), result("a", "A"), reasoning("rs_2"), user("next")]));
+    let events =
+        thread(json!([user("q"), reasoning("rs_1"), call("a"), result("a", "A"), reasoning("rs_2"), user("next")]));
     let body = render(&events, &MessageOptions::default(), "openai-responses");
     let types: Vec<&str> = body["input"].as_array().unwrap().iter().map(|i| i["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["message", "reasoning", "function_call", "function_call_output", "message"]);
@@ -789,20 +818,32 @@ fn the_validators_reject_what_providers_reject() {
     let unanswered = json!({"messages":[{"role":"assistant","content":null,"tool_calls":[
         {"id":"a","type":"function","function":{"name":"t","arguments":"{}"}}]}]});
     assert!(check_openai_chat(&unanswered).is_err());
-    assert!(check_anthropic(&json!({"messages":[{"role":"assistant","content":[{"type":"text","text":"x"}]}]})).is_err());
+    assert!(
+        check_anthropic(&json!({"messages":[{"role":"assistant","content":[{"type":"text","text":"x"}]}]})).is_err()
+    );
     assert!(check_anthropic(&json!({"messages":[{"role":"user","content":[{"type":"text","text":""}]}]})).is_err());
     let bad_id = json!({"messages":[{"role":"user","content":[{"type":"text","text":"q"}]},
         {"role":"assistant","content":[{"type":"tool_use","id":"a b","name":"t","input":{}}]},
         {"role":"user","content":[{"type":"tool_result","tool_use_id":"a b","is_error":false}]}]});
     assert!(check_anthropic(&bad_id).is_err());
-    assert!(check_openai_responses(&json!({"input":[{"type":"function_call_output","call_id":"a","output":""}]})).is_err());
+    assert!(
+        check_openai_responses(&json!({"input":[{"type":"function_call_output","call_id":"a","output":""}]})).is_err()
+    );
 }
 
 // ---- generated threads ----
 
 fn event_strategy() -> impl Strategy<Value = Value> {
     let long = "l".repeat(45);
-    let id = prop::sample::select(vec!["c0".to_owned(), "c1".into(), "c2".into(), "a b".into(), "".into(), "x.y/z".into(), long]);
+    let id = prop::sample::select(vec![
+        "c0".to_owned(),
+        "c1".into(),
+        "c2".into(),
+        "a b".into(),
+        "".into(),
+        "x.y/z".into(),
+        long,
+    ]);
     let text = prop::sample::select(vec!["", "  ", "ok", "& < > \" '", "\u{7}bell", "é🎉", "x_2"]);
     let iteration = 0u8..3;
     prop_oneof![
@@ -875,7 +916,8 @@ fn rewritten_ids_pair_calls_with_their_answers() {
     let events = thread(json!([call("a b"), call(&long), result(&long, "L"), result("a b", "AB")]));
     let chat = render(&events, &MessageOptions::default(), "openai-chat");
     check_openai_chat(&chat).unwrap();
-    let ids: Vec<&str> = chat["messages"][1]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> =
+        chat["messages"][1]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(ids[0], "a b", "OpenAI takes any character");
     assert_eq!(ids[1].len(), 40);
     assert_eq!(chat["messages"][2]["tool_call_id"], ids[1], "the answer to the long id comes first");

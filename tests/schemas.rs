@@ -347,9 +347,11 @@ fn the_turn_schema_accepts_the_seed_examples_and_refuses_broken_turns() {
 fn provider_goldens_are_valid_against_the_provider_schemas() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/providers");
     let mut checked = 0;
-    for (suffix, definition) in
-        [(".openai-chat.json", "openaiChat"), (".openai-responses.json", "openaiResponses"), (".anthropic.json", "anthropic")]
-    {
+    for (suffix, definition) in [
+        (".openai-chat.json", "openaiChat"),
+        (".openai-responses.json", "openaiResponses"),
+        (".anthropic.json", "anthropic"),
+    ] {
         let validator = validator(&format!("providers.json#/$defs/{definition}"));
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

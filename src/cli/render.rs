@@ -2,7 +2,9 @@
 
 use super::input::{display_name, read_events, read_source};
 use clap::{Args, ValueEnum};
-use threadkeeper::{build_messages, messages_to_prompt, render_request, ContextMode, DanglingToolCalls, MessageOptions, Provider};
+use threadkeeper::{
+    build_messages, messages_to_prompt, render_request, ContextMode, DanglingToolCalls, MessageOptions, Provider,
+};
 use threadkeeper::{serialize_thread_to_xml, EscapeMode, XmlOptions};
 
 #[derive(Args, Debug)]

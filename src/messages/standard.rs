@@ -40,7 +40,6 @@ use crate::event::{AgentEvent, EventKind, Role};
 use crate::js_json;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// The human message placed before a conversation that would open with the assistant: the
@@ -66,10 +65,39 @@ pub enum DanglingToolCalls {
 /// One entry of the standard-mode rendering.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Entry<'a> {
-    Message(Cow<'a, StoredMessage>),
+    Message(MessageRef<'a>),
     /// A reasoning block imported from a turn document (`turn_block` event): the whole block.
     /// Only the OpenAI Responses projection replays it.
     Reasoning(&'a Map<String, Value>),
+}
+
+/// A message of a rendering: one the builder keeps, or one made for this rendering (a call
+/// list without its dropped calls, a not-completed answer of a call still open, the opening
+/// message). Boxed, so the common borrowed case stays two words.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MessageRef<'a> {
+    Kept(&'a StoredMessage),
+    Made(Box<StoredMessage>),
+}
+
+impl MessageRef<'_> {
+    pub fn into_owned(self) -> StoredMessage {
+        match self {
+            MessageRef::Kept(message) => message.clone(),
+            MessageRef::Made(message) => *message,
+        }
+    }
+}
+
+impl std::ops::Deref for MessageRef<'_> {
+    type Target = StoredMessage;
+
+    fn deref(&self) -> &StoredMessage {
+        match self {
+            MessageRef::Kept(message) => message,
+            MessageRef::Made(message) => message,
+        }
+    }
 }
 
 /// A settled entry; unanswered calls stay marked so the dangling policy applies at render time.
@@ -77,7 +105,10 @@ pub enum Entry<'a> {
 enum Item {
     Message(StoredMessage),
     /// An AI message with calls, and which of them were never answered.
-    Calls { message: StoredMessage, unanswered: Vec<bool> },
+    Calls {
+        message: StoredMessage,
+        unanswered: Vec<bool>,
+    },
     /// The tool message answering a call that was never answered (`Repair` only).
     NotCompleted(StoredMessage),
     Reasoning(Map<String, Value>),
@@ -175,7 +206,8 @@ fn not_completed(call: &ToolCall, why: Option<&Interruption>) -> StoredMessage {
         Some(Interruption::HumanInput(question)) => format!("the run stopped to ask for human input: {question}"),
         Some(Interruption::Error(error)) => format!("the run reported an error: {error}"),
     };
-    let mut message = StoredMessage::tool(call.id.clone().unwrap_or_default(), format!("[Tool call not completed]: {reason}"));
+    let mut message =
+        StoredMessage::tool(call.id.clone().unwrap_or_default(), format!("[Tool call not completed]: {reason}"));
     message.data.extra.insert("status".into(), Value::String("error".into()));
     message
 }
@@ -349,12 +381,12 @@ impl StandardMessages {
         if let Some(open) = &self.open {
             let unanswered: Vec<bool> = open.calls.iter().map(|c| !c.answered).collect();
             out.extend(calls_entry(&open.message, &unanswered, dangling).map(Entry::Message));
-            out.extend(open.answers.iter().map(|m| Entry::Message(Cow::Borrowed(m))));
+            out.extend(open.answers.iter().map(|m| Entry::Message(MessageRef::Kept(m))));
             if dangling == DanglingToolCalls::Repair {
                 for (call, tool_call) in open.calls.iter().zip(open.message.tool_calls()) {
                     if !call.answered {
                         let message = not_completed(tool_call, call.interruption.as_ref());
-                        out.push(Entry::Message(Cow::Owned(message)));
+                        out.push(Entry::Message(MessageRef::Made(Box::new(message))));
                     }
                 }
             }
@@ -365,7 +397,7 @@ impl StandardMessages {
             Entry::Reasoning(_) => None,
         });
         if first_message.is_some_and(|kind| *kind != MessageType::Human) {
-            out.insert(0, Entry::Message(Cow::Owned(StoredMessage::human(OPENING_TEXT))));
+            out.insert(0, Entry::Message(MessageRef::Made(Box::new(StoredMessage::human(OPENING_TEXT)))));
         }
         out
     }
@@ -392,10 +424,10 @@ impl StandardMessages {
 
 fn item_entry(item: &Item, dangling: DanglingToolCalls) -> Option<Entry<'_>> {
     match item {
-        Item::Message(message) => Some(Entry::Message(Cow::Borrowed(message))),
+        Item::Message(message) => Some(Entry::Message(MessageRef::Kept(message))),
         Item::Reasoning(payload) => Some(Entry::Reasoning(payload)),
         Item::NotCompleted(message) => {
-            (dangling == DanglingToolCalls::Repair).then_some(Entry::Message(Cow::Borrowed(message)))
+            (dangling == DanglingToolCalls::Repair).then_some(Entry::Message(MessageRef::Kept(message)))
         }
         Item::Calls { message, unanswered } => calls_entry(message, unanswered, dangling).map(Entry::Message),
     }
@@ -407,9 +439,9 @@ fn calls_entry<'a>(
     message: &'a StoredMessage,
     unanswered: &[bool],
     dangling: DanglingToolCalls,
-) -> Option<Cow<'a, StoredMessage>> {
+) -> Option<MessageRef<'a>> {
     if dangling == DanglingToolCalls::Repair || !unanswered.contains(&true) {
-        return Some(Cow::Borrowed(message));
+        return Some(MessageRef::Kept(message));
     }
     let calls: Vec<ToolCall> = message
         .tool_calls()
@@ -423,7 +455,7 @@ fn calls_entry<'a>(
     }
     let mut kept = message.clone();
     kept.data.tool_calls = Some(calls);
-    Some(Cow::Owned(kept))
+    Some(MessageRef::Made(Box::new(kept)))
 }
 
 /// The block of a `turn_block` event that carries a reasoning block.

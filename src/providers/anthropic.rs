@@ -15,8 +15,8 @@
 //! conversation must open with a user turn. Tool results come first in their user turn: the
 //! repaired entries place every answer right after its call, before anything else.
 
-use crate::messages::{IdMap, IdRule};
 use crate::messages::{is_blank, Entry, MessageType, StoredMessage};
+use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;

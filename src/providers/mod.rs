@@ -16,11 +16,9 @@ pub mod openai_chat;
 pub mod openai_responses;
 
 use crate::event::AgentEvent;
-use crate::messages::{xml_messages, ContextMode, Entry, MessageOptions, StandardMessages};
-use std::borrow::Cow;
+use crate::messages::{xml_messages, ContextMode, Entry, MessageOptions, MessageRef, StandardMessages};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-
 
 /// A provider's request form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -92,7 +90,7 @@ pub fn render_request(events: &[AgentEvent], options: &MessageOptions, provider:
             let mut messages = xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape);
             let document = messages.pop().expect("XML mode always has the document message");
             let system = messages.pop();
-            let entries = [Entry::Message(Cow::Owned(document))];
+            let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
             to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, pretty)
         }
     }

@@ -11,8 +11,8 @@
 //! A tool call is `{id, type: "function", function: {name, arguments}}`, `arguments` being
 //! `JSON.stringify(args)`.
 
-use crate::messages::{IdMap, IdRule};
 use crate::messages::{Entry, MessageType, StoredMessage};
+use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -85,10 +85,9 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Optio
             let content = (tool_calls.is_empty() || !content.is_empty()).then_some(content);
             Message::Assistant { content, tool_calls }
         }
-        MessageType::Tool => Message::Tool {
-            tool_call_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()),
-            content,
-        },
+        MessageType::Tool => {
+            Message::Tool { tool_call_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()), content }
+        }
         MessageType::Other(_) => return None,
     })
 }

@@ -14,8 +14,8 @@
 //! the API refuses a reasoning item without its following item. Any other reasoning block is
 //! left out; its text was never model input.
 
-use crate::messages::{IdMap, IdRule};
 use crate::messages::{Entry, MessageType, StoredMessage};
+use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -30,24 +30,10 @@ pub struct Request<'a> {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Item<'a> {
-    Message {
-        role: &'static str,
-        content: Cow<'a, str>,
-    },
-    FunctionCall {
-        call_id: Cow<'a, str>,
-        name: &'a str,
-        arguments: String,
-    },
-    FunctionCallOutput {
-        call_id: Cow<'a, str>,
-        output: Cow<'a, str>,
-    },
-    Reasoning {
-        id: &'a str,
-        summary: Vec<SummaryText<'a>>,
-        encrypted_content: &'a str,
-    },
+    Message { role: &'static str, content: Cow<'a, str> },
+    FunctionCall { call_id: Cow<'a, str>, name: &'a str, arguments: String },
+    FunctionCallOutput { call_id: Cow<'a, str>, output: Cow<'a, str> },
+    Reasoning { id: &'a str, summary: Vec<SummaryText<'a>>, encrypted_content: &'a str },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -122,8 +108,11 @@ fn reasoning_item(block: &Map<String, Value>) -> Option<Item<'_>> {
         Some(single) => summary_part(single).into_iter().collect(),
         None => Vec::new(),
     };
-    let summary =
-        summary.into_iter().filter(|text: &&str| !text.is_empty()).map(|text| SummaryText { kind: "summary_text", text }).collect();
+    let summary = summary
+        .into_iter()
+        .filter(|text: &&str| !text.is_empty())
+        .map(|text| SummaryText { kind: "summary_text", text })
+        .collect();
     Some(Item::Reasoning { id, summary, encrypted_content })
 }
 

@@ -376,15 +376,27 @@ fn render_result(rendered: Rendered) -> Box<RawValue> {
     let text = match rendered {
         Rendered::Xml { version, text } => to_json(&json_shapes::Text { format: "xml", version, text: &text }),
         Rendered::Text { version, text } => to_json(&json_shapes::Text { format: "text", version, text: &text }),
-        Rendered::XmlDelta { version, event_count, from_event, lines, tail } => {
-            to_json(&json_shapes::XmlDelta { format: "xml", version, event_count, from_event, lines: &lines, tail: &tail })
-        }
+        Rendered::XmlDelta { version, event_count, from_event, lines, tail } => to_json(&json_shapes::XmlDelta {
+            format: "xml",
+            version,
+            event_count,
+            from_event,
+            lines: &lines,
+            tail: &tail,
+        }),
         Rendered::Messages { version, context_mode, json } => {
-            format!(r#"{{"format":"messages","version":{version},"contextMode":"{}","messages":{json}}}"#, mode_name(context_mode))
+            format!(
+                r#"{{"format":"messages","version":{version},"contextMode":"{}","messages":{json}}}"#,
+                mode_name(context_mode)
+            )
         }
         Rendered::Provider { version, context_mode, provider, json } => {
             let fields = json.strip_prefix('{').expect("a request body is a JSON object");
-            format!(r#"{{"format":"{}","version":{version},"contextMode":"{}",{fields}"#, provider.name(), mode_name(context_mode))
+            format!(
+                r#"{{"format":"{}","version":{version},"contextMode":"{}",{fields}"#,
+                provider.name(),
+                mode_name(context_mode)
+            )
         }
     };
     RawValue::from_string(text).expect("renderers write JSON")

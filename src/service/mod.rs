@@ -299,7 +299,9 @@ impl ThreadService {
                         let json = state.provider_json(provider, mode, &view);
                         Rendered::Provider { version, context_mode: mode, provider, json }
                     }
-                    RenderFormat::Text => Rendered::Text { version, text: messages_to_prompt(&state.messages(mode, &view)) },
+                    RenderFormat::Text => {
+                        Rendered::Text { version, text: messages_to_prompt(&state.messages(mode, &view)) }
+                    }
                     _ => Rendered::Messages { version, context_mode: mode, json: state.messages_json(mode, &view) },
                 }
             }

@@ -5,9 +5,11 @@
 //! copying the output.
 
 use crate::event::{AgentEvent, StoredEvent};
-use crate::messages::{xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, StandardMessages, StoredMessage};
+use crate::messages::{
+    xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
+    StoredMessage,
+};
 use crate::providers::{self, Provider};
-use std::borrow::Cow;
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
 use std::sync::Arc;
@@ -142,7 +144,7 @@ impl ThreadState {
                 let renderer = &self.xml[index].0;
                 let system = self.injection.system_message(view.instructions);
                 let document = StoredMessage::human(renderer.document(view.response_prefix));
-                let entries = [Entry::Message(Cow::Owned(document))];
+                let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
                 providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, false)
             }
         }
