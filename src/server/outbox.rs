@@ -63,12 +63,16 @@ impl Outbox {
             tokio::pin!(written);
             // Registered before the check, so a write in between is not missed.
             written.as_mut().enable();
-            if self.queued.bytes.load(Ordering::Acquire) < MAX_QUEUED_OUTPUT_BYTES && running.len() < MAX_IN_FLIGHT {
+            if self.queued.bytes.load(Ordering::Acquire) >= MAX_QUEUED_OUTPUT_BYTES {
+                // Only a write makes room: no polling while the client is not reading.
+                written.await;
+            } else if running.len() >= MAX_IN_FLIGHT {
+                tokio::select! {
+                    _ = written => {}
+                    _ = tokio::time::sleep(RECHECK) => {}
+                }
+            } else {
                 return;
-            }
-            tokio::select! {
-                _ = written => {}
-                _ = tokio::time::sleep(RECHECK) => {}
             }
         }
     }
