@@ -136,6 +136,11 @@ impl LspDecoder {
                 );
                 return self.garbage(buf, 1, reason);
             };
+            if let Some(glued) = find_content_length(line).filter(|&i| i > 0) {
+                // Garbage glued to the front of a header: the header is where decoding resumes.
+                let reason = format!("{} is not a header", quote(&line[..glued]));
+                return self.garbage(buf, line_start + glued, reason);
+            }
             if name.eq_ignore_ascii_case(b"content-length") {
                 let parsed = std::str::from_utf8(value).ok().and_then(|v| v.trim().parse::<usize>().ok());
                 match (parsed, length) {
