@@ -136,7 +136,7 @@ impl LspDecoder {
                 );
                 return self.garbage(buf, 1, reason);
             };
-            if let Some(glued) = find_content_length(line).filter(|&i| i > 0) {
+            if let Some(glued) = find_content_length(&line[1..]).map(|i| i + 1) {
                 // Garbage glued to the front of a header: the header is where decoding resumes.
                 let reason = format!("{} is not a header", quote(&line[..glued]));
                 return self.garbage(buf, line_start + glued, reason);
