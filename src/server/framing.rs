@@ -300,6 +300,14 @@ mod tests {
     }
 
     #[test]
+    fn garbage_glued_to_a_header_is_cut_off_at_the_header() {
+        // Read as a header line, "XContent-Length" would let the stale length eat the next body.
+        let frames = decode_both_ways(1024, b"Content-Length: 5\r\nXContent-Length: 2\r\n\r\n{}");
+        assert!(garbage_containing(&frames[0], "\"X\" is not a header"), "{frames:?}");
+        assert_eq!(frames[1..], [msg("{}")]);
+    }
+
+    #[test]
     fn content_length_too_short_yields_bad_body_then_resyncs() {
         let frames = decode_both_ways(1024, b"Content-Length: 3\r\n\r\n{\"a\":1}Content-Length: 2\r\n\r\n{}");
         assert_eq!(frames[0], msg("{\"a"));
