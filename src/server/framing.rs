@@ -6,7 +6,7 @@
 //! with it: oversized frames are refused as soon as they are known to be too large and dropped
 //! as they stream in ([`Frame::TooLarge`]); bytes that are not a frame are reported
 //! ([`Frame::Garbage`]) and decoding resumes at the next frame. The rules for each framing are in
-//! [`lsp`] and [`ndjson`].
+//! the `lsp` and `ndjson` modules.
 
 mod header;
 mod lsp;
