@@ -4,6 +4,7 @@
 //! 2. Agent loop: 1,000 steps, each appends 4 events and renders the thread as XML; against the
 //!    Node reference serializer re-rendering the whole thread in-process each step.
 //! 3. Memory: resident size of 1,000 threads of 100 events against their raw JSON size.
+//! 4. Decoding: one 48 MiB frame in each framing, in process (`cargo bench --bench protocol -- decoding`).
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -335,7 +336,69 @@ fn main() {
         println!("protocol benches: run with `cargo bench --bench protocol`");
         return;
     }
-    round_trip();
-    agent_loop();
-    memory();
+    // `cargo bench --bench protocol -- decoding` runs only the benches named.
+    let named: Vec<&str> = args[1..].iter().map(String::as_str).filter(|a| !a.starts_with("--")).collect();
+    let wanted = |name: &str| named.is_empty() || named.contains(&name);
+    if wanted("round_trip") {
+        round_trip();
+    }
+    if wanted("agent_loop") {
+        agent_loop();
+    }
+    if wanted("memory") {
+        memory();
+    }
+    if wanted("decoding") {
+        frame_decoding();
+    }
+}
+
+/// Size of the message decoded by [`frame_decoding`].
+const DECODED_FRAME_BYTES: usize = 48 << 20;
+
+/// Decoding one 48 MiB message in each framing, in process, fed in 64 KiB reads as the stdin
+/// thread feeds the server. Linear decoding makes both framings cost about one pass over the
+/// bytes; the earlier NDJSON decoder searched the whole line again on every read.
+fn frame_decoding() {
+    use bytes::BytesMut;
+    use threadkeeper::server::framing::{Frame, FrameCodec, Framing};
+    use tokio_util::codec::{Decoder, Encoder};
+
+    // Text like an agent's tool output: words, punctuation, escapes, many 'c's (the byte the
+    // LSP decoder's header search looks at), no raw line feed.
+    let line = r#"Compiling crate core v1.2 (cached); cost 12 ms \"ok\" <tag a='1'> & more;\n"#;
+    let text = line.repeat(DECODED_FRAME_BYTES / line.len());
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"xml/escape","params":{{"text":"{text}"}}}}"#);
+    let mut medians = Vec::new();
+    for framing in [Framing::Ndjson, Framing::Lsp] {
+        let mut stream = BytesMut::new();
+        FrameCodec::with_framing(framing, usize::MAX).encode(body.as_bytes(), &mut stream).unwrap();
+        let mut times = Vec::new();
+        for _ in 0..7 {
+            let start = Instant::now();
+            let mut codec = FrameCodec::new(64 << 20);
+            let mut buf = BytesMut::new();
+            let mut decoded = 0;
+            for read in stream.chunks(64 * 1024) {
+                buf.extend_from_slice(read);
+                while let Some(frame) = codec.decode(&mut buf).unwrap() {
+                    let Frame::Message(message) = frame else { panic!("{frame:?}") };
+                    decoded += message.len();
+                }
+            }
+            assert_eq!(decoded, body.len());
+            times.push(start.elapsed());
+        }
+        times.sort();
+        let median = times[times.len() / 2];
+        let mb_per_s = body.len() as f64 / 1e6 / median.as_secs_f64();
+        println!(
+            "decoding a {} MiB frame, {framing:?}: median {:.1} ms ({mb_per_s:.0} MB/s), fastest {:.1} ms",
+            body.len() >> 20,
+            median.as_secs_f64() * 1e3,
+            times[0].as_secs_f64() * 1e3
+        );
+        medians.push(median);
+    }
+    println!("decoding, LSP / NDJSON median time: {:.2}", medians[1].as_secs_f64() / medians[0].as_secs_f64());
 }

@@ -63,7 +63,11 @@ pub fn run(args: ServeArgs) -> i32 {
     tracing::info!(store = %spec, "store opened");
     let service = Arc::new(ThreadService::new(store, limits));
     let config = ServerConfig { max_frame_bytes: args.max_frame_bytes };
-    let status = runtime.block_on(server::serve(server::stdin_reader(), std::io::stdout(), service, config));
+    // SIGTERM and SIGINT stop the server gracefully: running requests finish and are answered.
+    let status = runtime.block_on(async {
+        let stop = server::stop_signal();
+        server::serve_until(server::stdin_reader(), std::io::stdout(), service, config, stop).await
+    });
     tracing::debug!(status, "exit");
     // Don't wait for the stdin thread: it may be blocked in a read forever.
     runtime.shutdown_background();

@@ -3,6 +3,7 @@
 
 use super::errors::{self, response};
 use super::methods::Context;
+use super::outbox::Outbox;
 use futures_util::FutureExt;
 use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
@@ -52,7 +53,7 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     method: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     params: Option<&'a RawValue>,
 }
 
@@ -81,7 +82,7 @@ struct Job {
 
 /// Where a request's answer goes: straight to the output, or into its slot of a batch.
 enum Reply {
-    Out(mpsc::UnboundedSender<String>),
+    Out(Outbox),
     Slot(oneshot::Sender<Option<String>>),
 }
 
@@ -157,11 +158,11 @@ pub struct Dispatcher {
     lanes: HashMap<String, Lane>,
     in_flight: Arc<Mutex<HashMap<String, CancellationToken>>>,
     tracker: TaskTracker,
-    out: mpsc::UnboundedSender<String>,
+    out: Outbox,
 }
 
 impl Dispatcher {
-    pub fn new(module: RpcModule<Context>, out: mpsc::UnboundedSender<String>) -> Self {
+    pub fn new(module: RpcModule<Context>, out: Outbox) -> Self {
         Dispatcher {
             module: Arc::new(module),
             phase: Phase::Uninitialized,
@@ -317,6 +318,10 @@ impl Dispatcher {
                 );
             }
         };
+        if envelope.params.is_some_and(|params| params.get() == "null") {
+            let error = errors::invalid_params("", "params must be an object or an array when present, not null");
+            return answered(reply, Some(errors::response_with(id_text, &error)));
+        }
         if let Some(params) = envelope.params {
             if !matches!(params.get().as_bytes().first(), Some(b'{' | b'[')) {
                 return answered(

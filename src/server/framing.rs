@@ -1,14 +1,25 @@
 //! Message framing on a byte stream: the LSP base protocol (`Content-Length` headers) or
-//! newline-delimited JSON, chosen by the first non-whitespace byte of the stream.
+//! newline-delimited JSON, chosen by the first byte of the stream that is not whitespace (a
+//! UTF-8 byte order mark counts as whitespace).
 //!
-//! The decoder never fails on bad input: oversized frames are skipped without buffering them
-//! and reported as [`Frame::TooLarge`]; garbage is skipped up to the next header and reported
-//! as [`Frame::Garbage`], so one bad frame never ends the connection.
+//! The decoder never fails on bad input and never lets one bad frame take the next good one
+//! with it: oversized frames are refused as soon as they are known to be too large and dropped
+//! as they stream in ([`Frame::TooLarge`]); bytes that are not a frame are reported
+//! ([`Frame::Garbage`]) and decoding resumes at the next frame. The rules for each framing are in
+//! the `lsp` and `ndjson` modules.
 
-use super::sniff::{sniff_id, SNIFF_BYTES};
+mod header;
+mod lsp;
+mod ndjson;
+
 use bytes::{Buf, Bytes, BytesMut};
+use lsp::LspDecoder;
+use ndjson::NdjsonDecoder;
 use std::io;
 use tokio_util::codec::{Decoder, Encoder};
+
+pub use lsp::NOT_LSP;
+pub use ndjson::NOT_NDJSON;
 
 /// The two framings the server speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,29 +35,21 @@ pub enum Framing {
 pub enum Frame {
     /// One message body (not yet parsed).
     Message(Bytes),
-    /// A frame longer than the limit; its bytes are skipped. `id` is the request id found in
-    /// its first bytes, if any, so the error can answer the request.
+    /// A frame longer than the limit; its bytes are dropped. `id` is the request id found in
+    /// its first bytes when they had arrived (NDJSON only: an LSP frame is refused on its header).
     TooLarge { len: usize, max: usize, id: Option<String> },
-    /// Bytes that are not a frame, skipped; `reason` says what was wrong.
+    /// Bytes that are not a frame, dropped; `reason` says what was wrong.
     Garbage { reason: String },
 }
 
-/// Longest header block accepted before it is treated as garbage.
-const MAX_HEADER_BYTES: usize = 8 * 1024;
-const CONTENT_LENGTH: &[u8] = b"content-length";
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 #[derive(Debug)]
-enum State {
-    /// Waiting for the first non-whitespace byte to pick the framing.
+enum Decoding {
+    /// Waiting for the first byte that is not whitespace.
     Detect,
-    Header,
-    Body(usize),
-    /// Waiting for the first bytes of an oversized LSP body, to find its id.
-    SniffBody(usize),
-    /// Skipping the rest of an oversized LSP body.
-    SkipBody(usize),
-    /// Skipping the rest of an oversized NDJSON line.
-    SkipLine,
+    Lsp(LspDecoder),
+    Ndjson(NdjsonDecoder),
 }
 
 /// Decodes and encodes frames in either framing.
@@ -54,21 +57,19 @@ enum State {
 pub struct FrameCodec {
     framing: Option<Framing>,
     max_frame: usize,
-    state: State,
+    decoding: Decoding,
 }
 
 impl FrameCodec {
     pub fn new(max_frame: usize) -> Self {
-        FrameCodec { framing: None, max_frame, state: State::Detect }
+        FrameCodec { framing: None, max_frame, decoding: Decoding::Detect }
     }
 
     /// A codec fixed to one framing (for the encoding side and for clients).
     pub fn with_framing(framing: Framing, max_frame: usize) -> Self {
-        let state = match framing {
-            Framing::Lsp => State::Header,
-            Framing::Ndjson => State::Header,
-        };
-        FrameCodec { framing: Some(framing), max_frame, state }
+        let mut codec = FrameCodec::new(max_frame);
+        codec.set_framing(framing);
+        codec
     }
 
     /// The framing detected so far (or fixed).
@@ -76,62 +77,28 @@ impl FrameCodec {
         self.framing
     }
 
-    fn decode_lsp_header(&mut self, buf: &mut BytesMut) -> Option<Frame> {
-        let window = &buf[..buf.len().min(MAX_HEADER_BYTES + 4)];
-        let Some((end, terminator)) = find_header_end(window) else {
-            if buf.len() > MAX_HEADER_BYTES {
-                return Some(self.skip_garbage(buf, "header block too long or never terminated"));
-            }
-            return None;
+    fn set_framing(&mut self, framing: Framing) {
+        self.framing = Some(framing);
+        self.decoding = match framing {
+            Framing::Lsp => Decoding::Lsp(LspDecoder::new(self.max_frame)),
+            Framing::Ndjson => Decoding::Ndjson(NdjsonDecoder::new(self.max_frame)),
         };
-        let header = &buf[..end];
-        match parse_content_length(header) {
-            Ok(len) => {
-                buf.advance(end + terminator);
-                if len > self.max_frame {
-                    self.state = State::SniffBody(len);
-                    None
-                } else {
-                    self.state = State::Body(len);
-                    None
-                }
-            }
-            Err(reason) => Some(self.skip_garbage(buf, &reason)),
-        }
     }
 
-    /// Drops bytes up to the next `Content-Length` header (or all but a possible partial one).
-    fn skip_garbage(&mut self, buf: &mut BytesMut, reason: &str) -> Frame {
-        let skip = find_ignore_case(&buf[1..], CONTENT_LENGTH)
-            .map(|i| i + 1)
-            .unwrap_or_else(|| (buf.len() - partial_header_suffix(buf)).max(1));
-        buf.advance(skip.min(buf.len()));
-        self.state = State::Header;
-        Frame::Garbage { reason: format!("{reason}; skipped {skip} bytes") }
-    }
-
-    fn decode_line(&mut self, buf: &mut BytesMut) -> Option<Frame> {
+    /// Picks the framing from the first byte that is not whitespace; `false` until one arrives.
+    fn detect(&mut self, buf: &mut BytesMut) -> bool {
         loop {
-            let Some(newline) = memchr(b'\n', buf) else {
-                if buf.len() > self.max_frame {
-                    let len = buf.len();
-                    let id = sniff_id(&buf[..SNIFF_BYTES.min(len)]);
-                    buf.clear();
-                    self.state = State::SkipLine;
-                    return Some(Frame::TooLarge { len, max: self.max_frame, id });
-                }
-                return None;
-            };
-            let line = buf.split_to(newline + 1);
-            let body = trim_ascii(&line);
-            if body.is_empty() {
+            let blank = buf.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(buf.len());
+            buf.advance(blank);
+            if buf.starts_with(BOM) {
+                buf.advance(BOM.len());
                 continue;
             }
-            if body.len() > self.max_frame {
-                let id = sniff_id(&body[..SNIFF_BYTES.min(body.len())]);
-                return Some(Frame::TooLarge { len: body.len(), max: self.max_frame, id });
+            if buf.is_empty() || BOM.starts_with(buf) {
+                return false;
             }
-            return Some(Frame::Message(Bytes::copy_from_slice(body)));
+            self.set_framing(if matches!(buf[0], b'{' | b'[') { Framing::Ndjson } else { Framing::Lsp });
+            return true;
         }
     }
 }
@@ -141,98 +108,27 @@ impl Decoder for FrameCodec {
     type Error = io::Error;
 
     fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<Frame>> {
-        loop {
-            match self.state {
-                State::Detect => {
-                    let Some(first) = buf.iter().position(|b| !b.is_ascii_whitespace()) else {
-                        buf.clear();
-                        return Ok(None);
-                    };
-                    buf.advance(first);
-                    self.framing = Some(if matches!(buf[0], b'{' | b'[') { Framing::Ndjson } else { Framing::Lsp });
-                    self.state = State::Header;
-                }
-                State::Header if self.framing == Some(Framing::Ndjson) => return Ok(self.decode_line(buf)),
-                State::Header => {
-                    // Blank lines between frames are tolerated.
-                    let blank = buf.iter().position(|b| !matches!(b, b'\r' | b'\n')).unwrap_or(buf.len());
-                    buf.advance(blank);
-                    if buf.is_empty() {
-                        return Ok(None);
-                    }
-                    let frame = self.decode_lsp_header(buf);
-                    if frame.is_some() {
-                        return Ok(frame);
-                    }
-                    if matches!(self.state, State::Header) {
-                        return Ok(None);
-                    }
-                }
-                State::Body(len) => {
-                    if buf.len() < len {
-                        buf.reserve(len - buf.len());
-                        return Ok(None);
-                    }
-                    let body = &buf[..len];
-                    // A Content-Length longer than the body swallows the next frame's header.
-                    // When the body is not JSON and holds a header, resynchronise there.
-                    let cut = find_ignore_case(body, CONTENT_LENGTH)
-                        .filter(|&i| i > 0 && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err());
-                    self.state = State::Header;
-                    let take = cut.unwrap_or(len);
-                    return Ok(Some(Frame::Message(buf.split_to(take).freeze())));
-                }
-                State::SniffBody(len) => {
-                    let want = SNIFF_BYTES.min(len);
-                    if buf.len() < want {
-                        return Ok(None);
-                    }
-                    let id = sniff_id(&buf[..want]);
-                    self.state = State::SkipBody(len);
-                    return Ok(Some(Frame::TooLarge { len, max: self.max_frame, id }));
-                }
-                State::SkipBody(remaining) => {
-                    let n = remaining.min(buf.len());
-                    buf.advance(n);
-                    if remaining > n {
-                        self.state = State::SkipBody(remaining - n);
-                        return Ok(None);
-                    }
-                    self.state = State::Header;
-                }
-                State::SkipLine => match memchr(b'\n', buf) {
-                    Some(i) => {
-                        buf.advance(i + 1);
-                        self.state = State::Header;
-                    }
-                    None => {
-                        buf.clear();
-                        return Ok(None);
-                    }
-                },
-            }
+        if matches!(self.decoding, Decoding::Detect) && !self.detect(buf) {
+            return Ok(None);
         }
+        Ok(match &mut self.decoding {
+            Decoding::Detect => None,
+            Decoding::Lsp(lsp) => lsp.decode(buf),
+            Decoding::Ndjson(ndjson) => ndjson.decode(buf),
+        })
     }
 
     fn decode_eof(&mut self, buf: &mut BytesMut) -> io::Result<Option<Frame>> {
-        if let Some(frame) = self.decode(buf)? {
-            return Ok(Some(frame));
-        }
-        // A last NDJSON line without its newline still counts.
-        if self.framing == Some(Framing::Ndjson) && matches!(self.state, State::Header) {
-            let body = trim_ascii(buf).to_vec();
+        if matches!(self.decoding, Decoding::Detect) && !self.detect(buf) {
+            let partial_bom = !buf.is_empty();
             buf.clear();
-            if !body.is_empty() {
-                return Ok(Some(Frame::Message(Bytes::from(body))));
-            }
+            return Ok(partial_bom.then(|| Frame::Garbage { reason: "input ended inside a byte order mark".into() }));
         }
-        if !buf.is_empty() && !trim_ascii(buf).is_empty() {
-            let len = buf.len();
-            buf.clear();
-            return Ok(Some(Frame::Garbage { reason: format!("stream ended inside a frame; dropped {len} bytes") }));
-        }
-        buf.clear();
-        Ok(None)
+        Ok(match &mut self.decoding {
+            Decoding::Detect => None,
+            Decoding::Lsp(lsp) => lsp.decode_eof(buf),
+            Decoding::Ndjson(ndjson) => ndjson.decode_eof(buf),
+        })
     }
 }
 
@@ -256,74 +152,19 @@ impl Encoder<&[u8]> for FrameCodec {
     }
 }
 
-/// End of the header block: the offset of the blank line and the terminator's length.
-fn find_header_end(buf: &[u8]) -> Option<(usize, usize)> {
-    let crlf = find(buf, b"\r\n\r\n").map(|i| (i, 4));
-    let lf = find(buf, b"\n\n").map(|i| (i, 2));
-    match (crlf, lf) {
-        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-        (a, b) => a.or(b),
-    }
-}
-
-fn parse_content_length(header: &[u8]) -> Result<usize, String> {
-    let text = std::str::from_utf8(header).map_err(|_| "header is not UTF-8".to_string())?;
-    let mut length = None;
-    for line in text.split('\n').map(|l| l.trim_end_matches('\r')) {
-        let Some((name, value)) = line.split_once(':') else {
-            return Err(format!("malformed header line {:?}", truncate(line)));
-        };
-        if name.trim().eq_ignore_ascii_case("content-length") {
-            let value = value.trim();
-            length = Some(value.parse::<usize>().map_err(|_| format!("bad Content-Length {:?}", truncate(value)))?);
-        }
-    }
-    length.ok_or_else(|| "header block has no Content-Length".to_string())
-}
-
-fn truncate(s: &str) -> &str {
-    match s.char_indices().nth(60) {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
-}
-
-/// Length of the longest tail of `buf` that could begin a `Content-Length` header still arriving.
-fn partial_header_suffix(buf: &[u8]) -> usize {
-    (1..CONTENT_LENGTH.len().min(buf.len() + 1))
-        .rev()
-        .find(|&n| buf[buf.len() - n..].eq_ignore_ascii_case(&CONTENT_LENGTH[..n]))
-        .unwrap_or(0)
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if haystack.len() < needle.len() {
-        return None;
-    }
-    haystack.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
-}
-
-fn memchr(byte: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == byte)
-}
-
-fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    bytes.trim_ascii()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn decode_all(codec: &mut FrameCodec, input: &[u8]) -> Vec<Frame> {
-        let mut buf = BytesMut::from(input);
+    /// Feeds `input` in pieces of `chunk` bytes, then ends the input.
+    fn decode_chunked(codec: &mut FrameCodec, input: &[u8], chunk: usize) -> Vec<Frame> {
+        let mut buf = BytesMut::new();
         let mut frames = Vec::new();
-        while let Some(frame) = codec.decode(&mut buf).unwrap() {
-            frames.push(frame);
+        for piece in input.chunks(chunk.max(1)) {
+            buf.extend_from_slice(piece);
+            while let Some(frame) = codec.decode(&mut buf).unwrap() {
+                frames.push(frame);
+            }
         }
         while let Some(frame) = codec.decode_eof(&mut buf).unwrap() {
             frames.push(frame);
@@ -331,8 +172,24 @@ mod tests {
         frames
     }
 
+    fn decode_all(codec: &mut FrameCodec, input: &[u8]) -> Vec<Frame> {
+        decode_chunked(codec, input, input.len())
+    }
+
+    /// Decodes whole and byte by byte, which must agree.
+    fn decode_both_ways(max: usize, input: &[u8]) -> Vec<Frame> {
+        let whole = decode_all(&mut FrameCodec::new(max), input);
+        let bytewise = decode_chunked(&mut FrameCodec::new(max), input, 1);
+        assert_eq!(whole, bytewise, "input {:?}", String::from_utf8_lossy(input));
+        whole
+    }
+
     fn msg(s: &str) -> Frame {
         Frame::Message(Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    fn garbage_containing(frame: &Frame, words: &str) -> bool {
+        matches!(frame, Frame::Garbage { reason } if reason.contains(words))
     }
 
     #[test]
@@ -352,50 +209,134 @@ mod tests {
     }
 
     #[test]
-    fn oversized_lsp_body_is_skipped_without_buffering() {
+    fn a_byte_order_mark_is_whitespace_to_detection() {
+        let mut codec = FrameCodec::new(1024);
+        assert_eq!(decode_chunked(&mut codec, b"\xEF\xBB\xBF {\"a\":1}\n", 1), vec![msg("{\"a\":1}")]);
+        assert_eq!(codec.framing(), Some(Framing::Ndjson));
+        let mut codec = FrameCodec::new(1024);
+        assert_eq!(decode_all(&mut codec, b"\xEF\xBB\xBFContent-Length: 2\r\n\r\n{}"), vec![msg("{}")]);
+        assert_eq!(codec.framing(), Some(Framing::Lsp));
+    }
+
+    #[test]
+    fn oversized_lsp_frame_is_refused_on_its_header_and_dropped_as_it_streams() {
         let mut codec = FrameCodec::new(4);
-        let mut buf = BytesMut::from(&b"Content-Length: 10\r\n\r\n12345"[..]);
-        assert_eq!(codec.decode(&mut buf).unwrap(), None, "waits for the bytes that may hold the id");
-        buf.extend_from_slice(b"67890");
+        let mut buf = BytesMut::from(&b"Content-Length: 10\r\n\r\n"[..]);
         assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLarge { len: 10, max: 4, id: None }));
+        buf.extend_from_slice(b"12345");
         assert_eq!(codec.decode(&mut buf).unwrap(), None);
-        assert!(buf.is_empty());
-        buf.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
+        assert!(buf.len() <= header::MAX_HEADER_LINE, "the body is not buffered");
+        buf.extend_from_slice(b"67890Content-Length: 2\r\n\r\n{}");
         assert_eq!(codec.decode(&mut buf).unwrap(), Some(msg("{}")));
     }
 
     #[test]
-    fn oversized_ndjson_line_is_skipped() {
-        let mut codec = FrameCodec::new(4);
-        let frames = decode_all(&mut codec, b"{\"id\":3,\"x\":1}\n{}\n");
+    fn an_oversized_length_that_is_a_lie_resyncs_at_the_next_header() {
+        let frames = decode_both_ways(64, b"Content-Length: 99999999\r\n\r\n{}Content-Length: 2\r\n\r\n[]");
+        assert_eq!(frames, vec![Frame::TooLarge { len: 99999999, max: 64, id: None }, msg("[]")]);
+    }
+
+    #[test]
+    fn oversized_ndjson_line_is_refused_before_it_ends() {
+        let mut codec = FrameCodec::new(16);
+        let mut buf = BytesMut::from(&b"{\"id\":3,\"x\":\"aaaaaaaa"[..]);
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLarge { len: 21, max: 16, id: Some("3".into()) }));
+        assert!(buf.is_empty());
+        buf.extend_from_slice(b"aaaaaaa\"}\n{}\n");
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(msg("{}")));
+    }
+
+    #[test]
+    fn oversized_ndjson_line_arriving_whole_is_measured_exactly() {
+        let frames = decode_all(&mut FrameCodec::new(4), b"{\"id\":3,\"x\":1}\n{}\n");
         assert_eq!(frames, vec![Frame::TooLarge { len: 14, max: 4, id: Some("3".into()) }, msg("{}")]);
     }
 
     #[test]
     fn garbage_resyncs_at_next_header() {
-        let mut codec = FrameCodec::new(1024);
-        let frames = decode_all(&mut codec, b"Bogus header\r\n\r\nxxContent-Length: 2\r\n\r\n{}");
-        assert!(matches!(&frames[0], Frame::Garbage { reason } if reason.contains("malformed header line")));
-        assert_eq!(frames[1], msg("{}"));
+        let frames = decode_both_ways(1024, b"Bogus header\r\n\r\nxxContent-Length: 2\r\n\r\n{}");
+        assert!(garbage_containing(&frames[0], "expected an LSP Content-Length header"), "{frames:?}");
+        assert_eq!(frames.last(), Some(&msg("{}")));
     }
 
     #[test]
-    fn content_length_too_long_resyncs_at_swallowed_header() {
-        let mut codec = FrameCodec::new(1024);
-        let frames = decode_all(
-            &mut codec,
-            b"Content-Length: 27\r\n\r\n{\"a\"}Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n\r\n[]",
-        );
-        assert_eq!(frames, vec![msg("{\"a\"}"), msg("{}"), msg("[]")]);
+    fn a_header_block_without_length_resyncs() {
+        let frames = decode_both_ways(1024, b"Content-Type: x\r\n\r\nnot a frame Content-Length: 2\r\n\r\n{}");
+        assert!(garbage_containing(&frames[0], "no Content-Length"), "{frames:?}");
+        assert_eq!(frames.last(), Some(&msg("{}")));
+    }
+
+    #[test]
+    fn content_length_too_long_by_one_to_thirty_bytes_loses_nothing() {
+        let first = r#"{"jsonrpc":"2.0","id":1}"#;
+        let next = "Content-Length: 2\r\n\r\n{}";
+        for extra in 1..=next.len() {
+            let input =
+                format!("Content-Length: {}\r\n\r\n{first}{next}Content-Length: 2\r\n\r\n[]", first.len() + extra);
+            let frames = decode_both_ways(1024, input.as_bytes());
+            assert_eq!(frames, vec![msg(first), msg("{}"), msg("[]")], "{extra} bytes too long");
+        }
+    }
+
+    #[test]
+    fn a_swallowed_header_after_a_body_that_is_not_json_is_reported() {
+        let frames = decode_both_ways(1024, b"Content-Length: 27\r\n\r\n{\"a\"}Content-Length: 2\r\n\r\n{}");
+        assert!(garbage_containing(&frames[0], "not one JSON value"), "{frames:?}");
+        assert_eq!(frames[1..], [msg("{}")]);
+    }
+
+    #[test]
+    fn a_header_with_no_body_is_reported_and_the_next_frame_served() {
+        let frames = decode_both_ways(1024, b"Content-Length: 40\r\n\r\nContent-Length: 2\r\n\r\n{}");
+        assert!(garbage_containing(&frames[0], "followed by another header"), "{frames:?}");
+        assert_eq!(frames[1..], [msg("{}")]);
+    }
+
+    #[test]
+    fn a_missing_blank_line_is_reported_and_the_next_frame_served() {
+        let frames = decode_both_ways(1024, b"Content-Length: 2\r\n{}Content-Length: 2\r\n\r\n[]");
+        assert!(garbage_containing(&frames[0], "not ended by a blank line"), "{frames:?}");
+        assert_eq!(frames[1..], [msg("[]")]);
+    }
+
+    #[test]
+    fn garbage_glued_to_a_header_is_cut_off_at_the_header() {
+        // Read as a header line, "XContent-Length" would let the stale length eat the next body.
+        let frames = decode_both_ways(1024, b"Content-Length: 5\r\nXContent-Length: 2\r\n\r\n{}");
+        assert!(garbage_containing(&frames[0], "\"X\" is not a header"), "{frames:?}");
+        assert_eq!(frames[1..], [msg("{}")]);
     }
 
     #[test]
     fn content_length_too_short_yields_bad_body_then_resyncs() {
-        let mut codec = FrameCodec::new(1024);
-        let frames = decode_all(&mut codec, b"Content-Length: 3\r\n\r\n{\"a\":1}Content-Length: 2\r\n\r\n{}");
+        let frames = decode_both_ways(1024, b"Content-Length: 3\r\n\r\n{\"a\":1}Content-Length: 2\r\n\r\n{}");
         assert_eq!(frames[0], msg("{\"a"));
         assert!(matches!(frames[1], Frame::Garbage { .. }));
         assert_eq!(frames[2], msg("{}"));
+    }
+
+    #[test]
+    fn json_text_holding_header_words_is_not_cut() {
+        let body = r#"{"text":"Content-Length: 12\r\n\r\nContent-Len"}"#;
+        let input = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        assert_eq!(decode_both_ways(1024, input.as_bytes()), vec![msg(body)]);
+        let pretty = "{\n\"a\": \"Content-Length: 1\"\n}";
+        let input = format!("Content-Length: {}\r\n\r\n{pretty}", pretty.len());
+        assert_eq!(decode_both_ways(1024, input.as_bytes()), vec![msg(pretty)]);
+    }
+
+    #[test]
+    fn each_framing_names_itself_to_a_message_in_the_other() {
+        let frames = decode_both_ways(1024, b"Content-Length: 2\r\n\r\n{}{\"id\":1}\nContent-Length: 2\r\n\r\n[]");
+        assert_eq!(frames, vec![msg("{}"), Frame::Garbage { reason: NOT_LSP.into() }, msg("[]")]);
+        let frames = decode_both_ways(1024, b"{}\nContent-Length: 2\r\n\r\n[]\n");
+        assert_eq!(frames, vec![msg("{}"), Frame::Garbage { reason: NOT_NDJSON.into() }, msg("[]")]);
+    }
+
+    #[test]
+    fn input_ending_inside_a_frame_is_reported() {
+        let frames = decode_all(&mut FrameCodec::new(1024), b"Content-Length: 10\r\n\r\n{}");
+        assert!(garbage_containing(&frames[0], "2 of its 10 bytes"), "{frames:?}");
     }
 
     #[test]

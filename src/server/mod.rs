@@ -8,6 +8,7 @@ pub mod dispatch;
 pub mod errors;
 pub mod framing;
 pub mod methods;
+pub mod outbox;
 mod sniff;
 mod turn_methods;
 
@@ -17,6 +18,8 @@ use bytes::BytesMut;
 use dispatch::{Control, Dispatcher};
 use framing::{Frame, FrameCodec, Framing};
 use futures_util::StreamExt;
+use outbox::OutboxReceiver;
+use std::future::Future;
 use std::io::{Read, Write};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -26,6 +29,8 @@ use tokio_util::codec::{Encoder, FramedRead};
 
 /// How long `exit` (or end of input) waits for running requests to answer.
 pub const EXIT_GRACE: Duration = Duration::from_secs(10);
+/// How long a stop signal waits for running requests to answer and their answers to be written.
+pub const SIGNAL_GRACE: Duration = Duration::from_millis(1500);
 
 /// Server settings that are not the service's.
 #[derive(Clone, Copy, Debug)]
@@ -40,19 +45,47 @@ impl Default for ServerConfig {
     }
 }
 
+/// Why the reader stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    /// The `exit` notification.
+    Exit,
+    /// End of input (or input failed).
+    Input,
+    /// A stop signal (SIGTERM, SIGINT).
+    Signal,
+}
+
 /// Serves one connection until `exit` or end of input; returns the exit status
 /// (0 when `shutdown` came first, else 1).
-///
-/// Output is written by a thread of its own with plain blocking writes: a message goes from
-/// the task that answered it to the pipe in one hand-off.
 pub async fn serve<R, W>(input: R, output: W, service: Arc<ThreadService>, config: ServerConfig) -> i32
 where
     R: AsyncRead + Unpin,
     W: Write + Send + 'static,
 {
+    serve_until(input, output, service, config, std::future::pending()).await
+}
+
+/// [`serve`], also ending when `stop` completes: the server stops reading, lets running
+/// requests finish and writes their answers (for at most [`SIGNAL_GRACE`]), and returns 0.
+///
+/// Output is written by a thread of its own with plain blocking writes: a message goes from
+/// the task that answered it to the pipe in one hand-off.
+pub async fn serve_until<R, W, S>(
+    input: R,
+    output: W,
+    service: Arc<ThreadService>,
+    config: ServerConfig,
+    stop: S,
+) -> i32
+where
+    R: AsyncRead + Unpin,
+    W: Write + Send + 'static,
+    S: Future<Output = ()>,
+{
     let context = methods::Context { service, max_frame_bytes: config.max_frame_bytes };
     let framing = Arc::new(OnceLock::new());
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<String>();
+    let (out_tx, out_rx) = outbox::outbox();
     let (written_tx, written_rx) = tokio::sync::oneshot::channel::<()>();
     let writer_framing = framing.clone();
     let max_frame_bytes = config.max_frame_bytes;
@@ -63,19 +96,33 @@ where
             let _ = written_tx.send(());
         })
         .expect("spawn output thread");
+    let outbox = out_tx.clone();
     let mut dispatcher = Dispatcher::new(methods::module(context), out_tx);
+    let running = dispatcher.tracker().clone();
     let mut frames = FramedRead::new(input, FrameCodec::new(config.max_frame_bytes));
+    tokio::pin!(stop);
 
-    while let Some(frame) = frames.next().await {
+    let ending = loop {
+        // Backpressure: the next message is read only when there is room for its answer.
+        let next = async {
+            outbox.wait_for_room(&running).await;
+            frames.next().await
+        };
+        let frame = tokio::select! {
+            biased;
+            () = &mut stop => break Ending::Signal,
+            frame = next => frame,
+        };
         if let Some(detected) = frames.decoder().framing() {
             let _ = framing.set(detected);
         }
         let frame = match frame {
-            Ok(frame) => frame,
-            Err(e) => {
+            Some(Ok(frame)) => frame,
+            Some(Err(e)) => {
                 tracing::warn!(error = %e, "input failed");
-                break;
+                break Ending::Input;
             }
+            None => break Ending::Input,
         };
         let control = match frame {
             Frame::Message(body) => dispatcher.handle(&body),
@@ -90,26 +137,68 @@ where
             }
         };
         if control == Control::Exit {
-            break;
+            break Ending::Exit;
         }
-    }
+    };
+    drop(frames); // stop reading
+    drop(outbox);
 
-    let status = if dispatcher.shutdown_requested() { 0 } else { 1 };
-    let tracker = dispatcher.tracker().clone();
-    tracker.close();
-    if tokio::time::timeout(EXIT_GRACE, tracker.wait()).await.is_err() {
+    let (status, grace) = match ending {
+        Ending::Signal => {
+            tracing::info!("stop signal: finishing running requests");
+            (0, SIGNAL_GRACE)
+        }
+        Ending::Exit | Ending::Input => (if dispatcher.shutdown_requested() { 0 } else { 1 }, EXIT_GRACE),
+    };
+    let deadline = tokio::time::Instant::now() + grace;
+    running.close();
+    if tokio::time::timeout_at(deadline, running.wait()).await.is_err() {
         tracing::warn!("exiting with requests still running");
     }
     drop(dispatcher); // closes the output channel, so the writer drains and ends
-    if tokio::time::timeout(EXIT_GRACE, written_rx).await.is_err() {
+    if tokio::time::timeout_at(deadline, written_rx).await.is_err() {
         tracing::warn!("exiting before all output was written");
     }
     status
 }
 
+/// Completes on SIGTERM or SIGINT (Ctrl-C). Handlers are installed when this is called, not
+/// when the future is first polled.
+pub fn stop_signal() -> impl Future<Output = ()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        async move {
+            match (term, int) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                }
+                (term, int) => {
+                    let error = term.err().or(int.err()).map(|e| e.to_string()).unwrap_or_default();
+                    tracing::warn!(error, "cannot handle stop signals");
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
 fn write_loop<W: Write>(
     mut output: W,
-    mut rx: mpsc::UnboundedReceiver<String>,
+    mut rx: OutboxReceiver,
     framing: Arc<OnceLock<Framing>>,
     max_frame_bytes: usize,
 ) {
@@ -120,18 +209,29 @@ fn write_loop<W: Write>(
         let codec = codec.get_or_insert_with(|| {
             FrameCodec::with_framing(framing.get().copied().unwrap_or(Framing::Lsp), max_frame_bytes)
         });
-        // Frame everything queued, then write and flush once.
+        // Frame what is queued (up to a bound, so the copy stays small), then write and flush once.
+        let mut taken = message.len();
         let _ = codec.encode(message.as_bytes(), &mut buffer);
-        while let Ok(more) = rx.try_recv() {
+        while buffer.len() < WRITE_BATCH_BYTES {
+            let Some(more) = rx.try_recv() else { break };
+            taken += more.len();
             let _ = codec.encode(more.as_bytes(), &mut buffer);
         }
-        if let Err(e) = output.write_all(&buffer).and_then(|_| output.flush()) {
+        let result = output.write_all(&buffer).and_then(|_| output.flush());
+        rx.written(taken);
+        if let Err(e) = result {
             tracing::warn!(error = %e, "output failed");
             return;
         }
         buffer.clear();
+        if buffer.capacity() > 4 * WRITE_BATCH_BYTES {
+            buffer = BytesMut::new(); // one large answer should not pin its size for good
+        }
     }
 }
+
+/// Answers queued together are written in one go up to about this many bytes.
+const WRITE_BATCH_BYTES: usize = 1 << 20;
 
 /// Standard input as an async reader that never blocks shutdown.
 ///

@@ -168,13 +168,13 @@ impl Server {
     pub fn request(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.send(&with_params(json!({"jsonrpc": "2.0", "id": id, "method": method}), params));
         self.pending.insert(id);
         id
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        self.send(&with_params(json!({"jsonrpc": "2.0", "method": method}), params));
     }
 
     /// Sends a request and returns its whole response (`result` or `error`).
@@ -265,7 +265,7 @@ impl Server {
         std::thread::spawn(move || {
             let mut sent = 0;
             for (id, (method, params)) in (BACKGROUND_FIRST_ID..).zip(requests) {
-                let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                let request = with_params(json!({"jsonrpc": "2.0", "id": id, "method": method}), params);
                 let frame = frame(wire, &serde_json::to_vec(&request).unwrap());
                 if stdin.write_all(&frame).and_then(|_| stdin.flush()).is_err() {
                     break;
@@ -324,6 +324,14 @@ impl Drop for Server {
             let _ = self.child.wait();
         }
     }
+}
+
+/// The message with `params`, which `Value::Null` leaves out (a present `null` is refused).
+fn with_params(mut message: Value, params: Value) -> Value {
+    if !params.is_null() {
+        message["params"] = params;
+    }
+    message
 }
 
 /// One message body framed for the wire.
