@@ -376,6 +376,36 @@ fn cancel_answers_minus_32800_for_a_queued_request() {
 }
 
 #[test]
+fn cancel_stops_a_running_render_export_and_import_and_changes_nothing() {
+    let mut s = Server::start(Wire::Ndjson, "memory");
+    open(&mut s, "huge");
+    for batch in 0..2 {
+        let events: Vec<Value> = (0..50_000).map(|i| user(&format!("m{batch}-{i}"), i / 100)).collect();
+        s.ok("thread/append", json!({"threadId": "huge", "events": events}));
+    }
+    // The first render of a format builds its renderer over all 100k events: it is running
+    // when the cancel arrives, and answers -32800 instead of finishing.
+    let render = s.request("thread/render", json!({"threadId": "huge", "format": "anthropic"}));
+    s.notify("$/cancelRequest", json!({"id": render}));
+    assert_eq!(s.response(render)["error"]["code"], -32800);
+    let export = s.request("thread/export", json!({"threadId": "huge", "format": "json"}));
+    s.notify("$/cancelRequest", json!({"id": export}));
+    assert_eq!(s.response(export)["error"]["code"], -32800);
+    // An import is cancelled while it reads the document, before anything is stored.
+    let text = s.ok("thread/export", json!({"threadId": "huge", "format": "json"}))["text"].clone();
+    let import = s.request("thread/import", json!({"text": text, "format": "json", "threadId": "copy"}));
+    s.notify("$/cancelRequest", json!({"id": import}));
+    assert_eq!(s.response(import)["error"]["code"], -32800);
+    assert_eq!(s.err("thread/events", json!({"threadId": "copy", "limit": 1}))["code"], -32001);
+    // Nothing changed, and the next renders are whole.
+    let info = s.ok("thread/events", json!({"threadId": "huge", "offset": 99_999}));
+    assert_eq!((info["version"].clone(), info["eventCount"].clone()), (json!(2), json!(100_000)));
+    let messages = s.ok("thread/render", json!({"threadId": "huge", "format": "anthropic"}))["messages"].clone();
+    assert_eq!(messages.as_array().unwrap().len(), 1, "one user turn holding every message");
+    assert_eq!(messages[0]["content"].as_array().unwrap().len(), 100_000);
+}
+
+#[test]
 fn interleaved_requests_on_many_threads_equal_the_sequential_result() {
     let mut s = Server::start(Wire::Lsp, "memory");
     let threads = 20;

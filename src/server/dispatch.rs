@@ -1,6 +1,7 @@
 //! From frames to responses: envelope checks, lifecycle, batches, cancellation, and one lane
 //! per thread so that requests to the same thread run in the order they arrived.
 
+use super::cancel;
 use super::errors::{self, response};
 use super::methods::Context;
 use super::outbox::Outbox;
@@ -504,7 +505,7 @@ async fn run(
     let result = if job.token.is_cancelled() {
         Some(cancelled())
     } else {
-        let call = module.raw_json_request(&job.request, 1);
+        let call = cancel::scope(job.token.clone(), module.raw_json_request(&job.request, 1));
         let outcome = if is_read_only(&job.method) {
             tokio::select! {
                 outcome = call => Some(outcome),

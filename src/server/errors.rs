@@ -53,6 +53,10 @@ pub fn from_service(error: ServiceError) -> ErrorObjectOwned {
         ServiceError::Store(reason) => {
             ErrorObjectOwned::owned(STORE_FAILED, format!("store failed: {reason}"), None::<()>)
         }
+        ServiceError::Cancelled => ErrorObjectOwned::owned(CANCELLED, "request cancelled", None::<()>),
+        ServiceError::Internal(reason) => {
+            ErrorObjectOwned::owned(INTERNAL_ERROR, format!("internal error: {reason}"), None::<()>)
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! Each method parses its params into a typed struct (errors name the failing field), calls
 //! the thread service or a pure core function, and shapes the result as `protocol/` specifies.
 
+use super::cancel;
 use super::errors::{from_service, invalid_params};
 use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
@@ -291,7 +292,8 @@ fn register_threads(m: &mut RpcModule<Context>) {
             escape: o.escape,
             dangling_tool_calls: o.dangling_tool_calls,
         };
-        let rendered = ctx.service.render(&p.thread_id, format, options).await.map_err(from_service)?;
+        let rendered =
+            ctx.service.render(&p.thread_id, format, options, &cancel::current()).await.map_err(from_service)?;
         RpcResult::Ok(render_result(rendered))
     })
     .expect("unique method name");

@@ -4,6 +4,7 @@
 //! lifecycle, batches, cancellation and per-thread ordering, and [`methods`] is the jsonrpsee
 //! module that turns params into calls on the thread service.
 
+mod cancel;
 pub mod dispatch;
 pub mod errors;
 pub mod framing;

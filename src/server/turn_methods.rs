@@ -1,5 +1,6 @@
 //! Turn-document methods (seed 004): `turns/*`, `thread/export`, `thread/import`.
 
+use super::cancel;
 use super::errors::{from_service, invalid_params, LIMIT_EXCEEDED};
 use super::methods::{parse, Context, ThreadInfo};
 use crate::event::AgentEvent;
@@ -143,41 +144,52 @@ pub fn register(m: &mut RpcModule<Context>) {
     m.register_async_method("thread/export", |params, ctx, _| async move {
         let p: ExportParams = parse(&params)?;
         let (record, events) = ctx.service.snapshot(&p.thread_id).await.map_err(from_service)?;
-        let events: Vec<AgentEvent> = events.iter().map(|e| e.parse()).collect();
-        let settings = (record.settings != ThreadSettings::default())
-            .then(|| serde_json::to_value(&record.settings).unwrap_or_default());
-        let turn = turns::thread_to_turn(&record.thread_id, &events, settings, &record.metadata);
-        write_turn(&turn, p.format, &p.options)
+        // Converting and writing grow with the thread: off the async workers, and cancellable.
+        cancel::off_loop(move |_| {
+            let events: Vec<AgentEvent> = events.iter().map(|e| e.parse()).collect();
+            let settings = (record.settings != ThreadSettings::default())
+                .then(|| serde_json::to_value(&record.settings).unwrap_or_default());
+            let turn = turns::thread_to_turn(&record.thread_id, &events, settings, &record.metadata);
+            write_turn(&turn, p.format, &p.options)
+        })
+        .await
     })
     .expect("unique method name");
 
     m.register_async_method("thread/import", |params, ctx, _| async move {
         let p: ImportParams = parse(&params)?;
-        let (turn, _) = read_turn(&p.text, p.format)?;
-        let target = match p.thread_id {
-            Some(id) => ImportTarget::Given(id),
-            None if turn.id.is_empty() => ImportTarget::New,
-            None => {
-                // The turn's id names the thread; say so when it cannot be a thread id.
-                check_thread_id(&turn.id).map_err(|_| {
-                    let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
-                    invalid_params("text.id", reason)
-                })?;
-                ImportTarget::FromDocument(turn.id.clone())
-            }
-        };
-        let parts = turns::turn_to_thread(&turn).map_err(|e| turn_error("text", e))?;
-        let settings = match parts.settings {
-            Some(value) => Some(
-                serde_json::from_value::<ThreadSettings>(value)
-                    .map_err(|e| invalid_params(&format!("text.metadata.{SETTINGS_KEY}"), &e.to_string()))?,
-            ),
-            None => None,
-        };
-        // The events go through the same limits as an append.
-        let values: Vec<Value> = parts.events.into_iter().map(AgentEvent::into_value).collect();
-        let events = ctx.service.validate_events(values).map_err(from_service)?;
-        let record = ctx.service.import(target, settings, parts.metadata, events).await.map_err(from_service)?;
+        // Reading, converting and validating grow with the document: off the async workers and
+        // cancellable, since nothing is stored before the import below.
+        let service = ctx.service.clone();
+        let (target, settings, metadata, events) = cancel::off_loop(move |_| {
+            let (turn, _) = read_turn(&p.text, p.format)?;
+            let target = match p.thread_id {
+                Some(id) => ImportTarget::Given(id),
+                None if turn.id.is_empty() => ImportTarget::New,
+                None => {
+                    // The turn's id names the thread; say so when it cannot be a thread id.
+                    check_thread_id(&turn.id).map_err(|_| {
+                        let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
+                        invalid_params("text.id", reason)
+                    })?;
+                    ImportTarget::FromDocument(turn.id.clone())
+                }
+            };
+            let parts = turns::turn_to_thread(&turn).map_err(|e| turn_error("text", e))?;
+            let settings = match parts.settings {
+                Some(value) => Some(
+                    serde_json::from_value::<ThreadSettings>(value)
+                        .map_err(|e| invalid_params(&format!("text.metadata.{SETTINGS_KEY}"), &e.to_string()))?,
+                ),
+                None => None,
+            };
+            // The events go through the same limits as an append.
+            let values: Vec<Value> = parts.events.into_iter().map(AgentEvent::into_value).collect();
+            let events = service.validate_events(values).map_err(from_service)?;
+            Ok((target, settings, parts.metadata, events))
+        })
+        .await?;
+        let record = ctx.service.import(target, settings, metadata, events).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))
     })
     .expect("unique method name");

@@ -19,6 +19,7 @@ use state::{ThreadState, View};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::Mutex as AsyncMutex;
+use tokio_util::sync::CancellationToken;
 
 /// Explicit bounds on what one request may ask of the service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +46,10 @@ pub enum ServiceError {
     Limit { limit: &'static str, value: u64, max: u64 },
     InvalidParams { path: String, reason: String },
     Store(String),
+    /// The request was cancelled before it changed anything.
+    Cancelled,
+    /// A bug: work that should not fail did (a render panicked).
+    Internal(String),
 }
 
 impl From<StoreError> for ServiceError {
@@ -253,59 +258,29 @@ impl ThreadService {
         Ok(ThreadRecord { version: appended.version, event_count: appended.event_count, ..state.record.clone() })
     }
 
+    /// Renders the thread. The one long part, building a renderer the thread does not keep yet,
+    /// runs off the async workers for big threads and stops when `cancel` fires, which answers
+    /// at once with [`ServiceError::Cancelled`]; a render changes no thread data either way.
     pub async fn render(
         &self,
         thread_id: &str,
         format: RenderFormat,
         options: RenderOptions,
+        cancel: &CancellationToken,
     ) -> ServiceResult<Rendered> {
         let shared = self.load(thread_id).await?;
-        let mut state = shared.lock().await;
+        let mut state = shared.lock_owned().await;
         self.catch_up(&mut state).await?;
-        let settings = state.record.settings.clone();
-        let version = state.record.version;
-        let prefix = options.response_prefix.or(settings.response_prefix);
-        let instructions = options.instructions.or(settings.instructions);
-        let mode = options.context_mode.or(settings.context_mode).unwrap_or_default();
-        Ok(match format {
-            RenderFormat::Xml => match options.from_event {
-                None => Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) },
-                Some(from) => {
-                    let event_count = state.events.len() as u64;
-                    if from > event_count {
-                        return Err(ServiceError::InvalidParams {
-                            path: "options.fromEvent".into(),
-                            reason: format!("the thread has {event_count} events"),
-                        });
-                    }
-                    let lines = state.xml_lines_from(options.escape, from as usize).to_owned();
-                    let mut tail = String::from("</thread>");
-                    if let Some(prefix) = prefix.as_deref().filter(|p| !p.is_empty()) {
-                        tail.push('\n');
-                        tail.push_str(prefix);
-                    }
-                    Rendered::XmlDelta { version, event_count, from_event: from, lines, tail }
-                }
-            },
-            RenderFormat::Messages | RenderFormat::Text | RenderFormat::Provider(_) => {
-                let view = View {
-                    instructions: instructions.as_deref(),
-                    response_prefix: prefix.as_deref(),
-                    escape: options.escape,
-                    dangling: options.dangling_tool_calls,
-                };
-                match format {
-                    RenderFormat::Provider(provider) => {
-                        let json = state.provider_json(provider, mode, &view);
-                        Rendered::Provider { version, context_mode: mode, provider, json }
-                    }
-                    RenderFormat::Text => {
-                        Rendered::Text { version, text: messages_to_prompt(&state.messages(mode, &view)) }
-                    }
-                    _ => Rendered::Messages { version, context_mode: mode, json: state.messages_json(mode, &view) },
-                }
-            }
-        })
+        if state.events.len() < OFFLOAD_RENDERS_FROM_EVENTS {
+            return render_now(&mut state, format, options, cancel);
+        }
+        let token = cancel.clone();
+        let work = tokio::task::spawn_blocking(move || render_now(&mut state, format, options, &token));
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(ServiceError::Cancelled),
+            done = work => done.unwrap_or_else(|e| Err(ServiceError::Internal(format!("render failed: {e}")))),
+        }
     }
 
     pub async fn events(&self, thread_id: &str, offset: u64, limit: Option<u64>) -> ServiceResult<EventPage> {
@@ -478,4 +453,62 @@ mod tests {
         assert!(check_thread_id("a b").is_err());
         assert!(check_thread_id("é").is_err());
     }
+}
+
+/// Threads from this many events render on a blocking thread, so a cancellation is answered at
+/// once; smaller ones render in place, which is cheaper than the hand-off.
+const OFFLOAD_RENDERS_FROM_EVENTS: usize = 4096;
+
+fn render_now(
+    state: &mut ThreadState,
+    format: RenderFormat,
+    options: RenderOptions,
+    cancel: &CancellationToken,
+) -> ServiceResult<Rendered> {
+        let settings = state.record.settings.clone();
+        let version = state.record.version;
+        let prefix = options.response_prefix.or(settings.response_prefix);
+        let instructions = options.instructions.or(settings.instructions);
+        let mode = options.context_mode.or(settings.context_mode).unwrap_or_default();
+        let needs = if format == RenderFormat::Xml { None } else { Some(mode) };
+        state.prepare(needs, options.escape, cancel).map_err(|_| ServiceError::Cancelled)?;
+        Ok(match format {
+            RenderFormat::Xml => match options.from_event {
+                None => Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) },
+                Some(from) => {
+                    let event_count = state.events.len() as u64;
+                    if from > event_count {
+                        return Err(ServiceError::InvalidParams {
+                            path: "options.fromEvent".into(),
+                            reason: format!("the thread has {event_count} events"),
+                        });
+                    }
+                    let lines = state.xml_lines_from(options.escape, from as usize).to_owned();
+                    let mut tail = String::from("</thread>");
+                    if let Some(prefix) = prefix.as_deref().filter(|p| !p.is_empty()) {
+                        tail.push('\n');
+                        tail.push_str(prefix);
+                    }
+                    Rendered::XmlDelta { version, event_count, from_event: from, lines, tail }
+                }
+            },
+            RenderFormat::Messages | RenderFormat::Text | RenderFormat::Provider(_) => {
+                let view = View {
+                    instructions: instructions.as_deref(),
+                    response_prefix: prefix.as_deref(),
+                    escape: options.escape,
+                    dangling: options.dangling_tool_calls,
+                };
+                match format {
+                    RenderFormat::Provider(provider) => {
+                        let json = state.provider_json(provider, mode, &view);
+                        Rendered::Provider { version, context_mode: mode, provider, json }
+                    }
+                    RenderFormat::Text => {
+                        Rendered::Text { version, text: messages_to_prompt(&state.messages(mode, &view)) }
+                    }
+                    _ => Rendered::Messages { version, context_mode: mode, json: state.messages_json(mode, &view) },
+                }
+            }
+        })
 }

@@ -13,6 +13,7 @@ use crate::providers::{self, Provider};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 pub struct ThreadState {
     pub record: ThreadRecord,
@@ -73,29 +74,45 @@ impl ThreadState {
         &renderer.lines()[start..]
     }
 
+    /// Builds the renderer a render in `mode` (or of the XML document, `None`) needs unless it
+    /// is kept already — the one part of a render whose cost grows with the thread — and gives
+    /// up, keeping nothing, once `cancel` fires.
+    pub fn prepare(
+        &mut self,
+        mode: Option<ContextMode>,
+        escape: EscapeMode,
+        cancel: &CancellationToken,
+    ) -> Result<(), Cancelled> {
+        match mode {
+            Some(ContextMode::Standard) if self.standard.is_none() => {
+                let mut builder = StandardMessages::new();
+                for_each_parsed(&self.events, cancel, |event| builder.push(event))?;
+                self.standard = Some(builder);
+            }
+            Some(ContextMode::Standard) => {}
+            None | Some(ContextMode::Xml) if self.xml.iter().any(|(r, _)| r.escape() == escape) => {}
+            None | Some(ContextMode::Xml) => {
+                let mut renderer = XmlRenderer::new(escape);
+                let mut ends = Vec::with_capacity(self.events.len());
+                for_each_parsed(&self.events, cancel, |event| push_all(&mut renderer, &mut ends, [event].into_iter()))?;
+                self.xml.push((renderer, ends));
+            }
+        }
+        Ok(())
+    }
+
     /// The renderer for `escape`, built from the events on first use.
     fn xml_index(&mut self, escape: EscapeMode) -> usize {
-        if let Some(index) = self.xml.iter().position(|(r, _)| r.escape() == escape) {
-            return index;
-        }
-        let mut renderer = XmlRenderer::new(escape);
-        let mut ends = Vec::with_capacity(self.events.len());
-        let parsed: Vec<AgentEvent> = self.events.iter().map(|e| e.parse()).collect();
-        push_all(&mut renderer, &mut ends, parsed.iter());
-        self.xml.push((renderer, ends));
-        self.xml.len() - 1
+        let never = CancellationToken::new();
+        self.prepare(None, escape, &never).expect("an uncancelled build completes");
+        self.xml.iter().position(|(r, _)| r.escape() == escape).expect("prepared above")
     }
 
     /// The standard-mode builder, built from the events on first use.
     fn standard(&mut self) -> &StandardMessages {
-        let events = &self.events;
-        self.standard.get_or_insert_with(|| {
-            let mut builder = StandardMessages::new();
-            for event in events {
-                builder.push(&event.parse());
-            }
-            builder
-        })
+        let never = CancellationToken::new();
+        self.prepare(Some(ContextMode::Standard), EscapeMode::default(), &never).expect("an uncancelled build completes");
+        self.standard.as_ref().expect("prepared above")
     }
 
     /// The thread as chat messages in the given context mode.
@@ -158,6 +175,30 @@ pub struct View<'a> {
     pub response_prefix: Option<&'a str>,
     pub escape: EscapeMode,
     pub dangling: DanglingToolCalls,
+}
+
+/// A render given up because its request was cancelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancelled;
+
+/// How many events a build takes between two looks at its cancellation token.
+const EVENTS_BETWEEN_CHECKS: usize = 1024;
+
+/// Parses the events one at a time for `f`, stopping when `cancel` fires.
+fn for_each_parsed(
+    events: &[Arc<StoredEvent>],
+    cancel: &CancellationToken,
+    mut f: impl FnMut(&AgentEvent),
+) -> Result<(), Cancelled> {
+    for chunk in events.chunks(EVENTS_BETWEEN_CHECKS) {
+        if cancel.is_cancelled() {
+            return Err(Cancelled);
+        }
+        for event in chunk {
+            f(&event.parse());
+        }
+    }
+    Ok(())
 }
 
 /// Renders events, recording where each one's line ends.
