@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use support::vectors::{load_all, Vector, ANY};
-use threadkeeper::server::methods::{module, Context};
+use threadkeeper::server::methods::{table, Context};
 use threadkeeper::service::{Limits, ThreadService};
 use threadkeeper::store::MemoryStore;
 
@@ -87,8 +87,8 @@ fn schema_files(folder: &str) -> BTreeMap<String, String> {
 
 fn registered_methods() -> BTreeSet<String> {
     let service = Arc::new(ThreadService::new(Arc::new(MemoryStore::new(1)), Limits::default()));
-    let module = module(Context { service, max_frame_bytes: 1024 });
-    module.method_names().map(str::to_owned).collect()
+    let table = table(Context { service, max_frame_bytes: 1024 });
+    table.names().into_iter().map(str::to_owned).collect()
 }
 
 struct MethodSchemas {

@@ -1,13 +1,16 @@
 //! From frames to responses: envelope checks, lifecycle, batches, cancellation, and one lane
 //! per thread so that requests to the same thread run in the order they arrived.
+//!
+//! Each message is parsed once, into an [`Envelope`] that borrows from it; the method's
+//! [`Policy`] in the [`MethodTable`] says how to run it; its answer is written around the
+//! caller's id as received (ids are kept verbatim, so `-7` and `1.5` come back as sent).
 
 use super::cancel;
 use super::errors::{self, response};
-use super::methods::Context;
 use super::outbox::Outbox;
+use super::table::{Answer, Method, MethodTable};
 use futures_util::FutureExt;
-use jsonrpsee::types::ErrorObjectOwned;
-use jsonrpsee::RpcModule;
+use jsonrpsee::types::{ErrorObjectOwned, Params};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -30,20 +33,6 @@ pub enum Phase {
 pub enum Control {
     Continue,
     Exit,
-}
-
-/// Methods whose work may be abandoned halfway when cancelled: they change nothing.
-fn is_read_only(method: &str) -> bool {
-    !matches!(
-        method,
-        "thread/open"
-            | "thread/append"
-            | "thread/close"
-            | "thread/delete"
-            | "thread/import"
-            | "initialize"
-            | "shutdown"
-    )
 }
 
 #[derive(Deserialize)]
@@ -69,13 +58,12 @@ struct ThreadTarget<'a> {
     thread_id: Option<std::borrow::Cow<'a, str>>,
 }
 
-/// One request to run: the text jsonrpsee sees, and how to answer it.
+/// One request to run.
 struct Job {
-    /// The request with a placeholder id (jsonrpsee accepts only some id shapes).
-    request: String,
+    method: &'static str,
+    params: Params<'static>,
     /// The caller's id as raw JSON, `None` for a notification.
     id: Option<String>,
-    method: String,
     token: CancellationToken,
     /// Counts the job as running until it is dropped, so exit waits for its answer.
     _running: tokio_util::task::task_tracker::TaskTrackerToken,
@@ -102,18 +90,8 @@ impl Reply {
     }
 }
 
-/// Stateless methods whose work is done in the first poll; small ones run on the reader
-/// itself, saving two task hand-offs per request.
-fn runs_inline(method: &str, request_len: usize) -> bool {
-    const INLINE_MAX_BYTES: usize = 64 * 1024;
-    request_len <= INLINE_MAX_BYTES
-        && (method.starts_with("xml/")
-            || method.starts_with("messages/")
-            || method.starts_with("toolCalls/")
-            || method.starts_with("turns/")
-            || method == "initialize"
-            || method == "shutdown")
-}
+/// Requests up to this size of a method whose policy allows it run on the reader itself.
+const INLINE_MAX_BYTES: usize = 64 * 1024;
 
 struct Lane {
     sender: mpsc::UnboundedSender<(Job, Reply)>,
@@ -153,7 +131,7 @@ fn json_depth(text: &[u8]) -> usize {
 const LANE_PRUNE_THRESHOLD: usize = 256;
 
 pub struct Dispatcher {
-    module: Arc<RpcModule<Context>>,
+    table: Arc<MethodTable>,
     phase: Phase,
     shutdown_requested: bool,
     lanes: HashMap<String, Lane>,
@@ -163,9 +141,9 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(module: RpcModule<Context>, out: Outbox) -> Self {
+    pub fn new(table: MethodTable, out: Outbox) -> Self {
         Dispatcher {
-            module: Arc::new(module),
+            table: Arc::new(table),
             phase: Phase::Uninitialized,
             shutdown_requested: false,
             lanes: HashMap::new(),
@@ -352,78 +330,61 @@ impl Dispatcher {
                 _ => {}
             }
         } else {
-            match (self.phase, method.as_str()) {
-                (Phase::Uninitialized, "initialize") => {
-                    if let Err(e) = super::methods::check_initialize(envelope.params.map_or("", RawValue::get)) {
-                        return answered(reply, Some(errors::response_with(id_text, &e)));
-                    }
-                    self.phase = Phase::Running;
-                }
+            let refusal = match (self.phase, method.as_str()) {
+                (Phase::Uninitialized, "initialize") => None,
                 (Phase::Uninitialized, _) => {
-                    return answered(
-                        reply,
-                        Some(response(
-                            id_text,
-                            errors::NOT_INITIALIZED,
-                            "server not initialized: send \"initialize\" first",
-                            None,
-                        )),
-                    );
+                    Some((errors::NOT_INITIALIZED, "server not initialized: send \"initialize\" first"))
                 }
-                (Phase::ShutDown, _) => {
-                    return answered(
-                        reply,
-                        Some(response(
-                            id_text,
-                            errors::INVALID_REQUEST,
-                            "invalid request: the server is shut down",
-                            None,
-                        )),
-                    );
-                }
+                (Phase::ShutDown, _) => Some((errors::INVALID_REQUEST, "invalid request: the server is shut down")),
                 (Phase::Running, "initialize") => {
-                    return answered(
-                        reply,
-                        Some(response(id_text, errors::INVALID_REQUEST, "invalid request: already initialized", None)),
-                    );
+                    Some((errors::INVALID_REQUEST, "invalid request: already initialized"))
                 }
-                (Phase::Running, "shutdown") => {
-                    self.phase = Phase::ShutDown;
-                    self.shutdown_requested = true;
-                }
-                _ => {}
+                _ => None,
+            };
+            if let Some((code, message)) = refusal {
+                return answered(reply, Some(response(id_text, code, message, None)));
             }
         }
 
-        if self.module.method(&method).is_none() {
+        let table = self.table.clone();
+        let Some(method) = table.get(&method) else {
             let message = format!("method not found: {method:?}");
             return answered(reply, id.as_deref().map(|id| response(id, errors::METHOD_NOT_FOUND, &message, None)));
-        }
-        let params = envelope.params.map_or("", RawValue::get);
-        let request = if params.is_empty() {
-            format!(r#"{{"jsonrpc":"2.0","id":0,"method":{}}}"#, envelope.method.map_or("\"\"", RawValue::get))
-        } else {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":0,"method":{},"params":{params}}}"#,
-                envelope.method.map_or("\"\"", RawValue::get)
-            )
         };
+        let params_text = envelope.params.map(RawValue::get);
+        let params = Params::new(params_text).into_owned();
+        match method.name {
+            // The lifecycle changes only once its method has answered: a refused `initialize`
+            // (an unsupported protocol version) leaves the server uninitialized.
+            "initialize" | "shutdown" => {
+                let answer = method.call(params, table.context().clone()).now_or_never();
+                let answer = answer.expect("lifecycle methods answer in their first poll");
+                if answer.is_ok() {
+                    self.phase = if method.name == "initialize" { Phase::Running } else { Phase::ShutDown };
+                    self.shutdown_requested |= method.name == "shutdown";
+                }
+                return answered(reply, id.as_deref().map(|id| write_answer(id, answer)));
+            }
+            _ => {}
+        }
         let token = CancellationToken::new();
         if let Some(id) = &id {
             self.lock_in_flight().insert(id.clone(), token.clone());
         }
         let lane_key = method
-            .starts_with("thread/")
-            .then(|| serde_json::from_str::<ThreadTarget>(params).ok().and_then(|t| t.thread_id))
+            .policy
+            .per_thread
+            .then(|| params_text.and_then(|p| serde_json::from_str::<ThreadTarget>(p).ok()).and_then(|t| t.thread_id))
             .flatten()
             .map(|id| id.into_owned());
-        let job = Job { request, id, method, token, _running: self.tracker.token() };
+        let inline = method.policy.inline && params_text.map_or(0, str::len) <= INLINE_MAX_BYTES;
+        let job = Job { method: method.name, params, id, token, _running: self.tracker.token() };
         match lane_key {
             Some(key) => self.enqueue(key, job, reply),
-            None if runs_inline(&job.method, job.request.len()) => {
-                // Synchronous methods finish in the first poll; should one ever not, it is
-                // stateless, so running it again in a task is harmless.
-                match run(&self.module, &self.in_flight, &job).now_or_never() {
+            None if inline => {
+                // Synchronous methods finish in the first poll; should one ever not, it
+                // changes nothing, so running it again in a task is harmless.
+                match run(&self.table, &self.in_flight, &job).now_or_never() {
                     Some(answer) => reply.send(answer),
                     None => self.spawn(job, reply),
                 }
@@ -434,10 +395,10 @@ impl Dispatcher {
     }
 
     fn spawn(&self, job: Job, reply: Reply) {
-        let module = self.module.clone();
+        let table = self.table.clone();
         let in_flight = self.in_flight.clone();
         self.tracker.spawn(async move {
-            reply.send(run(&module, &in_flight, &job).await);
+            reply.send(run(&table, &in_flight, &job).await);
         });
     }
 
@@ -448,12 +409,12 @@ impl Dispatcher {
         let lane = self.lanes.entry(key).or_insert_with(|| {
             let (sender, mut receiver) = mpsc::unbounded_channel::<(Job, Reply)>();
             let pending = Arc::new(AtomicUsize::new(0));
-            let module = self.module.clone();
+            let table = self.table.clone();
             let in_flight = self.in_flight.clone();
             let lane_pending = pending.clone();
             tokio::spawn(async move {
                 while let Some((job, reply)) = receiver.recv().await {
-                    reply.send(run(&module, &in_flight, &job).await);
+                    reply.send(run(&table, &in_flight, &job).await);
                     lane_pending.fetch_sub(1, Ordering::AcqRel);
                 }
             });
@@ -494,49 +455,47 @@ fn answered(reply: Reply, answer: Option<String>) -> Control {
     Control::Continue
 }
 
-/// Runs one job through the module and gives its response with the caller's id restored.
-async fn run(
-    module: &RpcModule<Context>,
-    in_flight: &Mutex<HashMap<String, CancellationToken>>,
-    job: &Job,
-) -> Option<String> {
+/// Runs one job and gives its response.
+async fn run(table: &MethodTable, in_flight: &Mutex<HashMap<String, CancellationToken>>, job: &Job) -> Option<String> {
+    let method: &Method = table.get(job.method).expect("jobs name registered methods");
     let id_text = job.id.as_deref().unwrap_or("null");
     let cancelled = || response(id_text, errors::CANCELLED, "request cancelled", None);
     let result = if job.token.is_cancelled() {
-        Some(cancelled())
+        cancelled()
     } else {
-        let call = cancel::scope(job.token.clone(), module.raw_json_request(&job.request, 1));
-        let outcome = if is_read_only(&job.method) {
+        let call = cancel::scope(job.token.clone(), method.call(job.params.clone(), table.context().clone()));
+        let answer = if method.policy.abandonable {
             tokio::select! {
-                outcome = call => Some(outcome),
+                answer = call => Some(answer),
                 _ = job.token.cancelled() => None,
             }
         } else {
             Some(call.await)
         };
-        match outcome {
-            None => Some(cancelled()),
-            Some(Ok((raw, _))) => Some(restore_id(raw.get(), id_text)),
-            Some(Err(e)) => Some(response(id_text, errors::INVALID_REQUEST, &format!("invalid request: {e}"), None)),
+        match answer {
+            None => cancelled(),
+            Some(answer) => write_answer(id_text, answer),
         }
     };
     if let Some(id) = &job.id {
         in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
     }
-    job.id.as_ref().and(result)
+    job.id.as_ref().map(|_| result)
 }
 
-const PLACEHOLDER_PREFIX: &str = r#"{"jsonrpc":"2.0","id":0,"#;
-
-/// Puts the caller's id back in place of the placeholder jsonrpsee answered with.
-fn restore_id(response: &str, id: &str) -> String {
-    match response.strip_prefix(PLACEHOLDER_PREFIX) {
-        Some(rest) => format!(r#"{{"jsonrpc":"2.0","id":{id},{rest}"#),
-        None => {
-            // Not the shape jsonrpsee writes today; rebuild it field by field.
-            let mut value: serde_json::Value = serde_json::from_str(response).unwrap_or_default();
-            value["id"] = serde_json::from_str(id).unwrap_or_default();
-            value.to_string()
+/// The response to the request `id` (raw JSON, as received).
+fn write_answer(id: &str, answer: Answer) -> String {
+    match answer {
+        Ok(result) => {
+            let result = result.get();
+            let mut out = String::with_capacity(result.len() + id.len() + 36);
+            out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+            out.push_str(id);
+            out.push_str(r#","result":"#);
+            out.push_str(result);
+            out.push('}');
+            out
         }
+        Err(error) => errors::response_with(id, &error),
     }
 }

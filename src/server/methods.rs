@@ -1,10 +1,11 @@
-//! Protocol v1 methods, registered on a jsonrpsee `RpcModule`.
+//! Protocol v1 methods, registered in the [`MethodTable`] with how each is run.
 //!
 //! Each method parses its params into a typed struct (errors name the failing field), calls
 //! the thread service or a pure core function, and shapes the result as `protocol/` specifies.
 
 use super::cancel;
 use super::errors::{from_service, invalid_params};
+use super::table::{MethodTable, Policy};
 use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
 use crate::providers::Provider;
@@ -12,7 +13,6 @@ use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered, ThreadSer
 use crate::store::{ThreadRecord, ThreadSettings};
 use crate::xml::{EscapeMode, XmlOptions};
 use jsonrpsee::types::{ErrorObjectOwned, Params};
-use jsonrpsee::RpcModule;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -57,10 +57,9 @@ fn field_error_path(parent: &str, reason: &str) -> (String, String) {
     (parent.to_string(), reason.to_string())
 }
 
-/// Checks `initialize` params; the dispatcher calls it before it changes the lifecycle, so a
-/// refused `initialize` leaves the server uninitialized.
-pub fn check_initialize(params: &str) -> RpcResult<()> {
-    let p: InitializeParams = parse(&Params::new(Some(params).filter(|p| !p.is_empty())))?;
+/// Checks `initialize` params.
+fn check_initialize(params: &Params) -> RpcResult<()> {
+    let p: InitializeParams = parse(params)?;
     if let Some(v) = p.protocol_version {
         if v != PROTOCOL_VERSION {
             return Err(invalid_params(
@@ -215,8 +214,8 @@ struct MessagesParams {
 }
 
 /// Builds the module with every v1 method.
-pub fn module(context: Context) -> RpcModule<Context> {
-    let mut m = RpcModule::new(context);
+pub fn table(context: Context) -> MethodTable {
+    let mut m = MethodTable::new(context);
     register_lifecycle(&mut m);
     register_threads(&mut m);
     register_stateless(&mut m);
@@ -224,9 +223,9 @@ pub fn module(context: Context) -> RpcModule<Context> {
     m
 }
 
-fn register_lifecycle(m: &mut RpcModule<Context>) {
-    m.register_method("initialize", |params, ctx, _| -> RpcResult<Value> {
-        check_initialize(params.as_str().unwrap_or(""))?;
+fn register_lifecycle(m: &mut MethodTable) {
+    m.register_sync("initialize", Policy::LIFECYCLE, |params, ctx| -> RpcResult<Value> {
+        check_initialize(&params)?;
         let limits = ctx.service.limits();
         Ok(json!({
             "serverInfo": { "name": "threadkeeper", "version": env!("CARGO_PKG_VERSION") },
@@ -245,20 +244,18 @@ fn register_lifecycle(m: &mut RpcModule<Context>) {
                 },
             },
         }))
-    })
-    .expect("unique method name");
-    m.register_method("shutdown", |_, _, _| -> RpcResult<Value> { Ok(Value::Null) }).expect("unique method name");
+    });
+    m.register_sync("shutdown", Policy::LIFECYCLE, |_, _| -> RpcResult<Value> { Ok(Value::Null) });
 }
 
-fn register_threads(m: &mut RpcModule<Context>) {
-    m.register_async_method("thread/open", |params, ctx, _| async move {
+fn register_threads(m: &mut MethodTable) {
+    m.register("thread/open", Policy::THREAD_WRITE, |params, ctx| async move {
         let p: OpenParams = parse(&params)?;
         let record = ctx.service.open(p.thread_id, p.settings, p.metadata).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_async_method("thread/append", |params, ctx, _| async move {
+    m.register("thread/append", Policy::THREAD_WRITE, |params, ctx| async move {
         let p: AppendParams = parse(&params)?;
         let events = ctx.service.validate_events(p.events).map_err(from_service)?;
         let record = ctx.service.append(&p.thread_id, events, p.expected_version).await.map_err(from_service)?;
@@ -267,10 +264,9 @@ fn register_threads(m: &mut RpcModule<Context>) {
             "version": record.version,
             "eventCount": record.event_count,
         }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_async_method("thread/render", |params, ctx, _| async move {
+    m.register_raw("thread/render", Policy::THREAD_READ, |params, ctx| async move {
         let p: RenderParams = parse(&params)?;
         let o = p.options.unwrap_or_default();
         let format = match p.format {
@@ -294,82 +290,71 @@ fn register_threads(m: &mut RpcModule<Context>) {
         };
         let rendered =
             ctx.service.render(&p.thread_id, format, options, &cancel::current()).await.map_err(from_service)?;
-        RpcResult::Ok(render_result(rendered))
-    })
-    .expect("unique method name");
+        Ok(render_result(rendered))
+    });
 
-    m.register_async_method("thread/events", |params, ctx, _| async move {
+    m.register("thread/events", Policy::THREAD_READ, |params, ctx| async move {
         let p: EventsParams = parse(&params)?;
         let EventPage { version, event_count, events } =
             ctx.service.events(&p.thread_id, p.offset, p.limit).await.map_err(from_service)?;
         // Stored events are already the JSON to send: shared, not copied, and not re-serialized.
         RpcResult::Ok(EventsResult { version, event_count, events })
-    })
-    .expect("unique method name");
+    });
 
-    m.register_async_method("thread/list", |params, ctx, _| async move {
+    m.register("thread/list", Policy::SERVICE_READ, |params, ctx| async move {
         let _: Empty = parse(&params)?;
         let records = ctx.service.list().await.map_err(from_service)?;
         let threads: Vec<ThreadInfo> = records.into_iter().map(ThreadInfo::from).collect();
         RpcResult::Ok(json!({ "threads": threads }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_async_method("thread/close", |params, ctx, _| async move {
+    m.register("thread/close", Policy::THREAD_WRITE, |params, ctx| async move {
         let p: ThreadIdParams = parse(&params)?;
         ctx.service.close(&p.thread_id).await.map_err(from_service)?;
         RpcResult::Ok(json!({ "threadId": p.thread_id, "closed": true }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_async_method("thread/delete", |params, ctx, _| async move {
+    m.register("thread/delete", Policy::THREAD_WRITE, |params, ctx| async move {
         let p: ThreadIdParams = parse(&params)?;
         let deleted = ctx.service.delete(&p.thread_id).await.map_err(from_service)?;
         RpcResult::Ok(json!({ "threadId": p.thread_id, "deleted": deleted }))
-    })
-    .expect("unique method name");
+    });
 }
 
-fn register_stateless(m: &mut RpcModule<Context>) {
-    m.register_method("xml/serializeThread", |params, ctx, _| -> RpcResult<Value> {
+fn register_stateless(m: &mut MethodTable) {
+    m.register_sync("xml/serializeThread", Policy::STATELESS, |params, ctx| -> RpcResult<Value> {
         let p: SerializeParams = parse(&params)?;
         let valid = ctx.service.validate_events(p.events).map_err(from_service)?;
         Ok(json!({ "text": crate::xml::serialize_thread_to_xml(&valid.events, &p.options) }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_method("xml/escape", |params, _, _| -> RpcResult<Value> {
+    m.register_sync("xml/escape", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: TextParams = parse(&params)?;
         Ok(json!({ "text": crate::xml::escape_xml(&p.text) }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_method("xml/parseThread", |params, _, _| -> RpcResult<Value> {
+    m.register_sync("xml/parseThread", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: TextParams = parse(&params)?;
         let events = crate::xml::parse_thread_xml(&p.text).map_err(|e| invalid_params("text", &e.to_string()))?;
         let events: Vec<&Map<String, Value>> = events.iter().map(AgentEvent::fields).collect();
         Ok(json!({ "events": events }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_method("messages/toXml", |params, _, _| -> RpcResult<Value> {
+    m.register_sync("messages/toXml", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: MessagesParams = parse(&params)?;
         Ok(json!({ "text": crate::convert::messages_to_xml(&p.messages) }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_method("messages/toText", |params, _, _| -> RpcResult<Value> {
+    m.register_sync("messages/toText", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: MessagesParams = parse(&params)?;
         Ok(json!({ "text": crate::convert::messages_to_prompt(&p.messages) }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_method("toolCalls/parse", |params, _, _| -> RpcResult<Value> {
+    m.register_sync("toolCalls/parse", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: TextParams = parse(&params)?;
         serde_json::to_value(crate::convert::parse_tool_calls(&p.text))
             .map_err(|e| ErrorObjectOwned::owned(super::errors::INTERNAL_ERROR, e.to_string(), None::<()>))
-    })
-    .expect("unique method name");
+    });
 }
 
 /// A render's result as JSON text: what the renderer wrote is spliced in, never parsed into a

@@ -11,6 +11,7 @@ pub mod framing;
 pub mod methods;
 pub mod outbox;
 mod sniff;
+pub mod table;
 mod turn_methods;
 
 use crate::service::ThreadService;
@@ -98,7 +99,7 @@ where
         })
         .expect("spawn output thread");
     let outbox = out_tx.clone();
-    let mut dispatcher = Dispatcher::new(methods::module(context), out_tx);
+    let mut dispatcher = Dispatcher::new(methods::table(context), out_tx);
     let running = dispatcher.tracker().clone();
     let mut frames = FramedRead::new(input, FrameCodec::new(config.max_frame_bytes));
     tokio::pin!(stop);

@@ -2,13 +2,13 @@
 
 use super::cancel;
 use super::errors::{from_service, invalid_params, LIMIT_EXCEEDED};
-use super::methods::{parse, Context, ThreadInfo};
+use super::methods::{parse, ThreadInfo};
+use super::table::{MethodTable, Policy};
 use crate::event::AgentEvent;
 use crate::service::{check_thread_id, ImportTarget};
 use crate::store::ThreadSettings;
 use crate::turns::{self, Format, Options, Turn, TurnDocument, TurnError};
 use jsonrpsee::types::ErrorObjectOwned;
-use jsonrpsee::RpcModule;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -113,35 +113,32 @@ fn write_turn(turn: &Turn, format: Format, options: &Options) -> RpcResult<Value
     Ok(json!({ "text": text }))
 }
 
-fn register_pair(m: &mut RpcModule<Context>, to: &'static str, from: &'static str, format: Format) {
-    m.register_method(to, move |params, _, _| -> RpcResult<Value> {
+fn register_pair(m: &mut MethodTable, to: &'static str, from: &'static str, format: Format) {
+    m.register_sync(to, Policy::STATELESS, move |params, _| -> RpcResult<Value> {
         let p: ToTextParams = parse(&params)?;
         let (turn, _) = turn_from_params(p.turn)?;
         write_turn(&turn, format, &p.options)
-    })
-    .expect("unique method name");
-    m.register_method(from, move |params, _, _| -> RpcResult<Value> {
+    });
+    m.register_sync(from, Policy::STATELESS, move |params, _| -> RpcResult<Value> {
         let p: FromTextParams = parse(&params)?;
         let (turn, warnings) = read_turn(&p.text, format)?;
         let turn = turns::to_value(&turn, &Options::default()).map_err(|e| turn_error("text", e))?;
         Ok(json!({ "turn": turn, "warnings": warnings }))
-    })
-    .expect("unique method name");
+    });
 }
 
-pub fn register(m: &mut RpcModule<Context>) {
+pub fn register(m: &mut MethodTable) {
     register_pair(m, "turns/toYaml", "turns/fromYaml", Format::Yaml);
     register_pair(m, "turns/toJson", "turns/fromJson", Format::Json);
 
-    m.register_method("turns/validate", |params, _, _| -> RpcResult<Value> {
+    m.register_sync("turns/validate", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: ValidateParams = parse(&params)?;
         let (turn, _) = turn_from_params(p.turn)?;
         let problems = turns::validate(&turn, p.strict);
         Ok(json!({ "valid": problems.is_empty(), "problems": problems }))
-    })
-    .expect("unique method name");
+    });
 
-    m.register_async_method("thread/export", |params, ctx, _| async move {
+    m.register("thread/export", Policy::THREAD_READ, |params, ctx| async move {
         let p: ExportParams = parse(&params)?;
         let (record, events) = ctx.service.snapshot(&p.thread_id).await.map_err(from_service)?;
         // Converting and writing grow with the thread: off the async workers, and cancellable.
@@ -153,10 +150,9 @@ pub fn register(m: &mut RpcModule<Context>) {
             write_turn(&turn, p.format, &p.options)
         })
         .await
-    })
-    .expect("unique method name");
+    });
 
-    m.register_async_method("thread/import", |params, ctx, _| async move {
+    m.register("thread/import", Policy::THREAD_WRITE, |params, ctx| async move {
         let p: ImportParams = parse(&params)?;
         // Reading, converting and validating grow with the document: off the async workers and
         // cancellable, since nothing is stored before the import below.
@@ -169,7 +165,8 @@ pub fn register(m: &mut RpcModule<Context>) {
                 None => {
                     // The turn's id names the thread; say so when it cannot be a thread id.
                     check_thread_id(&turn.id).map_err(|_| {
-                        let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
+                        let reason =
+                            "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
                         invalid_params("text.id", reason)
                     })?;
                     ImportTarget::FromDocument(turn.id.clone())
@@ -191,6 +188,5 @@ pub fn register(m: &mut RpcModule<Context>) {
         .await?;
         let record = ctx.service.import(target, settings, metadata, events).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))
-    })
-    .expect("unique method name");
+    });
 }
