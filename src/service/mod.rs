@@ -455,20 +455,6 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thread_ids_are_checked() {
-        assert!(check_thread_id("abc-1.2_3:4").is_ok());
-        assert!(check_thread_id("").is_err());
-        assert!(check_thread_id(&"a".repeat(129)).is_err());
-        assert!(check_thread_id("a b").is_err());
-        assert!(check_thread_id("é").is_err());
-    }
-}
-
 /// Threads from this many events render on a blocking thread, so a cancellation is answered at
 /// once; smaller ones render in place, which is cheaper than the hand-off.
 const OFFLOAD_RENDERS_FROM_EVENTS: usize = 4096;
@@ -525,4 +511,18 @@ fn render_now(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_ids_are_checked() {
+        assert!(check_thread_id("abc-1.2_3:4").is_ok());
+        assert!(check_thread_id("").is_err());
+        assert!(check_thread_id(&"a".repeat(129)).is_err());
+        assert!(check_thread_id("a b").is_err());
+        assert!(check_thread_id("é").is_err());
+    }
 }
