@@ -4,6 +4,8 @@
 //! 2. Agent loop: 1,000 steps, each appends 4 events and renders the thread as XML; against the
 //!    Node reference serializer re-rendering the whole thread in-process each step.
 //! 3. Memory: resident size of 1,000 threads of 100 events against their raw JSON size.
+//! 5. Throughput: small requests pipelined from this process (a writer thread sends, the main
+//!    thread reads), requests per second (`cargo bench --bench protocol -- throughput`).
 //! 4. Decoding: one 48 MiB frame in each framing, in process (`cargo bench --bench protocol -- decoding`).
 
 use serde_json::{json, Value};
@@ -133,6 +135,69 @@ fn round_trip() {
             us(percentile(&times, 0.99))
         );
     }
+}
+
+fn throughput() {
+    const CALLS: usize = 200_000;
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "xml/escape", "params": {"text": "a < b & \"c\""}});
+    let body = serde_json::to_vec(&request).unwrap();
+    for (name, mut peer) in [("threadkeeper xml/escape", Peer::server()), ("echo peer (floor)", Peer::echo())] {
+        let mut stdin = peer.stdin.take().expect("stdin");
+        let frames: Vec<u8> = {
+            let mut one = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+            one.extend_from_slice(&body);
+            one.repeat(CALLS)
+        };
+        let start = Instant::now();
+        let writer = std::thread::spawn(move || {
+            for chunk in frames.chunks(64 * 1024) {
+                stdin.write_all(chunk).unwrap();
+            }
+            stdin.flush().unwrap();
+            stdin
+        });
+        count_frames(peer.stdout.get_mut(), CALLS);
+        let elapsed = start.elapsed();
+        peer.stdin = Some(writer.join().unwrap());
+        println!(
+            "throughput, {name}: {CALLS} pipelined requests in {:.3} s, {:.0} requests/s",
+            elapsed.as_secs_f64(),
+            CALLS as f64 / elapsed.as_secs_f64()
+        );
+    }
+}
+
+/// Reads until `n` LSP frames have arrived, in big reads, so the reading side costs far less
+/// than the peer it measures.
+fn count_frames(reader: &mut impl std::io::Read, n: usize) {
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut filled, mut start, mut seen) = (0usize, 0usize, 0usize);
+    while seen < n {
+        // Frames in the buffer: "Content-Length: N\r\n\r\n" then N bytes.
+        while let Some(header_end) = find(&buf[start..filled], b"\r\n\r\n") {
+            let header = std::str::from_utf8(&buf[start..start + header_end]).unwrap();
+            let length: usize = header.rsplit(':').next().unwrap().trim().parse().unwrap();
+            let end = start + header_end + 4 + length;
+            if end > filled {
+                break;
+            }
+            start = end;
+            seen += 1;
+        }
+        if seen == n {
+            break;
+        }
+        buf.copy_within(start..filled, 0);
+        filled -= start;
+        start = 0;
+        let read = reader.read(&mut buf[filled..]).unwrap();
+        assert!(read > 0, "the peer ended after {seen} of {n} answers");
+        filled += read;
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The events of one agent-loop step: a tool call, its result, an assistant reply, a user turn.
@@ -347,6 +412,9 @@ fn main() {
     }
     if wanted("memory") {
         memory();
+    }
+    if wanted("throughput") {
+        throughput();
     }
     if wanted("decoding") {
         frame_decoding();

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use bytes::BytesMut;
 use dispatch::{Control, Dispatcher};
 use framing::{Frame, FrameCodec, Framing};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use outbox::OutboxReceiver;
 use std::future::Future;
 use std::io::{Read, Write};
@@ -87,14 +87,20 @@ where
 {
     let context = methods::Context { service, max_frame_bytes: config.max_frame_bytes };
     let framing = Arc::new(OnceLock::new());
-    let (out_tx, out_rx) = outbox::outbox();
+    let writer: outbox::SharedWriter = Arc::new(std::sync::Mutex::new(Box::new(FramedOutput {
+        output,
+        framing: framing.clone(),
+        codec: None,
+        max_frame_bytes: config.max_frame_bytes,
+        buffer: BytesMut::new(),
+        failed: false,
+    })));
+    let (out_tx, out_rx) = outbox::outbox(writer.clone());
     let (written_tx, written_rx) = tokio::sync::oneshot::channel::<()>();
-    let writer_framing = framing.clone();
-    let max_frame_bytes = config.max_frame_bytes;
     std::thread::Builder::new()
         .name("stdout".into())
         .spawn(move || {
-            write_loop(output, out_rx, writer_framing, max_frame_bytes);
+            write_loop(writer, out_rx);
             let _ = written_tx.send(());
         })
         .expect("spawn output thread");
@@ -104,16 +110,25 @@ where
     let mut frames = FramedRead::new(input, FrameCodec::new(config.max_frame_bytes));
     tokio::pin!(stop);
 
+    // Answers to messages handled while more input was already read, written together.
+    let mut held: Vec<String> = Vec::new();
     let ending = loop {
-        // Backpressure: the next message is read only when there is room for its answer.
-        let next = async {
-            outbox.wait_for_room(&running).await;
-            frames.next().await
-        };
-        let frame = tokio::select! {
-            biased;
-            () = &mut stop => break Ending::Signal,
-            frame = next => frame,
+        let ready = if held.len() < MAX_HELD_ANSWERS { frames.next().now_or_never() } else { None };
+        let frame = match ready {
+            Some(frame) => frame,
+            None => {
+                outbox.send_all(&mut held);
+                // Backpressure: the next message is read only when there is room for its answer.
+                let next = async {
+                    outbox.wait_for_room(&running).await;
+                    frames.next().await
+                };
+                tokio::select! {
+                    biased;
+                    () = &mut stop => break Ending::Signal,
+                    frame = next => frame,
+                }
+            }
         };
         if let Some(detected) = frames.decoder().framing() {
             let _ = framing.set(detected);
@@ -127,7 +142,7 @@ where
             None => break Ending::Input,
         };
         let control = match frame {
-            Frame::Message(body) => dispatcher.handle(&body),
+            Frame::Message(body) => outbox::corked(&mut held, || dispatcher.handle(&body)),
             Frame::TooLarge { len, max, id } => {
                 let error = errors::limit_exceeded("maxFrameBytes", len as u64, max as u64);
                 dispatcher.send_error_object(id.as_deref().unwrap_or("null"), &error);
@@ -143,6 +158,7 @@ where
         }
     };
     drop(frames); // stop reading
+    outbox.send_all(&mut held);
     drop(outbox);
 
     let (status, grace) = match ending {
@@ -198,39 +214,64 @@ pub fn stop_signal() -> impl Future<Output = ()> {
     }
 }
 
-fn write_loop<W: Write>(
-    mut output: W,
-    mut rx: OutboxReceiver,
+/// The output and the framing it writes.
+struct FramedOutput<W> {
+    output: W,
     framing: Arc<OnceLock<Framing>>,
+    codec: Option<FrameCodec>,
     max_frame_bytes: usize,
-) {
-    let mut codec: Option<FrameCodec> = None;
-    let mut buffer = BytesMut::new();
-    while let Some(message) = rx.blocking_recv() {
-        // The framing is known once the first message has been read, before any answer exists.
-        let codec = codec.get_or_insert_with(|| {
-            FrameCodec::with_framing(framing.get().copied().unwrap_or(Framing::Lsp), max_frame_bytes)
-        });
-        // Frame what is queued (up to a bound, so the copy stays small), then write and flush once.
-        let mut taken = message.len();
-        let _ = codec.encode(message.as_bytes(), &mut buffer);
-        while buffer.len() < WRITE_BATCH_BYTES {
-            let Some(more) = rx.try_recv() else { break };
-            taken += more.len();
-            let _ = codec.encode(more.as_bytes(), &mut buffer);
+    buffer: BytesMut,
+    failed: bool,
+}
+
+impl<W: Write + Send> outbox::AnswerWriter for FramedOutput<W> {
+    fn write_answers(&mut self, answers: &[&str]) -> bool {
+        if self.failed {
+            return false;
         }
-        let result = output.write_all(&buffer).and_then(|_| output.flush());
-        rx.written(taken);
+        // The framing is known once the first message has been read, before any answer exists.
+        let (framing, max) = (&self.framing, self.max_frame_bytes);
+        let codec = self
+            .codec
+            .get_or_insert_with(|| FrameCodec::with_framing(framing.get().copied().unwrap_or(Framing::Lsp), max));
+        for answer in answers {
+            let _ = codec.encode(answer.as_bytes(), &mut self.buffer);
+        }
+        let result = self.output.write_all(&self.buffer).and_then(|_| self.output.flush());
+        self.buffer.clear();
+        if self.buffer.capacity() > 4 * WRITE_BATCH_BYTES {
+            self.buffer = BytesMut::new(); // one large answer should not pin its size for good
+        }
         if let Err(e) = result {
             tracing::warn!(error = %e, "output failed");
-            return;
+            self.failed = true;
         }
-        buffer.clear();
-        if buffer.capacity() > 4 * WRITE_BATCH_BYTES {
-            buffer = BytesMut::new(); // one large answer should not pin its size for good
+        !self.failed
+    }
+}
+
+/// The writer thread: writes what the answering tasks queued, several answers at a time.
+fn write_loop(writer: outbox::SharedWriter, mut rx: OutboxReceiver) {
+    while let Some(message) = rx.blocking_recv() {
+        // Take what is queued (up to a bound, so the copy stays small), then write and flush once.
+        let mut batch = vec![message];
+        let mut taken = batch[0].len();
+        while taken < WRITE_BATCH_BYTES {
+            let Some(more) = rx.try_recv() else { break };
+            taken += more.len();
+            batch.push(more);
+        }
+        let answers: Vec<&str> = batch.iter().map(String::as_str).collect();
+        let ok = writer.lock().unwrap_or_else(|p| p.into_inner()).write_answers(&answers);
+        rx.written(taken);
+        if !ok {
+            return;
         }
     }
 }
+
+/// The reader writes the answers it holds once this many wait, even if more input is ready.
+const MAX_HELD_ANSWERS: usize = 256;
 
 /// Answers queued together are written in one go up to about this many bytes.
 const WRITE_BATCH_BYTES: usize = 1 << 20;

@@ -7,7 +7,7 @@
 //! its answers therefore stops the server reading its requests; it does not make it grow.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
 use tokio_util::task::TaskTracker;
@@ -25,11 +25,21 @@ struct Queued {
     written: Notify,
 }
 
+/// Writes answers to the output; the writer thread and, on the fast path, answering tasks
+/// share it.
+pub trait AnswerWriter: Send {
+    /// Frames and writes answers, then flushes; false once the output has failed.
+    fn write_answers(&mut self, answers: &[&str]) -> bool;
+}
+
+pub type SharedWriter = Arc<Mutex<Box<dyn AnswerWriter>>>;
+
 /// The sending side: cheap to clone, one per task that answers.
 #[derive(Clone)]
 pub struct Outbox {
     tx: mpsc::UnboundedSender<String>,
     queued: Arc<Queued>,
+    writer: SharedWriter,
 }
 
 /// The writer's side.
@@ -38,21 +48,58 @@ pub struct OutboxReceiver {
     queued: Arc<Queued>,
 }
 
-pub fn outbox() -> (Outbox, OutboxReceiver) {
+pub fn outbox(writer: SharedWriter) -> (Outbox, OutboxReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
     let queued = Arc::new(Queued::default());
-    (Outbox { tx, queued: queued.clone() }, OutboxReceiver { rx, queued })
+    (Outbox { tx, queued: queued.clone(), writer }, OutboxReceiver { rx, queued })
 }
 
 impl Outbox {
-    /// Queues one answer; gives it back when the writer is gone.
+    /// Writes one answer: at once when nothing waits to be written and no one is writing
+    /// (saving the hand-off to the writer thread, most of a small request's round trip),
+    /// else queued for the writer thread. Gives it back when the writer is gone.
     pub fn send(&self, message: String) -> Result<(), String> {
+        let message = match CORK.with(|cork| match cork.borrow_mut().as_mut() {
+            Some(held) => {
+                held.push(message);
+                None
+            }
+            None => Some(message),
+        }) {
+            Some(message) => message,
+            None => return Ok(()),
+        };
+        if self.queued.bytes.load(Ordering::Acquire) == 0 {
+            if let Ok(mut writer) = self.writer.try_lock() {
+                // A client that does not read blocks this write, and with it whoever answers
+                // next: that is the backpressure, as when the writer thread blocks.
+                return if writer.write_answers(&[&message]) { Ok(()) } else { Err(message) };
+            }
+        }
         let len = message.len();
         self.queued.bytes.fetch_add(len, Ordering::AcqRel);
         self.tx.send(message).map_err(|e| {
             self.queued.bytes.fetch_sub(len, Ordering::AcqRel);
             e.0
         })
+    }
+
+    /// Writes answers held by [`corked`], in one write when the fast path allows.
+    pub fn send_all(&self, messages: &mut Vec<String>) {
+        if messages.is_empty() {
+            return;
+        }
+        if self.queued.bytes.load(Ordering::Acquire) == 0 {
+            if let Ok(mut writer) = self.writer.try_lock() {
+                let answers: Vec<&str> = messages.iter().map(String::as_str).collect();
+                writer.write_answers(&answers);
+                messages.clear();
+                return;
+            }
+        }
+        for message in messages.drain(..) {
+            let _ = self.send(message);
+        }
     }
 
     /// Returns once there is room for one more request: fewer than [`MAX_QUEUED_OUTPUT_BYTES`]
@@ -94,4 +141,20 @@ impl OutboxReceiver {
         self.queued.bytes.fetch_sub(bytes, Ordering::AcqRel);
         self.queued.written.notify_waiters();
     }
+}
+
+thread_local! {
+    /// Answers held back while the reader handles messages that were already read.
+    static CORK: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (which must not await: answers are held on this thread) holding back every answer
+/// sent meanwhile, and appends those to `held`. The reader handles the messages it has already
+/// read this way and writes their answers together when it has to wait for input: one write
+/// for a pipelined burst instead of one per answer.
+pub fn corked<R>(held: &mut Vec<String>, f: impl FnOnce() -> R) -> R {
+    CORK.with(|cork| *cork.borrow_mut() = Some(std::mem::take(held)));
+    let result = f();
+    *held = CORK.with(|cork| cork.borrow_mut().take()).unwrap_or_default();
+    result
 }
