@@ -1,12 +1,10 @@
 //! The SQLite store through real server processes: resume, crash safety, refusal of
 //! databases it must not touch, start-up failures and failures while serving.
 
-mod support;
-
+use crate::support::events::{numbered_event, sample_events};
+use crate::support::{run_to_end, serve, Server, Wire};
 use serde_json::{json, Value};
 use std::path::Path;
-use support::events::{numbered_event, sample_events};
-use support::{run_to_end, serve, Server, Wire};
 
 fn sqlite(path: &Path) -> String {
     format!("sqlite:{}", path.display())

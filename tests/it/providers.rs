@@ -4,7 +4,7 @@
 //!
 //! Golden files: `tests/golden/providers/NAME.events.json` (`{"options": MessageOptions,
 //! "events": [...]}`) and, per form, `NAME.FORM.json` with the exact expected bytes.
-//! `UPDATE_GOLDEN=1 cargo test --test providers` rewrites them; review every changed byte.
+//! `UPDATE_GOLDEN=1 cargo test --test it providers::provider_goldens` rewrites them; review every changed byte.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};

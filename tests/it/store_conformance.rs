@@ -3,16 +3,10 @@
 //! database per test).
 //!
 //! The PostgreSQL tests need `THREADKEEPER_TEST_PG`: run them with
-//! `scripts/with-postgres cargo test --test store_conformance`. Without it they fail, unless
+//! `scripts/with-postgres cargo test --test it store_conformance`. Without it they fail, unless
 //! `THREADKEEPER_SKIP_PG=1` skips them explicitly.
 
-#[macro_use]
-#[path = "support/conformance.rs"]
-mod conformance;
-#[path = "support/postgres.rs"]
-mod postgres;
-
-use conformance::{Backing, OpenAnother};
+use crate::support::conformance::{Backing, OpenAnother};
 use futures_util::FutureExt;
 use std::sync::Arc;
 use threadkeeper::store::{open_store, StoreSpec};
@@ -30,8 +24,10 @@ fn reopen(spec: StoreSpec) -> OpenAnother {
 }
 
 mod memory {
-    async fn backing(_test: &'static str) -> Option<crate::Backing> {
-        Some(crate::Backing::memory())
+    use super::*;
+
+    async fn backing(_test: &'static str) -> Option<Backing> {
+        Some(Backing::memory())
     }
     conformance_suite!(backing);
 }
@@ -50,7 +46,7 @@ mod sqlite {
 
 mod postgres_store {
     use super::*;
-    use crate::postgres::{database_url, ScratchDatabase};
+    use crate::support::postgres::{database_url, ScratchDatabase};
 
     async fn backing(test: &'static str) -> Option<Backing> {
         let url = database_url(&format!("postgres_store::{test}"))?;
@@ -64,7 +60,7 @@ mod postgres_store {
 
 #[test]
 fn scratch_database_urls_keep_everything_but_the_name() {
-    use postgres::with_database;
+    use crate::support::postgres::with_database;
     assert_eq!(with_database("postgres://u@h:5/db", "x"), "postgres://u@h:5/x");
     assert_eq!(with_database("postgresql://u:p@h/db?sslmode=disable", "x"), "postgresql://u:p@h/x?sslmode=disable");
     assert_eq!(with_database("postgres://u@h", "x"), "postgres://u@h/x");

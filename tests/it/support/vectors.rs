@@ -45,7 +45,6 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 pub struct Vector {
     /// The file name, e.g. `thread-open.json`.
     pub file: String,
-    pub name: String,
     pub description: String,
     /// Extra `serve` arguments.
     pub args: Vec<String>,
@@ -121,14 +120,7 @@ impl Vector {
             };
             exchanges.push(Exchange { send, response });
         }
-        Ok(Vector {
-            file,
-            name: raw.name,
-            description: raw.description,
-            args: raw.args,
-            exit_code: raw.exit_code,
-            exchanges,
-        })
+        Ok(Vector { file, description: raw.description, args: raw.args, exit_code: raw.exit_code, exchanges })
     }
 }
 

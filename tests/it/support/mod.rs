@@ -4,9 +4,11 @@
 //! must succeed, [`Server::err`] the `error` of a call that must fail. [`Server::request`] only
 //! sends; [`Server::response`] then waits for the answer with that id, and [`Server::recv`] reads
 //! whatever message comes next.
-#![allow(dead_code)] // each test binary uses a different part
 
+#[macro_use]
+pub mod conformance;
 pub mod events;
+pub mod postgres;
 pub mod vectors;
 
 use serde_json::{json, Value};

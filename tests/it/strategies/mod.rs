@@ -1,5 +1,4 @@
 //! proptest strategies for JSON values, shared by the property tests.
-#![allow(dead_code)] // each test binary uses a different part
 
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};

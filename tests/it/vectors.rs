@@ -2,12 +2,10 @@
 //! once over NDJSON: each file on a fresh server, its exchanges in order, every response read
 //! before the next request is sent.
 
-mod support;
-
+use crate::support::vectors::{any_pointers, load_all, mismatches, Send, Vector};
+use crate::support::{serve, Received, Server, Wire};
 use serde_json::{json, Value};
 use std::time::Duration;
-use support::vectors::{any_pointers, load_all, mismatches, Send, Vector};
-use support::{serve, Received, Server, Wire};
 
 /// How long a response may take before the exchange fails.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(20);

@@ -8,8 +8,7 @@
 //! stderr; nothing is skipped silently.
 //!
 //! Include with `#[macro_use] #[path = "support/conformance.rs"] mod conformance;` at the
-//! crate root (the macro refers to `crate::conformance`).
-#![allow(dead_code)] // each test binary uses a different part
+//! crate root (the macro refers to `crate::support::conformance`).
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -124,7 +123,7 @@ macro_rules! conformance_suite {
         $(
             #[test]
             fn $check() {
-                crate::conformance::run(stringify!($check), $setup, crate::conformance::$check);
+                crate::support::conformance::run(stringify!($check), $setup, crate::support::conformance::$check);
             }
         )*
     };

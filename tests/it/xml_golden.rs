@@ -2,7 +2,7 @@
 //! acceptance criterion of seed 000.
 //!
 //! Each case is `tests/golden/xml/NAME.events.json` (`{"options": XmlOptions, "events": [...]}`)
-//! and `NAME.xml`, the exact expected bytes. `UPDATE_GOLDEN=1 cargo test --test xml_golden`
+//! and `NAME.xml`, the exact expected bytes. `UPDATE_GOLDEN=1 cargo test --test it xml_golden`
 //! rewrites the `.xml` files; review every changed byte before committing: the goldens are the spec.
 
 use quick_xml::events::Event;

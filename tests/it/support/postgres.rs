@@ -6,7 +6,6 @@
 //! instead, each saying so on stderr.
 //!
 //! Include with `#[path = "support/postgres.rs"] mod postgres;` (it is not part of `support`).
-#![allow(dead_code)] // each test binary uses a different part
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

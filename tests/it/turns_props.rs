@@ -1,8 +1,6 @@
 //! Property tests for turn documents: text round trips of random turns, and lossless
 //! threads ↔ turns round trips of random event lists.
 
-mod strategies;
-
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 use threadkeeper::turns::*;
@@ -119,7 +117,7 @@ fn nasty_string() -> impl Strategy<Value = String> {
 }
 
 fn json_value() -> impl Strategy<Value = Value> {
-    strategies::json_value(nasty_string, 4, 40, 6)
+    crate::strategies::json_value(nasty_string, 4, 40, 6)
 }
 
 fn payload_key() -> impl Strategy<Value = String> {
@@ -151,8 +149,8 @@ fn block() -> impl Strategy<Value = Block> {
         nasty_string(),
         nasty_string(),
         role(),
-        strategies::json_map(payload_key(), json_value(), 6),
-        strategies::json_map(metadata_key(), json_value(), 6),
+        crate::strategies::json_map(payload_key(), json_value(), 6),
+        crate::strategies::json_map(metadata_key(), json_value(), 6),
     )
         .prop_map(|((kind, raw), id, turn_id, role, payload, mut metadata)| {
             if let Some(raw) = raw {
@@ -175,7 +173,7 @@ fn plain_block() -> impl Strategy<Value = Block> {
         text(BlockKind::User, "user"),
         text(BlockKind::LlmText, "assistant"),
         text(BlockKind::System, "system"),
-        (nasty_string(), nasty_string(), strategies::json_map(nasty_string(), json_value(), 3)).prop_map(
+        (nasty_string(), nasty_string(), crate::strategies::json_map(nasty_string(), json_value(), 3)).prop_map(
             |(id, name, args)| {
                 let payload = [("args", Value::Object(args)), ("id", id.into()), ("name", name.into())];
                 Block {
@@ -199,8 +197,8 @@ fn turn() -> impl Strategy<Value = Turn> {
         nasty_string(),
         nasty_string(),
         prop::collection::vec(block(), 0..5),
-        strategies::json_map(metadata_key(), json_value(), 6),
-        strategies::json_map(nasty_string(), json_value(), 6),
+        crate::strategies::json_map(metadata_key(), json_value(), 6),
+        crate::strategies::json_map(nasty_string(), json_value(), 6),
     )
         .prop_map(|(id, run_id, blocks, metadata, data)| Turn {
             version: FORMAT_VERSION,
@@ -247,12 +245,14 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
             f("role", role.into()),
             f("content", content)
         ]),
-        (s(), s(), strategies::json_map(nasty_string(), json_value(), 6)).prop_map(move |(name, id, args)| vec![
-            f("type", "tool_call".into()),
-            f("toolName", name),
-            f("toolCallId", id),
-            f("args", Value::Object(args)),
-        ]),
+        (s(), s(), crate::strategies::json_map(nasty_string(), json_value(), 6)).prop_map(
+            move |(name, id, args)| vec![
+                f("type", "tool_call".into()),
+                f("toolName", name),
+                f("toolCallId", id),
+                f("args", Value::Object(args)),
+            ]
+        ),
         (s(), json_value()).prop_map(move |(id, result)| vec![
             f("type", "tool_result".into()),
             f("toolCallId", id),
@@ -274,7 +274,7 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
         ),
         s().prop_map(move |r| vec![f("type", "human_input_received".into()), f("response", r)]),
         (s(), b()).prop_map(move |(r, v)| vec![f("type", "completion".into()), f("result", r), f("verified", v)]),
-        (prop::collection::vec(strategies::number().prop_map(Value::Number), 0..4), s()).prop_map(
+        (prop::collection::vec(crate::strategies::number().prop_map(Value::Number), 0..4), s()).prop_map(
             move |(its, summary)| vec![
                 f("type", "summary".into()),
                 f("summarizedIterations", Value::Array(its)),
@@ -282,8 +282,9 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
             ]
         ),
         (
-            nasty_string().prop_filter("an unknown type", |t| !strategies::KNOWN_EVENT_TYPES.contains(&t.as_str())),
-            strategies::json_map(nasty_string(), json_value(), 6)
+            nasty_string()
+                .prop_filter("an unknown type", |t| !crate::strategies::KNOWN_EVENT_TYPES.contains(&t.as_str())),
+            crate::strategies::json_map(nasty_string(), json_value(), 6)
         )
             .prop_map(move |(t, fields)| {
                 let mut v = vec![f("type", Value::String(t))];
@@ -305,9 +306,9 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
 fn event() -> impl Strategy<Value = AgentEvent> {
     (
         event_core(),
-        strategies::number(),
-        maybe(strategies::number()),
-        strategies::json_map(nasty_string(), json_value(), 6),
+        crate::strategies::number(),
+        maybe(crate::strategies::number()),
+        crate::strategies::json_map(nasty_string(), json_value(), 6),
         any::<bool>(),
     )
         .prop_flat_map(|(mut fields, iteration, timestamp, extras, natural)| {
@@ -472,7 +473,7 @@ proptest! {
     fn import_then_export_gives_the_normalized_document(
         turn in turn(),
         events in prop::collection::vec(event(), 0..4),
-        thread_metadata in maybe(strategies::json_map(nasty_string(), json_value(), 3)),
+        thread_metadata in maybe(crate::strategies::json_map(nasty_string(), json_value(), 3)),
         split in any::<prop::sample::Index>(),
         plain in prop::collection::vec(plain_block(), 0..4),
     ) {

@@ -2,11 +2,9 @@
 //! Malformed frames, frames in the wrong framing, over-limit frames, a client that stops
 //! reading, stop signals.
 
-mod support;
-
+use crate::support::{serve, Server, Wire};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use support::{serve, Server, Wire};
 
 /// A server whose frame limit is small enough to pass cheaply.
 fn small_frames(wire: Wire) -> Server {

@@ -1,10 +1,8 @@
 //! Protocol v1 against the real binary: real framed bytes over real pipes.
 
-mod support;
-
+use crate::support::events::user;
+use crate::support::{serve, Server, Wire};
 use serde_json::{json, Value};
-use support::events::user;
-use support::{serve, Server, Wire};
 
 const WIRES: [Wire; 2] = [Wire::Lsp, Wire::Ndjson];
 

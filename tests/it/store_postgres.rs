@@ -1,22 +1,18 @@
 //! The PostgreSQL store against a real server: several `threadkeeper` processes share threads.
 //!
-//! Needs `THREADKEEPER_TEST_PG` (a connection URL); `scripts/with-postgres cargo test --test
+//! Needs `THREADKEEPER_TEST_PG` (a connection URL); `scripts/with-postgres cargo test --test it
 //! store_postgres` provides one. Without it every test that needs the server fails and says
 //! how to run it; `THREADKEEPER_SKIP_PG=1` skips them explicitly, each saying so.
 
-#[path = "support/postgres.rs"]
-mod postgres;
-mod support;
-
-use postgres::{admin, database_url, ScratchDatabase};
+use crate::support::events::numbered_event;
+use crate::support::postgres::{admin, database_url, ScratchDatabase};
+use crate::support::{run_to_end, serve, Server, Wire};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use support::events::numbered_event;
-use support::{run_to_end, serve, Server, Wire};
 use threadkeeper::event::StoredEvent;
 use threadkeeper::store::{OpenThread, PostgresStore, Store};
 use threadkeeper::AgentEvent;

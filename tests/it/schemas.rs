@@ -2,14 +2,12 @@
 //! method has a schema file, every file compiles (draft 2020-12, relative `$ref`s resolved from
 //! the local files), and every request, result and error in the vectors is valid.
 
-mod support;
-
+use crate::support::vectors::{load_all, Vector, ANY};
 use jsonschema::{Retrieve, Uri, Validator};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use support::vectors::{load_all, Vector, ANY};
 use threadkeeper::server::methods::{table, Context};
 use threadkeeper::service::{Limits, ThreadService};
 use threadkeeper::store::MemoryStore;

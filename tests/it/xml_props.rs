@@ -3,8 +3,6 @@
 //! types named like the XML's own types and tool results' timing attributes included — and the
 //! same bytes whether rendered at once or pushed in chunks.
 
-mod strategies;
-
 use proptest::prelude::*;
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -39,11 +37,11 @@ fn arb_string() -> impl Strategy<Value = String> {
 }
 
 fn arb_json() -> impl Strategy<Value = Value> {
-    strategies::json_value(arb_string, 3, 24, 4)
+    crate::strategies::json_value(arb_string, 3, 24, 4)
 }
 
 fn arb_object() -> impl Strategy<Value = Map<String, Value>> {
-    strategies::json_map(arb_string(), arb_json(), 4)
+    crate::strategies::json_map(arb_string(), arb_json(), 4)
 }
 
 fn arb_event() -> impl Strategy<Value = AgentEvent> {
@@ -78,7 +76,7 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
         (arb_string(), any::<bool>()).prop_map(
             |(result, verified)| serde_json::json!({"type": "completion", "result": result, "verified": verified})
         ),
-        (proptest::collection::vec(strategies::number(), 0..4), arb_string()).prop_map(
+        (proptest::collection::vec(crate::strategies::number(), 0..4), arb_string()).prop_map(
             |(its, summary)| serde_json::json!({"type": "summary", "summarizedIterations": its, "summary": summary})
         ),
         (
@@ -87,7 +85,7 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
                 1 => proptest::sample::select(TRICKY_UNKNOWN_TYPES).prop_map(String::from),
                 1 => arb_string().prop_map(|t| format!("custom:{t}")),
             ]
-            .prop_filter("not a known type", |t| !strategies::KNOWN_EVENT_TYPES.contains(&t.as_str())),
+            .prop_filter("not a known type", |t| !crate::strategies::KNOWN_EVENT_TYPES.contains(&t.as_str())),
             arb_object()
         )
             .prop_map(|(t, rest)| {
@@ -98,21 +96,23 @@ fn arb_event() -> impl Strategy<Value = AgentEvent> {
                 Value::Object(fields)
             }),
     ];
-    (body, strategies::number(), proptest::option::of(any::<u32>())).prop_map(|(mut body, iteration, timestamp)| {
-        let fields = body.as_object_mut().unwrap();
-        fields.insert("iteration".into(), Value::Number(iteration));
-        if let Some(t) = timestamp {
-            fields.insert("timestamp".into(), t.into());
-        }
-        AgentEvent::from_value(body, "event").unwrap()
-    })
+    (body, crate::strategies::number(), proptest::option::of(any::<u32>())).prop_map(
+        |(mut body, iteration, timestamp)| {
+            let fields = body.as_object_mut().unwrap();
+            fields.insert("iteration".into(), Value::Number(iteration));
+            if let Some(t) = timestamp {
+                fields.insert("timestamp".into(), t.into());
+            }
+            AgentEvent::from_value(body, "event").unwrap()
+        },
+    )
 }
 
 /// Values upstream's `durationMs` / `parallelGroup` take (numbers, strings), and a few it does
 /// not (they write no attribute).
 fn arb_timing() -> impl Strategy<Value = Value> {
     prop_oneof![
-        3 => strategies::number().prop_map(Value::Number),
+        3 => crate::strategies::number().prop_map(Value::Number),
         3 => arb_string().prop_map(Value::String),
         1 => Just(Value::Null),
         1 => any::<bool>().prop_map(Value::Bool),

@@ -1,0 +1,25 @@
+//! Every integration test, in one binary: a change relinks once, not once per file.
+//!
+//! `cargo test --test it` runs them all; a module name filters, e.g.
+//! `cargo test --test it providers::` or `cargo test --test it store_`.
+
+#[macro_use]
+mod support;
+mod strategies;
+
+mod cli;
+mod convert;
+mod framing_props;
+mod messages;
+mod protocol;
+mod providers;
+mod schemas;
+mod store_conformance;
+mod store_postgres;
+mod store_sqlite;
+mod transport;
+mod turns_golden;
+mod turns_props;
+mod vectors;
+mod xml_golden;
+mod xml_props;
