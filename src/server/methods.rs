@@ -5,15 +5,16 @@
 
 use super::cancel;
 use super::errors::{from_service, invalid_params};
+pub use super::table::Context;
 use super::table::{MethodTable, Policy};
+use super::wire::{parse, ThreadInfo};
 use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
 use crate::providers::Provider;
-use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered, ThreadService};
-use crate::store::{ThreadRecord, ThreadSettings};
+use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered};
+use crate::store::ThreadSettings;
 use crate::xml::{EscapeMode, XmlOptions};
 use jsonrpsee::types::{ErrorObjectOwned, Params};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -21,41 +22,7 @@ use std::sync::Arc;
 
 pub const PROTOCOL_VERSION: u64 = 1;
 
-/// What the methods share.
-pub struct Context {
-    pub service: Arc<ThreadService>,
-    pub max_frame_bytes: usize,
-}
-
 type RpcResult<T> = Result<T, ErrorObjectOwned>;
-
-/// Parses by-name params (absent params read as `{}`), naming the failing field on error.
-pub(super) fn parse<T: DeserializeOwned>(params: &Params) -> RpcResult<T> {
-    let text = params.as_str().unwrap_or("{}");
-    if text.trim_start().starts_with('[') {
-        return Err(invalid_params("", "params must be an object (by-name), not an array"));
-    }
-    let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let reason = e.inner().to_string();
-        // serde_json appends a position that means nothing to the caller; drop it.
-        let reason = reason.rfind(" at line ").map_or(reason.as_str(), |i| &reason[..i]);
-        let (path, reason) = field_error_path(&path, reason);
-        invalid_params(&path, &reason)
-    })
-}
-
-/// serde reports a missing field at its parent; point at the field itself, as event errors do.
-fn field_error_path(parent: &str, reason: &str) -> (String, String) {
-    let parent = if parent == "." { "" } else { parent };
-    // (Unknown fields are already in the path serde_path_to_error reports.)
-    if let Some((field, "")) = reason.strip_prefix("missing field `").and_then(|rest| rest.split_once('`')) {
-        let path = if parent.is_empty() { field.to_string() } else { format!("{parent}.{field}") };
-        return (path, "missing".to_string());
-    }
-    (parent.to_string(), reason.to_string())
-}
 
 /// Checks `initialize` params.
 fn check_initialize(params: &Params) -> RpcResult<()> {
@@ -69,32 +36,6 @@ fn check_initialize(params: &Params) -> RpcResult<()> {
         }
     }
     Ok(())
-}
-
-#[derive(Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct ThreadInfo {
-    thread_id: String,
-    version: u64,
-    event_count: u64,
-    settings: ThreadSettings,
-    metadata: Map<String, Value>,
-    created_at: u64,
-    updated_at: u64,
-}
-
-impl From<ThreadRecord> for ThreadInfo {
-    fn from(r: ThreadRecord) -> Self {
-        ThreadInfo {
-            thread_id: r.thread_id,
-            version: r.version,
-            event_count: r.event_count,
-            settings: r.settings,
-            metadata: r.metadata,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-        }
-    }
 }
 
 #[derive(Deserialize)]

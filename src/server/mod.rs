@@ -13,6 +13,7 @@ pub mod outbox;
 mod sniff;
 pub mod table;
 mod turn_methods;
+mod wire;
 
 use crate::service::ThreadService;
 use bytes::Bytes;

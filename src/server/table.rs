@@ -1,7 +1,7 @@
 //! The method table: every protocol method, registered once with what the dispatcher must know
 //! about it, so dispatch holds no lists of method names.
 
-use super::methods::Context;
+use crate::service::ThreadService;
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use jsonrpsee::types::{ErrorObjectOwned, Params};
@@ -10,6 +10,12 @@ use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
+
+/// What every method gets: the thread service and the server's settings.
+pub struct Context {
+    pub service: Arc<ThreadService>,
+    pub max_frame_bytes: usize,
+}
 
 /// A method's answer: its result as JSON text, or an error object.
 pub type Answer = Result<Box<RawValue>, ErrorObjectOwned>;

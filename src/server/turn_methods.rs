@@ -2,8 +2,8 @@
 
 use super::cancel;
 use super::errors::{from_service, invalid_params, LIMIT_EXCEEDED};
-use super::methods::{parse, ThreadInfo};
 use super::table::{MethodTable, Policy};
+use super::wire::{parse, ThreadInfo};
 use crate::event::AgentEvent;
 use crate::service::{check_thread_id, ImportTarget};
 use crate::store::ThreadSettings;

@@ -7,5 +7,6 @@ mod to_events;
 pub mod type_names;
 
 pub use escape::{escape_into, escape_xml, is_forbidden_char, EscapeMode};
-pub use parse::{parse_thread_document, parse_thread_xml, ThreadDocument, XmlParseError};
+pub use parse::XmlParseError;
 pub use serialize::{serialize_thread_to_xml, XmlOptions, XmlRenderer};
+pub use to_events::{parse_thread_document, parse_thread_xml, ThreadDocument};

@@ -1,7 +1,7 @@
 //! Reading a `<thread>` document back into events: the inverse of [`serialize_thread_to_xml`].
 //!
 //! This module reads the XML (with quick-xml) into one [`XmlEvent`] per `<event>` element; the
-//! mapping back to [`AgentEvent`]s lives in `to_events`.
+//! mapping back to events, and the entry points, live in `to_events`.
 //!
 //! # Reading rules
 //!
@@ -23,8 +23,6 @@
 //!
 //! [`serialize_thread_to_xml`]: super::serialize_thread_to_xml
 
-use super::to_events::xml_events_to_agent_events;
-use crate::event::AgentEvent;
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::Reader;
@@ -69,28 +67,6 @@ impl XmlParseError {
     }
 }
 
-/// A parsed document: its events and the text after `</thread>`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ThreadDocument {
-    pub events: Vec<AgentEvent>,
-    /// The response prefix, without the newline that separates it from `</thread>`;
-    /// `None` when nothing (or only that newline) follows `</thread>`.
-    pub response_prefix: Option<String>,
-}
-
-/// The events of a `<thread>` document; a response prefix after `</thread>` is ignored.
-pub fn parse_thread_xml(text: &str) -> Result<Vec<AgentEvent>, XmlParseError> {
-    parse_thread_document(text).map(|doc| doc.events)
-}
-
-/// The events of a `<thread>` document and the response prefix that follows it.
-pub fn parse_thread_document(text: &str) -> Result<ThreadDocument, XmlParseError> {
-    let (xml_events, rest) = read_xml_events(text)?;
-    let events = xml_events_to_agent_events(text, xml_events)?;
-    let prefix = rest.strip_prefix('\n').unwrap_or(rest);
-    Ok(ThreadDocument { events, response_prefix: (!prefix.is_empty()).then(|| prefix.to_owned()) })
-}
-
 /// One `<event>` element as read: attributes (unescaped, in document order) and body text.
 #[derive(Clone, Debug)]
 pub(super) struct XmlEvent {
@@ -107,7 +83,7 @@ impl XmlEvent {
 }
 
 /// Reads the `<event>` elements of the document and returns them with the text after `</thread>`.
-fn read_xml_events(text: &str) -> Result<(Vec<XmlEvent>, &str), XmlParseError> {
+pub(super) fn read_xml_events(text: &str) -> Result<(Vec<XmlEvent>, &str), XmlParseError> {
     let mut reader = Reader::from_str(text);
     let mut events = Vec::new();
     let mut seen_thread = false;

@@ -30,12 +30,34 @@
 //! A `tool_input` body that is not a JSON object (hand-written documents) becomes
 //! `args: {"input": <the JSON value, or the body as a string>}`.
 
-use super::parse::{XmlEvent, XmlParseError};
+use super::parse::{read_xml_events, XmlEvent, XmlParseError};
 use super::type_names;
 use crate::event::AgentEvent;
 use crate::js_json;
 use serde_json::{Map, Number, Value};
 use std::collections::{HashMap, VecDeque};
+
+/// A parsed document: its events and the text after `</thread>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadDocument {
+    pub events: Vec<AgentEvent>,
+    /// The response prefix, without the newline that separates it from `</thread>`;
+    /// `None` when nothing (or only that newline) follows `</thread>`.
+    pub response_prefix: Option<String>,
+}
+
+/// The events of a `<thread>` document; a response prefix after `</thread>` is ignored.
+pub fn parse_thread_xml(text: &str) -> Result<Vec<AgentEvent>, XmlParseError> {
+    parse_thread_document(text).map(|doc| doc.events)
+}
+
+/// The events of a `<thread>` document and the response prefix that follows it.
+pub fn parse_thread_document(text: &str) -> Result<ThreadDocument, XmlParseError> {
+    let (xml_events, rest) = read_xml_events(text)?;
+    let events = xml_events_to_agent_events(text, xml_events)?;
+    let prefix = rest.strip_prefix('\n').unwrap_or(rest);
+    Ok(ThreadDocument { events, response_prefix: (!prefix.is_empty()).then(|| prefix.to_owned()) })
+}
 
 pub(super) fn xml_events_to_agent_events(
     text: &str,
