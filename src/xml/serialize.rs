@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Options of `serializeThreadToXml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,14 +48,14 @@ pub struct XmlRenderer {
     buf: String,
     count: usize,
     /// toolCallId → toolName of the latest `tool_call` seen with that id.
-    tool_names: HashMap<String, String>,
+    tool_names: HashMap<String, String, BuildHasherDefault<id_hash::IdHasher>>,
     /// Reused for JSON bodies before they are escaped.
     scratch: String,
 }
 
 impl XmlRenderer {
     pub fn new(escape: EscapeMode) -> Self {
-        XmlRenderer { escape, buf: OPEN.to_owned(), count: 0, tool_names: HashMap::new(), scratch: String::new() }
+        XmlRenderer { escape, buf: OPEN.to_owned(), count: 0, tool_names: HashMap::default(), scratch: String::new() }
     }
 
     /// Number of events rendered so far.
@@ -193,7 +194,7 @@ impl XmlRenderer {
                 escape_into(out, summary, escape);
             }
             EventKind::Unknown { type_name } => {
-                open_tag(out, &type_names::unknown_type_attribute(type_name), id);
+                open_unknown_tag(out, &type_names::unknown_type_attribute(type_name), id);
                 push_iteration(out, iteration);
                 out.push('>');
                 // The event's other fields as a JSON object, written without copying them.
@@ -246,12 +247,26 @@ fn close_document(out: &mut String, response_prefix: Option<&str>) {
     }
 }
 
-/// `  <event type="{type_name}" id="{id}"`
-fn open_tag(out: &mut String, type_name: &str, id: usize) {
+/// `  <event type="{type_name}" id="{id}"` for one of the XML's own type names, which need no
+/// escaping.
+fn open_tag(out: &mut String, type_name: &'static str, id: usize) {
+    debug_assert!(!type_name.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'' | ..0x20)));
+    out.push_str("  <event type=\"");
+    out.push_str(type_name);
+    push_id(out, id);
+}
+
+/// `  <event type="{type_name}" id="{id}"` for a type name from the event.
+fn open_unknown_tag(out: &mut String, type_name: &str, id: usize) {
     out.push_str("  <event type=\"");
     escape_into(out, type_name, EscapeMode::Full);
+    push_id(out, id);
+}
+
+/// `" id="{id}"`, closing the type attribute.
+fn push_id(out: &mut String, id: usize) {
     out.push_str("\" id=\"");
-    push_decimal(out, id);
+    js_json::write_decimal(out, id as u64);
     out.push('"');
 }
 
@@ -268,7 +283,6 @@ fn push_iteration(out: &mut String, iteration: &Number) {
 /// is a non-empty string or a non-zero number (its JavaScript string form), as upstream writes
 /// any truthy value. Other JSON types have no faithful attribute form and write nothing.
 fn push_timing_attributes(out: &mut String, event: &AgentEvent, scratch: &mut String) {
-    let fields = event.fields();
     let mut push_text = |name: &str, value: &Value, keep: fn(&Value) -> bool| {
         scratch.clear();
         match value {
@@ -278,16 +292,21 @@ fn push_timing_attributes(out: &mut String, event: &AgentEvent, scratch: &mut St
         }
         push_attr(out, name, scratch);
     };
-    if let Some(duration) = fields.get("durationMs") {
+    if let Some(duration) = field(event, "durationMs") {
         push_text("duration_ms", duration, |_| true);
     }
-    if let Some(group) = fields.get("parallelGroup") {
+    if let Some(group) = field(event, "parallelGroup") {
         push_text("parallel_group", group, |v| match v {
             Value::String(s) => !s.is_empty(),
             Value::Number(n) => n.as_f64() != Some(0.0),
             _ => false,
         });
     }
+}
+
+/// A field of an event, found by a scan of its few keys: cheaper than hashing the key.
+fn field<'a>(event: &'a AgentEvent, key: &str) -> Option<&'a Value> {
+    event.fields().iter().find(|(k, _)| *k == key).map(|(_, value)| value)
 }
 
 fn push_attr(out: &mut String, name: &str, value: &str) {
@@ -298,20 +317,42 @@ fn push_attr(out: &mut String, name: &str, value: &str) {
     out.push('"');
 }
 
-/// `n` in decimal, without going through `fmt` (this runs once per event).
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+/// A fast hash for tool call ids. The map is looked up once per tool call and result, and
+/// SipHash was a tenth of a render. Ids come from the host that owns the thread, so a host
+/// that chose colliding ids would only slow its own renders.
+mod id_hash {
+    use std::hash::Hasher;
+
+    /// FxHash's word step: rotate, mix in 8 bytes, multiply.
+    #[derive(Default)]
+    pub(super) struct IdHasher(u64);
+
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    impl IdHasher {
+        fn add(&mut self, word: u64) {
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
         }
     }
-    for &d in &digits[start..] {
-        out.push(char::from(d));
+
+    impl Hasher for IdHasher {
+        fn write(&mut self, bytes: &[u8]) {
+            let mut words = bytes.chunks_exact(8);
+            for word in &mut words {
+                self.add(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+            }
+            let mut last = [0u8; 8];
+            last[..words.remainder().len()].copy_from_slice(words.remainder());
+            self.add(u64::from_le_bytes(last));
+        }
+
+        fn write_u8(&mut self, b: u8) {
+            self.add(u64::from(b));
+        }
+
+        fn finish(&self) -> u64 {
+            self.0
+        }
     }
 }
 
