@@ -201,13 +201,19 @@ mod sse2 {
     fn attention<const QUOTES: bool>(v: __m128i) -> u32 {
         // SAFETY: SSE2 is part of x86-64; these only compute on registers.
         unsafe {
-            let is = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
-            let mut hits = _mm_or_si128(_mm_or_si128(is(b'&'), is(b'<')), _mm_or_si128(is(b'>'), is(0xEF)));
+            let splat = |b: u8| _mm_set1_epi8(b as i8);
+            let is = |x: __m128i, b: u8| _mm_cmpeq_epi8(x, splat(b));
+            // `<` and `>` are the two bytes b with b | 2 == `>`; `&` and `'` those with b | 1 == `'`.
+            let angles = is(_mm_or_si128(v, splat(2)), b'>');
+            let mut hits = _mm_or_si128(angles, is(v, 0xEF));
             if QUOTES {
-                hits = _mm_or_si128(hits, _mm_or_si128(is(b'"'), is(b'\'')));
+                let amp_apos = is(_mm_or_si128(v, splat(1)), b'\'');
+                hits = _mm_or_si128(hits, _mm_or_si128(amp_apos, is(v, b'"')));
+            } else {
+                hits = _mm_or_si128(hits, is(v, b'&'));
             }
-            let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
-            let allowed = _mm_or_si128(_mm_or_si128(is(b'\t'), is(b'\n')), is(b'\r'));
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(v, splat(0x1F)), v);
+            let allowed = _mm_or_si128(_mm_or_si128(is(v, b'\t'), is(v, b'\n')), is(v, b'\r'));
             hits = _mm_or_si128(hits, _mm_andnot_si128(allowed, control));
             _mm_movemask_epi8(hits) as u32
         }

@@ -29,8 +29,36 @@ pub struct XmlOptions {
 /// Renders `events` as a `<thread>` document.
 pub fn serialize_thread_to_xml(events: &[AgentEvent], options: &XmlOptions) -> String {
     let mut renderer = XmlRenderer::new(options.escape);
+    output_size::reserve(&mut renderer.buf, events.len());
     renderer.extend(events);
-    renderer.into_document(options.response_prefix.as_deref())
+    let document = renderer.into_document(options.response_prefix.as_deref());
+    output_size::learn(document.len(), events.len());
+    document
+}
+
+/// Sizes a one-shot render's buffer once, from the bytes per event of the previous one-shot
+/// render, instead of growing it by doubling: each growth of a buffer below the allocator's
+/// mmap threshold copies everything written so far.
+mod output_size {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Output bytes per event of the latest one-shot render, plus an eighth; 0 before the first.
+    static BYTES_PER_EVENT: AtomicUsize = AtomicUsize::new(0);
+    /// Threads of bigger events are rare, and grow their buffer as before.
+    const MAX_BYTES_PER_EVENT: usize = 4096;
+
+    pub(super) fn reserve(buf: &mut String, events: usize) {
+        let per_event = BYTES_PER_EVENT.load(Ordering::Relaxed);
+        // Only a hint: if the memory is not there, the render grows its buffer as it goes.
+        let _ = buf.try_reserve(events.saturating_mul(per_event));
+    }
+
+    pub(super) fn learn(document_len: usize, events: usize) {
+        if events > 0 {
+            let per_event = document_len / events + 1;
+            BYTES_PER_EVENT.store((per_event + per_event / 8).min(MAX_BYTES_PER_EVENT), Ordering::Relaxed);
+        }
+    }
 }
 
 /// How many events ahead of the one being rendered `extend` starts prefetching.
