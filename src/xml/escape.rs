@@ -43,12 +43,10 @@ pub fn escape_into(out: &mut String, text: &str, mode: EscapeMode) {
 
 /// Most output bytes one input byte can produce (`"` → `&quot;`).
 const MAX_EXPANSION: usize = 6;
-/// Room needed past the worst-case output: a write stores 16 bytes and keeps only some of them,
-/// and the last bytes of a block are escaped from a padded copy (see `escape_block`).
-const SLACK: usize = 80;
-/// Length of the padded copy of a block's last bytes: the scan stops short of 32 bytes from the
-/// end, and after skipping a U+FFFE at its 16th byte it may stand 2 bytes further.
-const PADDED: usize = 64;
+/// Room needed past the worst-case output: a write stores up to 32 bytes and keeps only some of
+/// them, and the last bytes of a block are escaped from a copy with up to 96 bytes of padding
+/// (see `escape_padded` and `Sink`).
+const SLACK: usize = 160;
 /// Input is escaped in blocks so that the worst-case reservation stays small for huge bodies.
 const BLOCK: usize = 4096;
 
@@ -117,20 +115,41 @@ fn escape_blocks<const QUOTES: bool>(out: &mut String, text: &str) {
 fn escape_block<const QUOTES: bool>(out: &mut String, input: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     append_escaped(out, input.len(), |sink| {
-        // The scan reads 32 bytes ahead of where it stands, so the last bytes are escaped from
-        // a copy padded with clean bytes, and the padding's output is dropped afterwards.
-        let done = sse2::escape_prefix::<QUOTES>(input, sink);
-        let rest = &input[done.min(input.len())..];
-        if !rest.is_empty() {
-            let mut padded = [b'x'; PADDED];
-            padded[..rest.len()].copy_from_slice(rest);
-            let padded_done = sse2::escape_prefix::<QUOTES>(&padded, sink);
-            // Everything escaped past `rest` was padding, copied byte for byte.
-            sink.len -= padded_done - rest.len();
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            escape_padded::<{ avx2::LOOKAHEAD }>(input, sink, |input, sink| unsafe {
+                avx2::escape_prefix::<QUOTES>(input, sink)
+            })
+        } else {
+            escape_padded::<{ sse2::LOOKAHEAD }>(input, sink, sse2::escape_prefix::<QUOTES>)
         }
     });
     #[cfg(not(target_arch = "x86_64"))]
     append_escaped(out, input.len(), |sink| portable::escape::<QUOTES>(input, sink));
+}
+
+/// Escapes `input` with a scan that reads `LOOKAHEAD` bytes ahead of where it stands and stops
+/// when fewer are left: the last bytes are escaped from a copy padded with clean bytes, and the
+/// padding's output is dropped afterwards.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn escape_padded<const LOOKAHEAD: usize>(
+    input: &[u8],
+    sink: &mut Sink,
+    escape_prefix: impl Fn(&[u8], &mut Sink) -> usize,
+) {
+    let done = escape_prefix(input, sink);
+    let rest = &input[done.min(input.len())..];
+    if !rest.is_empty() {
+        // Twice the lookahead: the scan then stops past `rest` (it may stand 2 bytes past a
+        // chunk's end after a U+FFFE, but `rest` is shorter than the lookahead).
+        let mut padded = [b'x'; 2 * avx2::LOOKAHEAD];
+        let padded = &mut padded[..2 * LOOKAHEAD];
+        padded[..rest.len()].copy_from_slice(rest);
+        let padded_done = escape_prefix(padded, sink);
+        // Everything escaped past `rest` was padding, copied byte for byte.
+        sink.len -= padded_done - rest.len();
+    }
 }
 
 /// Reserves room for escaping `input_len` bytes of whole UTF-8 characters and lets `escape`
@@ -151,10 +170,11 @@ fn append_escaped(out: &mut String, input_len: usize, escape: impl FnOnce(&mut S
 
 /// The reserved spare capacity of the output buffer, written through a raw pointer.
 ///
-/// Bounds: every write starts at `len` and stores at most 16 bytes; `len` grows by at most
-/// `MAX_EXPANSION` per input byte consumed (1 per padding byte), and a write starts only before
-/// the 48th padding byte. So every write ends before the start length +
-/// `MAX_EXPANSION` × the block's length + `SLACK`, which `escape_block` reserved.
+/// Bounds: every write starts at `len` and stores at most 32 bytes (the chunk width); `len`
+/// grows by at most `MAX_EXPANSION` per input byte consumed (1 per padding byte), and a write
+/// starts only before the end of the last chunk the scan reads, at most 3 chunks into the
+/// padding. So every write ends before the start length + `MAX_EXPANSION` × the block's
+/// length + 4 chunks, within the `SLACK` that `append_escaped` reserved.
 struct Sink {
     dst: *mut u8,
     len: usize,
@@ -235,13 +255,16 @@ mod sse2 {
         out
     }
 
-    /// Escapes `input` from its start for as long as 32 bytes are left, and returns how far it
-    /// got: a position that is at least `input.len() - 31` and on a character boundary.
+    /// How far ahead of its position the scan reads: a chunk, and a span copy from its end.
+    pub(super) const LOOKAHEAD: usize = 32;
+
+    /// Escapes `input` from its start for as long as `LOOKAHEAD` bytes are left, and returns how
+    /// far it got: a position after `input.len() - LOOKAHEAD` and on a character boundary.
     #[inline(always)]
     pub(super) fn escape_prefix<const QUOTES: bool>(input: &[u8], sink: &mut Sink) -> usize {
         let table = outputs_for::<QUOTES>();
         let mut i = 0;
-        while i + 32 <= input.len() {
+        while i + LOOKAHEAD <= input.len() {
             let chunk = load(input, i);
             let mut hits = attention::<QUOTES>(chunk);
             let chunk_end = i + 16;
@@ -262,6 +285,101 @@ mod sse2 {
             }
             if from < chunk_end {
                 sink.put(bytes(load(input, from)), chunk_end - from);
+                i = chunk_end;
+            } else {
+                i = from;
+            }
+        }
+        i
+    }
+}
+
+/// The same scan as `sse2`, 32 bytes at a time, for CPUs with AVX2 (checked at run time).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{outputs_for, Sink};
+    use std::arch::x86_64::{
+        __m256i, _mm256_andnot_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8, _mm256_storeu_si256,
+    };
+
+    /// How far ahead of its position the scan reads: a chunk, and a span copy from its end.
+    pub(super) const LOOKAHEAD: usize = 64;
+
+    /// As `sse2::attention`, for 32 bytes.
+    ///
+    /// Safety: the CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    #[allow(unused_unsafe)]
+    unsafe fn attention<const QUOTES: bool>(v: __m256i) -> u32 {
+        // SAFETY: AVX2 is enabled here; these only compute on registers.
+        unsafe {
+            let splat = |b: u8| _mm256_set1_epi8(b as i8);
+            let is = |x: __m256i, b: u8| _mm256_cmpeq_epi8(x, splat(b));
+            let angles = is(_mm256_or_si256(v, splat(2)), b'>');
+            let mut hits = _mm256_or_si256(angles, is(v, 0xEF));
+            if QUOTES {
+                let amp_apos = is(_mm256_or_si256(v, splat(1)), b'\'');
+                hits = _mm256_or_si256(hits, _mm256_or_si256(amp_apos, is(v, b'"')));
+            } else {
+                hits = _mm256_or_si256(hits, is(v, b'&'));
+            }
+            let control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, splat(0x1F)), v);
+            let allowed = _mm256_or_si256(_mm256_or_si256(is(v, b'\t'), is(v, b'\n')), is(v, b'\r'));
+            hits = _mm256_or_si256(hits, _mm256_andnot_si256(allowed, control));
+            _mm256_movemask_epi8(hits) as u32
+        }
+    }
+
+    /// 32 bytes of `input` from `at`, as bytes; the caller checks that they exist.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    #[allow(unused_unsafe)]
+    unsafe fn load(input: &[u8], at: usize) -> __m256i {
+        debug_assert!(at + 32 <= input.len());
+        // SAFETY: `at + 32 <= input.len()` (every caller shows it); unaligned loads are allowed.
+        unsafe { _mm256_loadu_si256(input.as_ptr().add(at).cast()) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    #[allow(unused_unsafe)]
+    unsafe fn bytes(v: __m256i) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        // SAFETY: `out` has 32 bytes; unaligned stores are allowed.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
+        out
+    }
+
+    /// As `sse2::escape_prefix`, 32 bytes at a time.
+    ///
+    /// Safety: the CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[allow(unused_unsafe)]
+    pub(super) unsafe fn escape_prefix<const QUOTES: bool>(input: &[u8], sink: &mut Sink) -> usize {
+        let table = outputs_for::<QUOTES>();
+        let mut i = 0;
+        // SAFETY (all blocks below): AVX2 is enabled here; loads are within `input` as noted.
+        while i + LOOKAHEAD <= input.len() {
+            let chunk = unsafe { load(input, i) };
+            let mut hits = unsafe { attention::<QUOTES>(chunk) };
+            let chunk_end = i + 32;
+            if hits == 0 {
+                sink.put(unsafe { bytes(chunk) }, 32);
+                i = chunk_end;
+                continue;
+            }
+            // `from` is at most `chunk_end`, so a 32-byte load from it stays within `input`.
+            let mut from = i;
+            while hits != 0 {
+                let at = i + hits.trailing_zeros() as usize;
+                hits &= hits - 1;
+                sink.put(unsafe { bytes(load(input, from)) }, at - from);
+                from = sink.special(input, at, table);
+            }
+            if from < chunk_end {
+                sink.put(unsafe { bytes(load(input, from)) }, chunk_end - from);
                 i = chunk_end;
             } else {
                 i = from;
@@ -373,15 +491,15 @@ mod tests {
         check(&long, EscapeMode::Minimal, "long");
     }
 
-    /// Every character class at every offset of texts up to 80 bytes, alone and in runs, so
-    /// that hits fall on every position of the 16-byte scan and of the padded last bytes.
+    /// Every character class at every offset of texts up to 70 bytes and around 128, alone and in
+    /// runs, so that hits fall on every position of the 16- and 32-byte scans and of the padding.
     #[test]
     fn scan_positions_do_not_change_the_result() {
         let specials =
             ["\u{FFFE}", "\u{FFFF}", "\u{EFBF}", "\u{FEFF}", "😀", "&", "<", ">", "\"", "'", "\u{0}", "\u{1F}"];
         let specials = specials.iter().copied().chain(["\t", "\n", "\r", "é", "中", "\u{7F}"]);
         for special in specials {
-            for len in 0..80 {
+            for len in (0..70).chain(124..133) {
                 for at in 0..=len {
                     for filler in ["a", "&"] {
                         let text = format!("{}{special}{}", filler.repeat(at), "b".repeat(len - at));
@@ -396,8 +514,8 @@ mod tests {
         }
     }
 
-    /// The word-at-a-time loop other architectures use, block by block as `escape_blocks` does.
-    fn portable(text: &str, mode: EscapeMode) -> String {
+    /// `text` escaped block by block as `escape_blocks` does, each block by `escape`.
+    fn blockwise(text: &str, escape: impl Fn(&[u8], &mut Sink)) -> String {
         let mut out = String::new();
         let mut start = 0;
         while start < text.len() {
@@ -406,24 +524,62 @@ mod tests {
                 end -= 1;
             }
             let block = &text.as_bytes()[start..end];
-            match mode {
-                EscapeMode::Full => append_escaped(&mut out, block.len(), |sink| portable::escape::<true>(block, sink)),
-                EscapeMode::Minimal => {
-                    append_escaped(&mut out, block.len(), |sink| portable::escape::<false>(block, sink))
-                }
-            }
+            append_escaped(&mut out, block.len(), |sink| escape(block, sink));
             start = end;
         }
         out
     }
 
-    /// `escape_into` and the portable loop, both checked against the definition.
-    fn check(text: &str, mode: EscapeMode, what: &str) {
-        let expected = reference(text, mode);
+    /// Every implementation this build has: the one `escape_into` picks, and the others.
+    fn every_implementation(text: &str, mode: EscapeMode) -> Vec<(&'static str, String)> {
         let mut out = String::new();
         escape_into(&mut out, text, mode);
-        assert_eq!(out, expected, "{what} {mode:?}");
-        assert_eq!(portable(text, mode), expected, "portable: {what} {mode:?}");
+        let full = mode == EscapeMode::Full;
+        let mut results = vec![("escape_into", out)];
+        results.push((
+            "portable",
+            blockwise(
+                text,
+                |b, sink| if full { portable::escape::<true>(b, sink) } else { portable::escape::<false>(b, sink) },
+            ),
+        ));
+        #[cfg(target_arch = "x86_64")]
+        {
+            results.push((
+                "sse2",
+                blockwise(text, |b, sink| {
+                    if full {
+                        escape_padded::<{ sse2::LOOKAHEAD }>(b, sink, sse2::escape_prefix::<true>)
+                    } else {
+                        escape_padded::<{ sse2::LOOKAHEAD }>(b, sink, sse2::escape_prefix::<false>)
+                    }
+                }),
+            ));
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                results.push((
+                    "avx2",
+                    blockwise(text, |b, sink| {
+                        escape_padded::<{ avx2::LOOKAHEAD }>(b, sink, |b, sink| unsafe {
+                            if full {
+                                avx2::escape_prefix::<true>(b, sink)
+                            } else {
+                                avx2::escape_prefix::<false>(b, sink)
+                            }
+                        })
+                    }),
+                ));
+            }
+        }
+        results
+    }
+
+    /// Every implementation, checked against the definition.
+    fn check(text: &str, mode: EscapeMode, what: &str) {
+        let expected = reference(text, mode);
+        for (implementation, out) in every_implementation(text, mode) {
+            assert_eq!(out, expected, "{implementation}: {what} {mode:?}");
+        }
     }
 
     fn reference(text: &str, mode: EscapeMode) -> String {
