@@ -328,4 +328,16 @@ proptest! {
         }
         prop_assert_eq!(renderer.len(), events.len());
     }
+
+    #[test]
+    fn rendering_into_a_used_buffer_equals_one_shot(
+        events in arb_thread(),
+        earlier in arb_thread(),
+        options in arb_options(),
+    ) {
+        let mut out = String::new();
+        XmlRenderer::render_document_into(&earlier, &XmlOptions::default(), &mut out);
+        XmlRenderer::render_document_into(&events, &options, &mut out);
+        prop_assert_eq!(out, serialize_thread_to_xml(&events, &options));
+    }
 }

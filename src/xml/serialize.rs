@@ -28,10 +28,9 @@ pub struct XmlOptions {
 
 /// Renders `events` as a `<thread>` document.
 pub fn serialize_thread_to_xml(events: &[AgentEvent], options: &XmlOptions) -> String {
-    let mut renderer = XmlRenderer::new(options.escape);
-    output_size::reserve(&mut renderer.buf, events.len());
-    renderer.extend(events);
-    let document = renderer.into_document(options.response_prefix.as_deref());
+    let mut document = String::new();
+    output_size::reserve(&mut document, events.len());
+    XmlRenderer::render_document_into(events, options, &mut document);
     output_size::learn(document.len(), events.len());
     document
 }
@@ -257,6 +256,19 @@ impl XmlRenderer {
         let mut out = String::new();
         self.write_document(&mut out, response_prefix);
         out
+    }
+
+    /// Renders `events` as a `<thread>` document into `out`, replacing what it held and reusing
+    /// its memory. A caller that renders again and again keeps one buffer this way; a fresh
+    /// document of tens of megabytes is fresh memory that the kernel has to map and zero page by
+    /// page, which costs about as much as rendering it.
+    pub fn render_document_into(events: &[AgentEvent], options: &XmlOptions, out: &mut String) {
+        let mut buf = std::mem::take(out);
+        buf.clear();
+        buf.push_str(OPEN);
+        let mut renderer = XmlRenderer { buf, ..XmlRenderer::new(options.escape) };
+        renderer.extend(events);
+        *out = renderer.into_document(options.response_prefix.as_deref());
     }
 
     /// The whole document, built in the renderer's own buffer.
