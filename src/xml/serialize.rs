@@ -53,8 +53,8 @@ mod output_size {
     }
 
     pub(super) fn learn(document_len: usize, events: usize) {
-        if events > 0 {
-            let per_event = document_len / events + 1;
+        if let Some(per_event) = document_len.checked_div(events) {
+            let per_event = per_event + 1;
             BYTES_PER_EVENT.store((per_event + per_event / 8).min(MAX_BYTES_PER_EVENT), Ordering::Relaxed);
         }
     }
@@ -266,7 +266,13 @@ impl XmlRenderer {
         let mut buf = std::mem::take(out);
         buf.clear();
         buf.push_str(OPEN);
-        let mut renderer = XmlRenderer { buf, ..XmlRenderer::new(options.escape) };
+        let mut renderer = XmlRenderer {
+            escape: options.escape,
+            buf,
+            count: 0,
+            tool_names: HashMap::default(),
+            scratch: String::new(),
+        };
         renderer.extend(events);
         *out = renderer.into_document(options.response_prefix.as_deref());
     }
