@@ -84,15 +84,30 @@ fn needs_escape(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// True if some byte of `word` is below `n` (n ≤ 0x80); exact for "some", not for which.
+const fn has_byte_below(word: u64, n: u8) -> bool {
+    word.wrapping_sub(ONES * n as u64) & !word & HIGHS != 0
+}
+
+/// True if some byte of `word` needs an escape.
+const fn word_needs_escape(word: u64) -> bool {
+    has_byte_below(word, 0x20)
+        || has_byte_below(word ^ (ONES * b'"' as u64), 1)
+        || has_byte_below(word ^ (ONES * b'\\' as u64), 1)
+}
+
 /// Position of the first byte from `from` that `write_string` escapes. Most strings have none,
-/// so 16 bytes are tested at a time without an early exit (which compiles to vector compares).
+/// and most are short, so clean 8-byte words are skipped with a few word operations.
 fn next_to_escape(bytes: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
-    while let Some(chunk) = bytes.get(i..i + 16) {
-        if chunk.iter().fold(false, |any, &b| any | needs_escape(b)) {
+    while let Some(word) = bytes.get(i..i + 8) {
+        if word_needs_escape(u64::from_le_bytes(word.try_into().expect("8 bytes"))) {
             break;
         }
-        i += 16;
+        i += 8;
     }
     bytes[i..].iter().position(|&b| needs_escape(b)).map(|p| i + p)
 }
@@ -120,15 +135,31 @@ pub fn write_number(out: &mut String, n: &Number) {
 
 /// Appends `n` in decimal without going through `fmt` (renderers print a number per event).
 pub fn write_decimal(out: &mut String, mut n: u64) {
+    /// "00", "01", … "99".
+    const PAIRS: [u8; 200] = {
+        let mut pairs = [0u8; 200];
+        let mut i = 0;
+        while i < 100 {
+            pairs[2 * i] = b'0' + (i / 10) as u8;
+            pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+            i += 1;
+        }
+        pairs
+    };
     let mut digits = [0u8; 20];
     let mut start = digits.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        start -= 2;
+        digits[start..start + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        start -= 2;
+        digits[start..start + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+    } else {
         start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[start] = b'0' + n as u8;
     }
     // SAFETY: ASCII digits are valid UTF-8.
     unsafe { out.as_mut_vec() }.extend_from_slice(&digits[start..]);
@@ -277,8 +308,15 @@ mod tests {
 
     #[test]
     fn integers_print_without_fmt() {
-        for n in ["0", "7", "10", "-1", "-10", "9007199254740992", "-9007199254740992", "1234567890"] {
+        for n in
+            ["0", "7", "10", "99", "100", "101", "-1", "-10", "9007199254740992", "-9007199254740992", "1234567890"]
+        {
             assert_eq!(num(n), n);
+        }
+        for n in (0..100_000).chain([u64::MAX / 3, 1 << 53]) {
+            let mut out = String::new();
+            write_decimal(&mut out, n);
+            assert_eq!(out, n.to_string());
         }
     }
 
