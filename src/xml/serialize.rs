@@ -31,6 +31,7 @@ pub fn serialize_thread_to_xml(events: &[AgentEvent], options: &XmlOptions) -> S
     let mut document = String::new();
     output_size::reserve(&mut document, events.len());
     XmlRenderer::render_document_into(events, options, &mut document);
+    output_size::trim(&mut document);
     output_size::learn(document.len(), events.len());
     document
 }
@@ -50,6 +51,13 @@ mod output_size {
         let per_event = BYTES_PER_EVENT.load(Ordering::Relaxed);
         // Only a hint: if the memory is not there, the render grows its buffer as it goes.
         let _ = buf.try_reserve(events.saturating_mul(per_event));
+    }
+
+    /// Gives back what a reservation for bigger events left unused (a block shrinks in place).
+    pub(super) fn trim(document: &mut String) {
+        if document.capacity() / 2 > document.len() {
+            document.shrink_to_fit();
+        }
     }
 
     pub(super) fn learn(document_len: usize, events: usize) {
