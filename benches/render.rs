@@ -1,5 +1,6 @@
-//! XML render throughput (MB/s of output) for generated threads of 100 to 100k events, and the
-//! cost of every message form (LangChain messages, the three provider projections) at 10k events.
+//! XML render throughput (MB/s of output) for generated threads of 100 to 100k events, each into a
+//! fresh string and into one buffer kept across renders, and the cost of every message form
+//! (LangChain messages, the three provider projections) at 10k events.
 //!
 //! `cargo bench --bench render -- --warm-up-time 1 --measurement-time 3`
 
@@ -24,6 +25,14 @@ fn xml_render(c: &mut Criterion) {
         group.sample_size(if size >= 10_000 { 10 } else { 50 });
         group.bench_with_input(BenchmarkId::new("one_shot", size), &events, |b, events| {
             b.iter(|| serialize_thread_to_xml(black_box(events), &options))
+        });
+        // The same render into one buffer kept across renders: no fresh memory to map and zero.
+        let mut kept = String::new();
+        group.bench_with_input(BenchmarkId::new("into_kept_buffer", size), &events, |b, events| {
+            b.iter(|| {
+                XmlRenderer::render_document_into(black_box(events), &options, &mut kept);
+                kept.len()
+            })
         });
     }
     group.finish();

@@ -56,28 +56,60 @@ pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0x00..=0x1f => "",
-            _ => continue,
-        };
+    while let Some(i) = next_to_escape(bytes, start) {
         out.push_str(&s[start..i]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{:04x}", b);
-        } else {
-            out.push_str(escape);
+        let b = bytes[i];
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xF)]));
+            }
         }
         start = i + 1;
     }
     out.push_str(&s[start..]);
     out.push('"');
+}
+
+fn needs_escape(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// True if some byte of `word` is below `n` (n ≤ 0x80); exact for "some", not for which.
+const fn has_byte_below(word: u64, n: u8) -> bool {
+    word.wrapping_sub(ONES * n as u64) & !word & HIGHS != 0
+}
+
+/// True if some byte of `word` needs an escape.
+const fn word_needs_escape(word: u64) -> bool {
+    has_byte_below(word, 0x20)
+        || has_byte_below(word ^ (ONES * b'"' as u64), 1)
+        || has_byte_below(word ^ (ONES * b'\\' as u64), 1)
+}
+
+/// Position of the first byte from `from` that `write_string` escapes. Most strings have none,
+/// and most are short, so clean 8-byte words are skipped with a few word operations.
+fn next_to_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(word) = bytes.get(i..i + 8) {
+        if word_needs_escape(u64::from_le_bytes(word.try_into().expect("8 bytes"))) {
+            break;
+        }
+        i += 8;
+    }
+    bytes[i..].iter().position(|&b| needs_escape(b)).map(|p| i + p)
 }
 
 /// Largest magnitude below which every integer is exactly representable as an f64 (2^53).
@@ -88,16 +120,49 @@ const MAX_SAFE: u64 = 1 << 53;
 pub fn write_number(out: &mut String, n: &Number) {
     if let Some(u) = n.as_u64() {
         if u <= MAX_SAFE {
-            let _ = write!(out, "{u}");
+            write_decimal(out, u);
             return;
         }
     } else if let Some(i) = n.as_i64() {
         if i.unsigned_abs() <= MAX_SAFE {
-            let _ = write!(out, "{i}");
+            out.push('-'); // as_u64 failed, so i < 0
+            write_decimal(out, i.unsigned_abs());
             return;
         }
     }
     write_f64(out, n.as_f64().unwrap_or(0.0));
+}
+
+/// Appends `n` in decimal without going through `fmt` (renderers print a number per event).
+pub fn write_decimal(out: &mut String, mut n: u64) {
+    /// "00", "01", … "99".
+    const PAIRS: [u8; 200] = {
+        let mut pairs = [0u8; 200];
+        let mut i = 0;
+        while i < 100 {
+            pairs[2 * i] = b'0' + (i / 10) as u8;
+            pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+            i += 1;
+        }
+        pairs
+    };
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        start -= 2;
+        digits[start..start + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        start -= 2;
+        digits[start..start + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+    } else {
+        start -= 1;
+        digits[start] = b'0' + n as u8;
+    }
+    // SAFETY: ASCII digits are valid UTF-8.
+    unsafe { out.as_mut_vec() }.extend_from_slice(&digits[start..]);
 }
 
 /// Formats a number as a string the way ECMAScript's `Number::toString` does.
@@ -125,6 +190,18 @@ pub fn write_f64(out: &mut String, x: f64) {
         out.push_str("Infinity");
         return;
     }
+    if (1e-6..1e21).contains(&x) {
+        // Here ECMAScript writes the shortest round-trip digits without an exponent, as Rust's
+        // `{}` does (and without `{:e}`'s string handling below, which is slower).
+        let _ = write!(out, "{x}");
+        return;
+    }
+    write_exponent_form(out, x);
+}
+
+/// `Number::toString` by its definition from the shortest digits; the fast path above agrees
+/// with it (see the tests).
+fn write_exponent_form(out: &mut String, x: f64) {
     // Rust's `{:e}` yields the shortest digits that round-trip, as ECMAScript requires.
     let sci = format!("{x:e}");
     let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
@@ -190,6 +267,57 @@ mod tests {
     fn strings_escape_as_javascript() {
         let v = json!("a\"b\\c\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}/\u{2028}😀");
         assert_eq!(to_string(&v), "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}/\u{2028}😀\"");
+    }
+
+    /// Escapes before, inside and after the 16-byte chunks the scan tests at once.
+    #[test]
+    fn long_strings_escape_at_every_position() {
+        for c in ['"', '\\', '\n', '\u{1}', '\u{8}', '\u{1f}', '\u{7f}', 'é', '\u{2028}'] {
+            for at in 0..40 {
+                let s = format!("{}{c}{}{c}", "a".repeat(at), "b".repeat(40 - at));
+                // serde_json escapes strings exactly as JSON.stringify does.
+                assert_eq!(to_string(&json!(s)), serde_json::to_string(&s).unwrap(), "{c:?} at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn plain_range_agrees_with_the_definition() {
+        let mut x = 1e-6_f64;
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        while x < 1e21 {
+            for _ in 0..50 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                let y = x * (1.0 + (seed >> 11) as f64 / (1u64 << 53) as f64 * 9.0);
+                if y < 1e21 {
+                    let (mut fast, mut general) = (String::new(), String::new());
+                    write_f64(&mut fast, y);
+                    write_exponent_form(&mut general, y);
+                    assert_eq!(fast, general, "{y:e}");
+                }
+            }
+            x *= 10.0;
+        }
+        for y in [1e-6, 0.1, 0.75, 1.0, 100.0, 123.456, 999_999_999_999_999_900_000.0] {
+            let (mut fast, mut general) = (String::new(), String::new());
+            write_f64(&mut fast, y);
+            write_exponent_form(&mut general, y);
+            assert_eq!(fast, general);
+        }
+    }
+
+    #[test]
+    fn integers_print_without_fmt() {
+        for n in
+            ["0", "7", "10", "99", "100", "101", "-1", "-10", "9007199254740992", "-9007199254740992", "1234567890"]
+        {
+            assert_eq!(num(n), n);
+        }
+        for n in (0..100_000).chain([u64::MAX / 3, 1 << 53]) {
+            let mut out = String::new();
+            write_decimal(&mut out, n);
+            assert_eq!(out, n.to_string());
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Options of `serializeThreadToXml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,9 +28,44 @@ pub struct XmlOptions {
 
 /// Renders `events` as a `<thread>` document.
 pub fn serialize_thread_to_xml(events: &[AgentEvent], options: &XmlOptions) -> String {
-    let mut renderer = XmlRenderer::new(options.escape);
-    renderer.extend(events);
-    renderer.into_document(options.response_prefix.as_deref())
+    let mut document = String::new();
+    output_size::reserve(&mut document, events.len());
+    XmlRenderer::render_document_into(events, options, &mut document);
+    output_size::trim(&mut document);
+    output_size::learn(document.len(), events.len());
+    document
+}
+
+/// Sizes a one-shot render's buffer once, from the bytes per event of the previous one-shot
+/// render, instead of growing it by doubling: each growth of a buffer below the allocator's
+/// mmap threshold copies everything written so far.
+mod output_size {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Output bytes per event of the latest one-shot render, plus an eighth; 0 before the first.
+    static BYTES_PER_EVENT: AtomicUsize = AtomicUsize::new(0);
+    /// Threads of bigger events are rare, and grow their buffer as before.
+    const MAX_BYTES_PER_EVENT: usize = 4096;
+
+    pub(super) fn reserve(buf: &mut String, events: usize) {
+        let per_event = BYTES_PER_EVENT.load(Ordering::Relaxed);
+        // Only a hint: if the memory is not there, the render grows its buffer as it goes.
+        let _ = buf.try_reserve(events.saturating_mul(per_event));
+    }
+
+    /// Gives back what a reservation for bigger events left unused (a block shrinks in place).
+    pub(super) fn trim(document: &mut String) {
+        if document.capacity() / 2 > document.len() {
+            document.shrink_to_fit();
+        }
+    }
+
+    pub(super) fn learn(document_len: usize, events: usize) {
+        if let Some(per_event) = document_len.checked_div(events) {
+            let per_event = per_event + 1;
+            BYTES_PER_EVENT.store((per_event + per_event / 8).min(MAX_BYTES_PER_EVENT), Ordering::Relaxed);
+        }
+    }
 }
 
 /// How many events ahead of the one being rendered `extend` starts prefetching.
@@ -47,14 +83,14 @@ pub struct XmlRenderer {
     buf: String,
     count: usize,
     /// toolCallId → toolName of the latest `tool_call` seen with that id.
-    tool_names: HashMap<String, String>,
+    tool_names: HashMap<String, String, BuildHasherDefault<id_hash::IdHasher>>,
     /// Reused for JSON bodies before they are escaped.
     scratch: String,
 }
 
 impl XmlRenderer {
     pub fn new(escape: EscapeMode) -> Self {
-        XmlRenderer { escape, buf: OPEN.to_owned(), count: 0, tool_names: HashMap::new(), scratch: String::new() }
+        XmlRenderer { escape, buf: OPEN.to_owned(), count: 0, tool_names: HashMap::default(), scratch: String::new() }
     }
 
     /// Number of events rendered so far.
@@ -193,7 +229,7 @@ impl XmlRenderer {
                 escape_into(out, summary, escape);
             }
             EventKind::Unknown { type_name } => {
-                open_tag(out, &type_names::unknown_type_attribute(type_name), id);
+                open_unknown_tag(out, &type_names::unknown_type_attribute(type_name), id);
                 push_iteration(out, iteration);
                 out.push('>');
                 // The event's other fields as a JSON object, written without copying them.
@@ -230,6 +266,25 @@ impl XmlRenderer {
         out
     }
 
+    /// Renders `events` as a `<thread>` document into `out`, replacing what it held and reusing
+    /// its memory. A caller that renders again and again keeps one buffer this way; a fresh
+    /// document of tens of megabytes is fresh memory that the kernel has to map and zero page by
+    /// page, which costs about as much as rendering it.
+    pub fn render_document_into(events: &[AgentEvent], options: &XmlOptions, out: &mut String) {
+        let mut buf = std::mem::take(out);
+        buf.clear();
+        buf.push_str(OPEN);
+        let mut renderer = XmlRenderer {
+            escape: options.escape,
+            buf,
+            count: 0,
+            tool_names: HashMap::default(),
+            scratch: String::new(),
+        };
+        renderer.extend(events);
+        *out = renderer.into_document(options.response_prefix.as_deref());
+    }
+
     /// The whole document, built in the renderer's own buffer.
     fn into_document(self, response_prefix: Option<&str>) -> String {
         let mut out = self.buf;
@@ -246,12 +301,26 @@ fn close_document(out: &mut String, response_prefix: Option<&str>) {
     }
 }
 
-/// `  <event type="{type_name}" id="{id}"`
-fn open_tag(out: &mut String, type_name: &str, id: usize) {
+/// `  <event type="{type_name}" id="{id}"` for one of the XML's own type names, which need no
+/// escaping.
+fn open_tag(out: &mut String, type_name: &'static str, id: usize) {
+    debug_assert!(!type_name.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'' | ..0x20)));
+    out.push_str("  <event type=\"");
+    out.push_str(type_name);
+    push_id(out, id);
+}
+
+/// `  <event type="{type_name}" id="{id}"` for a type name from the event.
+fn open_unknown_tag(out: &mut String, type_name: &str, id: usize) {
     out.push_str("  <event type=\"");
     escape_into(out, type_name, EscapeMode::Full);
+    push_id(out, id);
+}
+
+/// `" id="{id}"`, closing the type attribute.
+fn push_id(out: &mut String, id: usize) {
     out.push_str("\" id=\"");
-    push_decimal(out, id);
+    js_json::write_decimal(out, id as u64);
     out.push('"');
 }
 
@@ -268,7 +337,6 @@ fn push_iteration(out: &mut String, iteration: &Number) {
 /// is a non-empty string or a non-zero number (its JavaScript string form), as upstream writes
 /// any truthy value. Other JSON types have no faithful attribute form and write nothing.
 fn push_timing_attributes(out: &mut String, event: &AgentEvent, scratch: &mut String) {
-    let fields = event.fields();
     let mut push_text = |name: &str, value: &Value, keep: fn(&Value) -> bool| {
         scratch.clear();
         match value {
@@ -278,16 +346,21 @@ fn push_timing_attributes(out: &mut String, event: &AgentEvent, scratch: &mut St
         }
         push_attr(out, name, scratch);
     };
-    if let Some(duration) = fields.get("durationMs") {
+    if let Some(duration) = field(event, "durationMs") {
         push_text("duration_ms", duration, |_| true);
     }
-    if let Some(group) = fields.get("parallelGroup") {
+    if let Some(group) = field(event, "parallelGroup") {
         push_text("parallel_group", group, |v| match v {
             Value::String(s) => !s.is_empty(),
             Value::Number(n) => n.as_f64() != Some(0.0),
             _ => false,
         });
     }
+}
+
+/// A field of an event, found by a scan of its few keys: cheaper than hashing the key.
+fn field<'a>(event: &'a AgentEvent, key: &str) -> Option<&'a Value> {
+    event.fields().iter().find(|(k, _)| *k == key).map(|(_, value)| value)
 }
 
 fn push_attr(out: &mut String, name: &str, value: &str) {
@@ -298,20 +371,42 @@ fn push_attr(out: &mut String, name: &str, value: &str) {
     out.push('"');
 }
 
-/// `n` in decimal, without going through `fmt` (this runs once per event).
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+/// A fast hash for tool call ids. The map is looked up once per tool call and result, and
+/// SipHash was a tenth of a render. Ids come from the host that owns the thread, so a host
+/// that chose colliding ids would only slow its own renders.
+mod id_hash {
+    use std::hash::Hasher;
+
+    /// FxHash's word step: rotate, mix in 8 bytes, multiply.
+    #[derive(Default)]
+    pub(super) struct IdHasher(u64);
+
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    impl IdHasher {
+        fn add(&mut self, word: u64) {
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
         }
     }
-    for &d in &digits[start..] {
-        out.push(char::from(d));
+
+    impl Hasher for IdHasher {
+        fn write(&mut self, bytes: &[u8]) {
+            let mut words = bytes.chunks_exact(8);
+            for word in &mut words {
+                self.add(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+            }
+            let mut last = [0u8; 8];
+            last[..words.remainder().len()].copy_from_slice(words.remainder());
+            self.add(u64::from_le_bytes(last));
+        }
+
+        fn write_u8(&mut self, b: u8) {
+            self.add(u64::from(b));
+        }
+
+        fn finish(&self) -> u64 {
+            self.0
+        }
     }
 }
 

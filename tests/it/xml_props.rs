@@ -8,8 +8,8 @@ use quick_xml::events::Event;
 use quick_xml::Reader;
 use serde_json::{Map, Value};
 use threadkeeper::js_json;
-use threadkeeper::xml::is_forbidden_char;
 use threadkeeper::xml::type_names::unknown_type_attribute;
+use threadkeeper::xml::{escape_into, is_forbidden_char};
 use threadkeeper::{
     parse_thread_document, parse_thread_xml, serialize_thread_to_xml, AgentEvent, EscapeMode, EventKind, Role,
     XmlOptions, XmlRenderer,
@@ -188,12 +188,47 @@ fn timing_attributes(event: &AgentEvent) -> (Option<String>, Option<String>) {
     (text("durationMs", false), text("parallelGroup", true))
 }
 
+/// Escaping character by character, as the seed's `escapeXml` defines it.
+fn escape_by_definition(text: &str, mode: EscapeMode) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if mode == EscapeMode::Full => out.push_str("&quot;"),
+            '\'' if mode == EscapeMode::Full => out.push_str("&apos;"),
+            c if is_forbidden_char(c) => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig { cases: 96, ..ProptestConfig::default() }
 }
 
 proptest! {
     #![proptest_config(config())]
+
+    /// Texts long enough to cross the escaper's 16-byte scan and its padded last bytes, with
+    /// runs of specials and clean text, appended after text already in the buffer.
+    #[test]
+    fn escaping_matches_the_definition(
+        pieces in proptest::collection::vec(
+            prop_oneof![arb_string(), "[a-z ]{0,40}", Just("\u{FFFE}\u{FFFF}&<>\"'".to_owned())],
+            0..24,
+        ),
+        before in "[a-z]{0,3}",
+        full in any::<bool>(),
+    ) {
+        let text = pieces.concat();
+        let mode = if full { EscapeMode::Full } else { EscapeMode::Minimal };
+        let mut out = before.clone();
+        escape_into(&mut out, &text, mode);
+        prop_assert_eq!(out, format!("{before}{}", escape_by_definition(&text, mode)));
+    }
 
     #[test]
     fn documents_are_well_formed_with_one_event_per_element_and_ids_0_to_n(events in arb_thread(), options in arb_options()) {
@@ -292,5 +327,17 @@ proptest! {
             );
         }
         prop_assert_eq!(renderer.len(), events.len());
+    }
+
+    #[test]
+    fn rendering_into_a_used_buffer_equals_one_shot(
+        events in arb_thread(),
+        earlier in arb_thread(),
+        options in arb_options(),
+    ) {
+        let mut out = String::new();
+        XmlRenderer::render_document_into(&earlier, &XmlOptions::default(), &mut out);
+        XmlRenderer::render_document_into(&events, &options, &mut out);
+        prop_assert_eq!(out, serialize_thread_to_xml(&events, &options));
     }
 }
