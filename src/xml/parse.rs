@@ -196,7 +196,8 @@ fn is_xml_whitespace(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::{parse_thread_document, parse_thread_xml};
+    use crate::event::AgentEvent;
     use serde_json::json;
 
     fn err(text: &str) -> String {
