@@ -1,22 +1,21 @@
 //! threadkeeper: agent threads kept, rendered and served.
 //!
-//! The pure core (no I/O) is the event model ([`event`]), the renderers of seeds 000–003
-//! ([`xml`], [`messages`], [`convert`]), the turn documents of seed 004 ([`turns`]) and
-//! [`js_json`]. Around it: [`store`] (where threads
-//! live), [`service`] (open threads and their incremental renderings) and [`server`] (protocol
-//! v1 over a byte stream). The binary adds the command line.
+//! Layers, each using only those below it:
+//!
+//! - [`server`]: protocol v1 over a byte stream — framing, the method table, lanes, cancellation;
+//! - [`service`]: open threads, appends and incremental renders; knows nothing of JSON-RPC;
+//! - [`store`]: where threads live — one trait, memory / SQLite / PostgreSQL;
+//! - [`core`]: the pure renderers and models (no I/O).
+//!
+//! The binary (`src/main.rs`, `src/cli/`) adds the command line. The core's modules are also
+//! reachable at the crate root (`threadkeeper::xml`, …).
 
-pub mod convert;
-pub mod event;
-pub mod js_json;
-pub mod json_text;
-pub mod messages;
-pub mod providers;
+pub mod core;
 pub mod server;
 pub mod service;
 pub mod store;
-pub mod turns;
-pub mod xml;
+
+pub use self::core::{convert, event, js_json, json_text, messages, providers, turns, xml};
 
 pub use convert::{messages_to_prompt, messages_to_xml, parse_tool_calls, ParsedToolCall, ParsedToolCalls};
 pub use event::{AgentEvent, EventError, EventKind, Role};
