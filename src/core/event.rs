@@ -5,7 +5,6 @@
 //! renderers need; construction validates those fields once, so the view never fails.
 
 use serde_json::{Map, Number, Value};
-use std::fmt;
 
 /// The roles a `message` event can carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,21 +66,14 @@ pub enum EventKind<'a> {
 }
 
 /// A validation failure: which field of which event, and what is wrong with it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {reason}")]
 pub struct EventError {
     /// Path of the offending field, e.g. `events[3].toolCallId`.
     pub path: String,
     /// What is wrong, e.g. `missing` or `expected a string, found number`.
     pub reason: String,
 }
-
-impl fmt::Display for EventError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.reason)
-    }
-}
-
-impl std::error::Error for EventError {}
 
 /// One validated event. Cloning is a deep copy; share with `Arc` where that matters.
 #[derive(Clone, Debug, PartialEq)]

@@ -18,46 +18,33 @@ pub const STORE_FAILED: i32 = -32005;
 pub const THREAD_EXISTS: i32 = -32006;
 
 pub fn invalid_params(path: &str, reason: &str) -> ErrorObjectOwned {
-    let message =
-        if path.is_empty() { format!("invalid params: {reason}") } else { format!("invalid params: {path}: {reason}") };
-    ErrorObjectOwned::owned(INVALID_PARAMS, message, Some(json!({ "path": path, "reason": reason })))
+    from_service(ServiceError::InvalidParams { path: path.to_owned(), reason: reason.to_owned() })
 }
 
-pub fn limit_exceeded(limit: &str, value: u64, max: u64) -> ErrorObjectOwned {
-    ErrorObjectOwned::owned(
-        LIMIT_EXCEEDED,
-        format!("limit exceeded: {limit} is {max}, got {value}"),
-        Some(json!({ "limit": limit, "value": value, "max": max })),
-    )
+pub fn limit_exceeded(limit: &'static str, value: u64, max: u64) -> ErrorObjectOwned {
+    from_service(ServiceError::Limit { limit, value, max })
 }
 
+/// The protocol error of a service error: its code and data; the message is the error's own.
 pub fn from_service(error: ServiceError) -> ErrorObjectOwned {
-    match error {
-        ServiceError::NotFound { thread_id } => ErrorObjectOwned::owned(
-            THREAD_NOT_FOUND,
-            format!("thread {thread_id:?} not found"),
-            Some(json!({ "threadId": thread_id })),
-        ),
-        ServiceError::VersionConflict { thread_id, current_version } => ErrorObjectOwned::owned(
-            VERSION_CONFLICT,
-            format!("version conflict: thread {thread_id:?} is at version {current_version}"),
-            Some(json!({ "threadId": thread_id, "currentVersion": current_version })),
-        ),
-        ServiceError::ThreadExists { thread_id } => ErrorObjectOwned::owned(
-            THREAD_EXISTS,
-            format!("thread exists: thread {thread_id:?} already exists; pass threadId to import under another id"),
-            Some(json!({ "threadId": thread_id })),
-        ),
-        ServiceError::Limit { limit, value, max } => limit_exceeded(limit, value, max),
-        ServiceError::InvalidParams { path, reason } => invalid_params(&path, &reason),
-        ServiceError::Store(reason) => {
-            ErrorObjectOwned::owned(STORE_FAILED, format!("store failed: {reason}"), None::<()>)
+    let message = error.to_string();
+    let (code, data) = match error {
+        ServiceError::NotFound { thread_id } => (THREAD_NOT_FOUND, Some(json!({ "threadId": thread_id }))),
+        ServiceError::VersionConflict { thread_id, current_version } => {
+            (VERSION_CONFLICT, Some(json!({ "threadId": thread_id, "currentVersion": current_version })))
         }
-        ServiceError::Cancelled => ErrorObjectOwned::owned(CANCELLED, "request cancelled", None::<()>),
-        ServiceError::Internal(reason) => {
-            ErrorObjectOwned::owned(INTERNAL_ERROR, format!("internal error: {reason}"), None::<()>)
+        ServiceError::ThreadExists { thread_id } => (THREAD_EXISTS, Some(json!({ "threadId": thread_id }))),
+        ServiceError::Limit { limit, value, max } => {
+            (LIMIT_EXCEEDED, Some(json!({ "limit": limit, "value": value, "max": max })))
         }
-    }
+        ServiceError::InvalidParams { path, reason } => {
+            (INVALID_PARAMS, Some(json!({ "path": path, "reason": reason })))
+        }
+        ServiceError::Store(_) => (STORE_FAILED, None),
+        ServiceError::Cancelled => (CANCELLED, None),
+        ServiceError::Internal(_) => (INTERNAL_ERROR, None),
+    };
+    ErrorObjectOwned::owned(code, message, data)
 }
 
 /// A complete error response carrying an error object built above.

@@ -38,31 +38,27 @@ impl Default for Limits {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// What a thread operation can fail with; the server maps each to its protocol code in one
+/// place (`server::errors`).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ServiceError {
-    NotFound {
-        thread_id: String,
-    },
-    VersionConflict {
-        thread_id: String,
-        current_version: u64,
-    },
-    ThreadExists {
-        thread_id: String,
-    },
-    Limit {
-        limit: &'static str,
-        value: u64,
-        max: u64,
-    },
-    InvalidParams {
-        path: String,
-        reason: String,
-    },
+    #[error("thread {thread_id:?} not found")]
+    NotFound { thread_id: String },
+    #[error("version conflict: thread {thread_id:?} is at version {current_version}")]
+    VersionConflict { thread_id: String, current_version: u64 },
+    #[error("thread exists: thread {thread_id:?} already exists; pass threadId to import under another id")]
+    ThreadExists { thread_id: String },
+    #[error("limit exceeded: {limit} is {max}, got {value}")]
+    Limit { limit: &'static str, value: u64, max: u64 },
+    #[error("invalid params: {}", if path.is_empty() { reason.clone() } else { format!("{path}: {reason}") })]
+    InvalidParams { path: String, reason: String },
+    #[error("store failed: {0}")]
     Store(String),
     /// The request was cancelled before it changed anything.
+    #[error("request cancelled")]
     Cancelled,
     /// A bug: work that should not fail did (a render panicked).
+    #[error("internal error: {0}")]
     Internal(String),
 }
 

@@ -21,7 +21,6 @@ use crate::event::StoredEvent;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::fmt;
 use std::sync::Arc;
 
 /// Per-thread rendering settings, persisted with the thread.
@@ -67,32 +66,21 @@ pub enum StoreKind {
     Postgres,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     /// No thread with this id.
+    #[error("thread {thread_id:?} not found")]
     NotFound { thread_id: String },
     /// `expectedVersion` did not match.
+    #[error("thread {thread_id:?} is at version {current_version}")]
     VersionConflict { thread_id: String, current_version: u64 },
     /// The store refuses to hold more threads.
+    #[error("the store holds its limit of {limit} threads")]
     Full { limit: u64 },
     /// The backing database failed or is unreachable.
+    #[error("store unavailable: {0}")]
     Unavailable(String),
 }
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StoreError::NotFound { thread_id } => write!(f, "thread {thread_id:?} not found"),
-            StoreError::VersionConflict { thread_id, current_version } => {
-                write!(f, "thread {thread_id:?} is at version {current_version}")
-            }
-            StoreError::Full { limit } => write!(f, "the store holds its limit of {limit} threads"),
-            StoreError::Unavailable(reason) => write!(f, "store unavailable: {reason}"),
-        }
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 pub type StoreResult<T> = Result<T, StoreError>;
 

@@ -25,16 +25,9 @@ impl Default for StoreSpec {
 }
 
 /// Why a store string was not understood.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct StoreSpecError(String);
-
-impl fmt::Display for StoreSpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StoreSpecError {}
 
 const EXPECTED: &str = "expected `memory`, `sqlite`, `sqlite:PATH` or `postgres://USER@HOST/DATABASE`";
 
