@@ -1,6 +1,7 @@
 //! The protocol's error codes and the `error` objects that carry them.
 
 use crate::service::ServiceError;
+use crate::turns::TurnError;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde_json::json;
 
@@ -27,6 +28,10 @@ pub fn limit_exceeded(limit: &'static str, value: u64, max: u64) -> ErrorObjectO
 
 /// The protocol error of a service error: its code and data; the message is the error's own.
 pub fn from_service(error: ServiceError) -> ErrorObjectOwned {
+    let error = match error {
+        ServiceError::Document { field, error } => return document_error(field, error),
+        other => other,
+    };
     let message = error.to_string();
     let (code, data) = match error {
         ServiceError::NotFound { thread_id } => (THREAD_NOT_FOUND, Some(json!({ "threadId": thread_id }))),
@@ -43,6 +48,7 @@ pub fn from_service(error: ServiceError) -> ErrorObjectOwned {
         ServiceError::Store(_) => (STORE_FAILED, None),
         ServiceError::Cancelled => (CANCELLED, None),
         ServiceError::Internal(_) => (INTERNAL_ERROR, None),
+        ServiceError::Document { .. } => unreachable!("handled above"),
     };
     ErrorObjectOwned::owned(code, message, data)
 }
@@ -60,4 +66,31 @@ pub fn response(id: &str, code: i32, message: &str, data: Option<serde_json::Val
         error["data"] = data;
     }
     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
+}
+
+/// A turn-document error as a protocol error; `field` names the params field holding the text.
+pub fn document_error(field: &str, error: TurnError) -> ErrorObjectOwned {
+    match error {
+        TurnError::Limit { limit, max, value } => document_limit(field, limit, value, max),
+        TurnError::Invalid { path, reason } if !path.is_empty() => invalid_params(&format!("{field}.{path}"), &reason),
+        other => invalid_params(field, &other.to_string()),
+    }
+}
+
+/// A document over one of the document limits: -32004 under the protocol's camelCase limit
+/// name, with a message that says what about the document is too large.
+fn document_limit(field: &str, limit: &str, value: usize, max: usize) -> ErrorObjectOwned {
+    let (name, what) = match limit {
+        "max_input_bytes" => ("maxDocumentBytes", "the document is too long"),
+        "max_depth" => ("maxDocumentDepth", "the document nests too deeply"),
+        "max_values" => ("maxDocumentValues", "the document has too many values"),
+        "max_string_bytes" => ("maxDocumentStringBytes", "the document's strings are too long"),
+        "max_expansion" => ("maxDocumentExpansion", "the document's YAML aliases expand to too much"),
+        other => (other, "the document is too large"),
+    };
+    ErrorObjectOwned::owned(
+        LIMIT_EXCEEDED,
+        format!("limit exceeded: {field}: {what}: {name} is {max}, got {value}"),
+        Some(json!({ "limit": name, "value": value, "max": max })),
+    )
 }

@@ -4,6 +4,7 @@
 //! [`ThreadState`]s. Callers are expected to order the requests of one thread (the server does
 //! it with one lane per thread); the per-thread mutex only guards against the rest.
 
+mod documents;
 mod lru;
 mod state;
 
@@ -12,7 +13,9 @@ use crate::event::{AgentEvent, EventError, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls};
 use crate::providers::Provider;
 use crate::store::{OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
+use crate::turns::TurnError;
 use crate::xml::EscapeMode;
+pub use documents::{read_turn, write_turn};
 use lru::Lru;
 use serde_json::{Map, Value};
 use state::{ThreadState, View};
@@ -54,6 +57,9 @@ pub enum ServiceError {
     InvalidParams { path: String, reason: String },
     #[error("store failed: {0}")]
     Store(String),
+    /// A turn document (in the params field `field`) that cannot be read or written.
+    #[error("{field}: {error}")]
+    Document { field: &'static str, error: TurnError },
     /// The request was cancelled before it changed anything.
     #[error("request cancelled")]
     Cancelled,
@@ -194,25 +200,7 @@ impl ThreadService {
     /// Each event's compact JSON is written once: it is both what the size limit measures and
     /// what is stored.
     pub fn validate_events(&self, values: Vec<Value>) -> ServiceResult<ValidEvents> {
-        let max = self.limits.max_events_per_call;
-        if values.len() > max {
-            return Err(ServiceError::Limit { limit: "maxEventsPerCall", value: values.len() as u64, max: max as u64 });
-        }
-        let mut valid =
-            ValidEvents { events: Vec::with_capacity(values.len()), stored: Vec::with_capacity(values.len()) };
-        for (i, value) in values.into_iter().enumerate() {
-            let json = serde_json::value::to_raw_value(&value).expect("JSON values always serialize");
-            if json.get().len() > self.limits.max_event_bytes {
-                return Err(ServiceError::Limit {
-                    limit: "maxEventBytes",
-                    value: json.get().len() as u64,
-                    max: self.limits.max_event_bytes as u64,
-                });
-            }
-            valid.events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
-            valid.stored.push(Arc::new(StoredEvent::from_validated_json(json)));
-        }
-        Ok(valid)
+        validate_events(&self.limits, values)
     }
 
     pub async fn open(
@@ -284,13 +272,7 @@ impl ThreadService {
         if state.events.len() < OFFLOAD_RENDERS_FROM_EVENTS {
             return render_now(&mut state, format, options, cancel);
         }
-        let token = cancel.clone();
-        let work = tokio::task::spawn_blocking(move || render_now(&mut state, format, options, &token));
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => Err(ServiceError::Cancelled),
-            done = work => done.unwrap_or_else(|e| Err(ServiceError::Internal(format!("render failed: {e}")))),
-        }
+        off_loop(cancel, move |token| render_now(&mut state, format, options, token)).await
     }
 
     pub async fn events(&self, thread_id: &str, offset: u64, limit: Option<u64>) -> ServiceResult<EventPage> {
@@ -449,6 +431,45 @@ fn new_thread_id() -> String {
 
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// Validates raw JSON events against the limits and the event model, all or nothing.
+fn validate_events(limits: &Limits, values: Vec<Value>) -> ServiceResult<ValidEvents> {
+    let max = limits.max_events_per_call;
+    if values.len() > max {
+        return Err(ServiceError::Limit { limit: "maxEventsPerCall", value: values.len() as u64, max: max as u64 });
+    }
+    let mut valid = ValidEvents { events: Vec::with_capacity(values.len()), stored: Vec::with_capacity(values.len()) };
+    for (i, value) in values.into_iter().enumerate() {
+        let json = serde_json::value::to_raw_value(&value).expect("JSON values always serialize");
+        if json.get().len() > limits.max_event_bytes {
+            return Err(ServiceError::Limit {
+                limit: "maxEventBytes",
+                value: json.get().len() as u64,
+                max: limits.max_event_bytes as u64,
+            });
+        }
+        valid.events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
+        valid.stored.push(Arc::new(StoredEvent::from_validated_json(json)));
+    }
+    Ok(valid)
+}
+
+/// Runs `work` on a blocking thread and answers [`ServiceError::Cancelled`] as soon as `cancel`
+/// fires; the work may look at the token to stop early, or run out unobserved. For work that
+/// changes nothing.
+async fn off_loop<T, W>(cancel: &CancellationToken, work: W) -> ServiceResult<T>
+where
+    T: Send + 'static,
+    W: FnOnce(&CancellationToken) -> ServiceResult<T> + Send + 'static,
+{
+    let token = cancel.clone();
+    let job = tokio::task::spawn_blocking(move || work(&token));
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(ServiceError::Cancelled),
+        done = job => done.unwrap_or_else(|e| Err(ServiceError::Internal(e.to_string()))),
+    }
 }
 
 /// Threads from this many events render on a blocking thread, so a cancellation is answered at

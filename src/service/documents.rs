@@ -1,0 +1,106 @@
+//! Threads as turn documents (seed 004): export and import.
+//!
+//! Both grow with the thread or the document, so their work runs off the async workers and
+//! stops answering at once when cancelled ([`off_loop`]); an import stores nothing until its
+//! document has been read, converted and validated whole.
+
+use super::{check_thread_id, off_loop, ImportTarget, ServiceError, ServiceResult, ThreadService};
+use crate::event::AgentEvent;
+use crate::store::{ThreadRecord, ThreadSettings};
+use crate::turns::thread::SETTINGS_KEY;
+use crate::turns::{self, Format, Options, Turn, TurnDocument};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+impl ThreadService {
+    /// The thread as a turn document, in `format`.
+    pub async fn export_document(
+        &self,
+        thread_id: &str,
+        format: Format,
+        options: Options,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<String> {
+        let (record, events) = self.snapshot(thread_id).await?;
+        off_loop(cancel, move |_| {
+            let events: Vec<AgentEvent> = events.iter().map(|e| e.parse()).collect();
+            let settings = (record.settings != ThreadSettings::default())
+                .then(|| serde_json::to_value(&record.settings).unwrap_or_default());
+            let turn = turns::thread_to_turn(&record.thread_id, &events, settings, &record.metadata);
+            write_turn(&turn, format, &options)
+        })
+        .await
+    }
+
+    /// Creates a thread from a turn document: under `thread_id`, else the document's own id,
+    /// else a new one (see [`ThreadService::import`] for what each may replace).
+    pub async fn import_document(
+        &self,
+        text: String,
+        format: Format,
+        thread_id: Option<String>,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<ThreadRecord> {
+        let limits = self.limits;
+        let (target, settings, metadata, events) = off_loop(cancel, move |_| {
+            let (turn, _) = read_turn(&text, format)?;
+            let target = match thread_id {
+                Some(id) => ImportTarget::Given(id),
+                None if turn.id.is_empty() => ImportTarget::New,
+                None => {
+                    // The turn's id names the thread; say so when it cannot be a thread id.
+                    check_thread_id(&turn.id).map_err(|_| ServiceError::InvalidParams {
+                        path: "text.id".into(),
+                        reason: "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId"
+                            .into(),
+                    })?;
+                    ImportTarget::FromDocument(turn.id.clone())
+                }
+            };
+            let parts =
+                turns::turn_to_thread(&turn).map_err(|error| ServiceError::Document { field: "text", error })?;
+            let settings = match parts.settings {
+                Some(value) => Some(serde_json::from_value::<ThreadSettings>(value).map_err(|e| {
+                    ServiceError::InvalidParams { path: format!("text.metadata.{SETTINGS_KEY}"), reason: e.to_string() }
+                })?),
+                None => None,
+            };
+            // The events go through the same limits as an append.
+            let values: Vec<Value> = parts.events.into_iter().map(AgentEvent::into_value).collect();
+            let events = super::validate_events(&limits, values)?;
+            Ok((target, settings, parts.metadata, events))
+        })
+        .await?;
+        self.import(target, settings, metadata, events).await
+    }
+}
+
+/// The one turn of a document (a fixture's follow-ups appended to its blocks), and the
+/// reader's warnings.
+pub fn read_turn(text: &str, format: Format) -> ServiceResult<(Turn, Vec<String>)> {
+    let document = |error| ServiceError::Document { field: "text", error };
+    let (document, mut warnings) = turns::read_document(text, format, &turns::Limits::default()).map_err(document)?;
+    match document {
+        TurnDocument::Turn(turn) => Ok((turn, warnings)),
+        TurnDocument::Fixture { mut turn, followups } => {
+            if !followups.is_empty() {
+                warnings.push(format!("followups: {} block(s) appended to the turn's blocks", followups.len()));
+            }
+            turn.blocks.extend(followups);
+            Ok((turn, warnings))
+        }
+        TurnDocument::Suite(turns) => Err(ServiceError::InvalidParams {
+            path: "text".into(),
+            reason: format!("a suite of {} turn(s); this method takes one turn", turns.len()),
+        }),
+    }
+}
+
+/// A turn as a document's text.
+pub fn write_turn(turn: &Turn, format: Format, options: &Options) -> ServiceResult<String> {
+    match format {
+        Format::Yaml => turns::to_yaml(turn, options),
+        Format::Json => turns::to_json(turn, options),
+    }
+    .map_err(|error| ServiceError::Document { field: "turn", error })
+}
