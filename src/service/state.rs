@@ -111,7 +111,8 @@ impl ThreadState {
     /// The standard-mode builder, built from the events on first use.
     fn standard(&mut self) -> &StandardMessages {
         let never = CancellationToken::new();
-        self.prepare(Some(ContextMode::Standard), EscapeMode::default(), &never).expect("an uncancelled build completes");
+        self.prepare(Some(ContextMode::Standard), EscapeMode::default(), &never)
+            .expect("an uncancelled build completes");
         self.standard.as_ref().expect("prepared above")
     }
 
