@@ -4,10 +4,10 @@
 //! 2. Agent loop: 1,000 steps, each appends 4 events and renders the thread as XML; against the
 //!    Node reference serializer re-rendering the whole thread in-process each step.
 //! 3. Memory: resident size of 1,000 threads of 100 events against their raw JSON size.
-//! 3b. Memory of one big thread (`cargo bench --bench protocol -- big_thread`): 1M small events
-//!     appended in batches of 50k, resident size after each render format and after
-//!     `thread/close`, against the raw JSON size (`THREADKEEPER_BENCH_EVENTS` changes the count).
-//! 4. Decoding: one 48 MiB frame in each framing, in process (`cargo bench --bench protocol -- decoding`).
+//! 4. Memory of one big thread (`cargo bench --bench protocol -- big_thread`): 1M small events
+//!    appended in batches of 50k, resident size after each render format and after
+//!    `thread/close`, against the raw JSON size (`THREADKEEPER_BENCH_EVENTS` changes the count).
+//! 5. Decoding: one 48 MiB frame in each framing, in process (`cargo bench --bench protocol -- decoding`).
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};

@@ -481,11 +481,26 @@ fn render_now(
 ) -> ServiceResult<Rendered> {
     let settings = state.record.settings.clone();
     let version = state.record.version;
-    let prefix = options.response_prefix.or(settings.response_prefix);
-    let instructions = options.instructions.or(settings.instructions);
+    let prefix = options.response_prefix.clone().or(settings.response_prefix);
+    let instructions = options.instructions.clone().or(settings.instructions);
     let mode = options.context_mode.or(settings.context_mode).unwrap_or_default();
     let needs = if format == RenderFormat::Xml { None } else { Some(mode) };
     state.prepare(needs, options.escape, cancel).map_err(|_| ServiceError::Cancelled)?;
+    let rendered = render_prepared(state, format, options, version, prefix, instructions, mode);
+    // A thread too big to keep its renderers lets them go as soon as the answer is made.
+    state.release_renderers();
+    rendered
+}
+
+fn render_prepared(
+    state: &mut ThreadState,
+    format: RenderFormat,
+    options: RenderOptions,
+    version: u64,
+    prefix: Option<String>,
+    instructions: Option<String>,
+    mode: ContextMode,
+) -> ServiceResult<Rendered> {
     Ok(match format {
         RenderFormat::Xml => match options.from_event {
             None => Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) },
