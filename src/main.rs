@@ -4,24 +4,24 @@ mod cli;
 
 use clap::Parser;
 
-/// mimalloc, purging freed pages at once: glibc's allocator kept most of a closed thread's
-/// memory resident, and mimalloc with its default 1 s purge delay purges only on later
-/// allocations, so an idle server kept all of it (BENCHMARKS.md, "One big thread").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" {
-    /// mimalloc's own option setter (linked in with the allocator).
-    fn mi_option_set_default(option: std::ffi::c_int, value: std::ffi::c_long);
+    /// glibc: returns the free memory of every arena to the system, not only the top of the heap.
+    fn malloc_trim(pad: usize) -> std::ffi::c_int;
 }
 
-/// `mi_option_purge_delay` in mimalloc.h (the same in mimalloc 2 and 3).
-const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+/// glibc keeps memory freed inside its arenas (a closed 1M-event thread left 475 MiB of 12 MiB
+/// resident); trimming when a big thread's memory was freed gives it back. mimalloc was
+/// measured as the alternative and kept more (BENCHMARKS.md, "One big thread").
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn give_back_memory() {
+    // SAFETY: malloc_trim takes the arena locks itself; any thread may call it at any time.
+    unsafe { malloc_trim(0) };
+}
 
 fn main() {
-    // SAFETY: sets a plain integer option before any other thread exists; a value given in
-    // MIMALLOC_PURGE_DELAY still wins.
-    unsafe { mi_option_set_default(MI_OPTION_PURGE_DELAY, 0) };
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    threadkeeper::service::set_give_back_memory(give_back_memory);
     let args = cli::Cli::parse();
     std::process::exit(cli::run(args));
 }

@@ -7,6 +7,8 @@
 mod lru;
 mod state;
 
+pub use state::set_give_back_memory;
+
 use crate::convert::messages_to_prompt;
 use crate::event::{AgentEvent, EventError, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls};
@@ -372,6 +374,8 @@ impl ThreadService {
             if !self.store.delete(thread_id).await? {
                 return Err(ServiceError::NotFound { thread_id: thread_id.to_owned() });
             }
+            // The events were the store's; it has just freed them.
+            state::give_back_memory();
         } else if !was_open && self.store.record(thread_id).await?.is_none() {
             return Err(ServiceError::NotFound { thread_id: thread_id.to_owned() });
         }

@@ -18,7 +18,7 @@ use crate::messages::{
 use crate::providers::{self, Provider};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 pub struct ThreadState {
@@ -39,6 +39,23 @@ pub struct ThreadState {
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders.
 pub const KEEP_RENDERERS_UP_TO_BYTES: usize = 8 << 20;
+
+/// How to give memory the allocator holds free back to the system at once; the binary sets
+/// it, since it chooses the allocator.
+static GIVE_BACK_MEMORY: OnceLock<fn()> = OnceLock::new();
+
+/// Sets what [`give_back_memory`] does (once; later calls change nothing).
+pub fn set_give_back_memory(give_back: fn()) {
+    let _ = GIVE_BACK_MEMORY.set(give_back);
+}
+
+/// Asks the allocator to return freed memory now, after a big thread's memory was freed; an
+/// allocator left to itself may keep it.
+pub fn give_back_memory() {
+    if let Some(give_back) = GIVE_BACK_MEMORY.get() {
+        give_back();
+    }
+}
 
 impl ThreadState {
     pub fn new(record: ThreadRecord, events: Vec<Arc<StoredEvent>>) -> Self {
@@ -65,9 +82,10 @@ impl ThreadState {
 
     /// Drops the renderers of a thread too big to keep them; called after every render.
     pub fn release_renderers(&mut self) {
-        if !self.keeps_renderers() {
+        if !self.keeps_renderers() && (!self.xml.is_empty() || self.standard.is_some()) {
             self.xml = Vec::new();
             self.standard = None;
+            give_back_memory();
         }
     }
 
@@ -215,6 +233,18 @@ pub struct View<'a> {
     pub dangling: DanglingToolCalls,
 }
 
+impl Drop for ThreadState {
+    /// A big thread's memory goes back to the system as it is freed (on close or eviction).
+    fn drop(&mut self) {
+        if !self.keeps_renderers() {
+            self.events = Vec::new();
+            self.xml = Vec::new();
+            self.standard = None;
+            give_back_memory();
+        }
+    }
+}
+
 /// A render given up because its request was cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cancelled;
@@ -341,6 +371,32 @@ mod tests {
         append(&mut state, &[event(1, 0, 1), event(2, 0, 2), event(3, 0, 3)]);
         assert!(!state.keeps_renderers());
         assert!(state.xml.is_empty() && state.standard.is_none());
+    }
+
+    #[test]
+    fn memory_is_given_back_after_a_big_render_and_when_a_big_thread_goes() {
+        use std::cell::Cell;
+        thread_local! {
+            /// Calls made by this test's own thread; other tests trim on theirs.
+            static CALLS: Cell<usize> = const { Cell::new(0) };
+        }
+        set_give_back_memory(|| CALLS.with(|calls| calls.set(calls.get() + 1)));
+        let calls = || CALLS.with(Cell::get);
+        let mut small = thread(usize::MAX);
+        append(&mut small, &[event(0, 0, 0)]);
+        small.xml_renderer(EscapeMode::default());
+        small.release_renderers();
+        drop(small);
+        assert_eq!(calls(), 0);
+        let mut big = thread(0);
+        append(&mut big, &[event(0, 0, 0)]);
+        big.xml_renderer(EscapeMode::default());
+        big.release_renderers();
+        assert_eq!(calls(), 1);
+        big.release_renderers();
+        assert_eq!(calls(), 1, "nothing more to give back");
+        drop(big);
+        assert_eq!(calls(), 2);
     }
 
     proptest! {
