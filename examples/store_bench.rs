@@ -55,8 +55,7 @@ async fn append_rate(service: &ThreadService, thread: &str, batch: usize) -> (f6
 
 async fn render_ms(service: &ThreadService, thread: &str) -> (f64, usize) {
     let start = Instant::now();
-    let rendered =
-        service.render(thread, RenderFormat::Xml, RenderOptions::default(), &Default::default()).await.unwrap();
+    let rendered = service.render(thread, RenderFormat::Xml, RenderOptions::default(), &Default::default()).await.unwrap();
     let elapsed = start.elapsed().as_secs_f64() * 1000.0;
     let len = match rendered {
         threadkeeper::service::Rendered::Xml { text, .. } => text.len(),

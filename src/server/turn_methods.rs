@@ -170,8 +170,7 @@ pub fn register(m: &mut RpcModule<Context>) {
                 None => {
                     // The turn's id names the thread; say so when it cannot be a thread id.
                     check_thread_id(&turn.id).map_err(|_| {
-                        let reason =
-                            "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
+                        let reason = "not a usable thread id (1 to 128 characters of A-Z a-z 0-9 . _ : -): pass threadId";
                         invalid_params("text.id", reason)
                     })?;
                     ImportTarget::FromDocument(turn.id.clone())

@@ -42,25 +42,11 @@ impl Default for Limits {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ServiceError {
-    NotFound {
-        thread_id: String,
-    },
-    VersionConflict {
-        thread_id: String,
-        current_version: u64,
-    },
-    ThreadExists {
-        thread_id: String,
-    },
-    Limit {
-        limit: &'static str,
-        value: u64,
-        max: u64,
-    },
-    InvalidParams {
-        path: String,
-        reason: String,
-    },
+    NotFound { thread_id: String },
+    VersionConflict { thread_id: String, current_version: u64 },
+    ThreadExists { thread_id: String },
+    Limit { limit: &'static str, value: u64, max: u64 },
+    InvalidParams { path: String, reason: String },
     Store(String),
     /// The request was cancelled before it changed anything.
     Cancelled,
@@ -483,65 +469,62 @@ fn render_now(
     options: RenderOptions,
     cancel: &CancellationToken,
 ) -> ServiceResult<Rendered> {
-    let settings = state.record.settings.clone();
-    let version = state.record.version;
-    let prefix = options.response_prefix.clone().or(settings.response_prefix);
-    let instructions = options.instructions.clone().or(settings.instructions);
-    let mode = options.context_mode.or(settings.context_mode).unwrap_or_default();
-    let needs = if format == RenderFormat::Xml { None } else { Some(mode) };
-    state.prepare(needs, options.escape, cancel).map_err(|_| ServiceError::Cancelled)?;
-    let rendered = render_prepared(state, format, options, version, prefix, instructions, mode);
+    let rendered = render_with_renderers(state, format, options, cancel);
     // A thread too big to keep its renderers lets them go as soon as the answer is made.
     state.release_renderers();
     rendered
 }
 
-fn render_prepared(
+fn render_with_renderers(
     state: &mut ThreadState,
     format: RenderFormat,
     options: RenderOptions,
-    version: u64,
-    prefix: Option<String>,
-    instructions: Option<String>,
-    mode: ContextMode,
+    cancel: &CancellationToken,
 ) -> ServiceResult<Rendered> {
-    Ok(match format {
-        RenderFormat::Xml => match options.from_event {
-            None => Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) },
-            Some(from) => {
-                let event_count = state.events.len() as u64;
-                if from > event_count {
-                    return Err(ServiceError::InvalidParams {
-                        path: "options.fromEvent".into(),
-                        reason: format!("the thread has {event_count} events"),
-                    });
+        let settings = state.record.settings.clone();
+        let version = state.record.version;
+        let prefix = options.response_prefix.or(settings.response_prefix);
+        let instructions = options.instructions.or(settings.instructions);
+        let mode = options.context_mode.or(settings.context_mode).unwrap_or_default();
+        let needs = if format == RenderFormat::Xml { None } else { Some(mode) };
+        state.prepare(needs, options.escape, cancel).map_err(|_| ServiceError::Cancelled)?;
+        Ok(match format {
+            RenderFormat::Xml => match options.from_event {
+                None => Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) },
+                Some(from) => {
+                    let event_count = state.events.len() as u64;
+                    if from > event_count {
+                        return Err(ServiceError::InvalidParams {
+                            path: "options.fromEvent".into(),
+                            reason: format!("the thread has {event_count} events"),
+                        });
+                    }
+                    let lines = state.xml_lines_from(options.escape, from as usize).to_owned();
+                    let mut tail = String::from("</thread>");
+                    if let Some(prefix) = prefix.as_deref().filter(|p| !p.is_empty()) {
+                        tail.push('\n');
+                        tail.push_str(prefix);
+                    }
+                    Rendered::XmlDelta { version, event_count, from_event: from, lines, tail }
                 }
-                let lines = state.xml_lines_from(options.escape, from as usize).to_owned();
-                let mut tail = String::from("</thread>");
-                if let Some(prefix) = prefix.as_deref().filter(|p| !p.is_empty()) {
-                    tail.push('\n');
-                    tail.push_str(prefix);
+            },
+            RenderFormat::Messages | RenderFormat::Text | RenderFormat::Provider(_) => {
+                let view = View {
+                    instructions: instructions.as_deref(),
+                    response_prefix: prefix.as_deref(),
+                    escape: options.escape,
+                    dangling: options.dangling_tool_calls,
+                };
+                match format {
+                    RenderFormat::Provider(provider) => {
+                        let json = state.provider_json(provider, mode, &view);
+                        Rendered::Provider { version, context_mode: mode, provider, json }
+                    }
+                    RenderFormat::Text => {
+                        Rendered::Text { version, text: messages_to_prompt(&state.messages(mode, &view)) }
+                    }
+                    _ => Rendered::Messages { version, context_mode: mode, json: state.messages_json(mode, &view) },
                 }
-                Rendered::XmlDelta { version, event_count, from_event: from, lines, tail }
             }
-        },
-        RenderFormat::Messages | RenderFormat::Text | RenderFormat::Provider(_) => {
-            let view = View {
-                instructions: instructions.as_deref(),
-                response_prefix: prefix.as_deref(),
-                escape: options.escape,
-                dangling: options.dangling_tool_calls,
-            };
-            match format {
-                RenderFormat::Provider(provider) => {
-                    let json = state.provider_json(provider, mode, &view);
-                    Rendered::Provider { version, context_mode: mode, provider, json }
-                }
-                RenderFormat::Text => {
-                    Rendered::Text { version, text: messages_to_prompt(&state.messages(mode, &view)) }
-                }
-                _ => Rendered::Messages { version, context_mode: mode, json: state.messages_json(mode, &view) },
-            }
-        }
-    })
+        })
 }
