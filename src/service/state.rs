@@ -4,8 +4,8 @@
 //! to date on every append, so a render after an append costs only the new events plus
 //! copying the output.
 //!
-//! They are kept only while the thread is small: what they hold is several times the events'
-//! own size (the XML lines about 1.5×, the standard-mode messages about 5×). A thread whose
+//! They are kept only while the thread is small: what they hold is more than the events' own
+//! size (the XML lines about 1.5×, the standard-mode messages several times). A thread whose
 //! events pass [`KEEP_RENDERERS_UP_TO_BYTES`] keeps its events alone; each render builds what
 //! it needs from them and [`ThreadState::release_renderers`] lets it go afterwards, so such a
 //! thread costs time per render in proportion to its length, and memory only while rendering.
