@@ -4,9 +4,12 @@
 //! 2. Agent loop: 1,000 steps, each appends 4 events and renders the thread as XML; against the
 //!    Node reference serializer re-rendering the whole thread in-process each step.
 //! 3. Memory: resident size of 1,000 threads of 100 events against their raw JSON size.
+//! 4. Memory of one big thread (`cargo bench --bench protocol -- big_thread`): 1M small events
+//!    appended in batches of 50k, resident size after each render format and after
+//!    `thread/close`, against the raw JSON size (`THREADKEEPER_BENCH_EVENTS` changes the count).
 //! 5. Throughput: small requests pipelined from this process (a writer thread sends, the main
 //!    thread reads), requests per second (`cargo bench --bench protocol -- throughput`).
-//! 4. Decoding: one 48 MiB frame in each framing, in process (`cargo bench --bench protocol -- decoding`).
+//! 6. Decoding: one 48 MiB frame in each framing, in process (`cargo bench --bench protocol -- decoding`).
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -356,10 +359,15 @@ fn agent_loop() {
 }
 
 fn rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS:")
+}
+
+/// A size line of `/proc/PID/status` (`VmRSS:`, `VmHWM:` for the peak), in KiB.
+fn status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
 }
@@ -391,6 +399,68 @@ fn memory() {
     );
 }
 
+/// Small events of one agent step, about 100 bytes of compact JSON each: a user turn, a call,
+/// its result, an assistant reply.
+fn small_events(step: usize) -> [Value; 4] {
+    let id = format!("c{step}");
+    [
+        json!({"type": "message", "role": "user", "content": format!("Check item {step}."), "iteration": step}),
+        json!({"type": "tool_call", "toolName": "lookup", "toolCallId": id, "args": {"item": step}, "iteration": step}),
+        json!({"type": "tool_result", "toolCallId": id, "result": format!("item {step}: in stock"), "iteration": step}),
+        json!({"type": "message", "role": "assistant", "content": format!("Item {step} is in stock."), "iteration": step}),
+    ]
+}
+
+/// One thread of many small events: resident size after appending, after one render in each
+/// format (each answer read whole, then dropped), and after `thread/close`.
+fn big_thread() {
+    const BATCH: usize = 50_000;
+    let events: usize =
+        std::env::var("THREADKEEPER_BENCH_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let mut peer = Peer::server();
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    let baseline = rss_kib(peer.pid());
+    peer.call(&json!({"jsonrpc": "2.0", "id": 1, "method": "thread/open", "params": {"threadId": "big"}}));
+    let mut raw = 0usize;
+    let mut step = 0;
+    let mut appended = 0;
+    while appended < events {
+        let mut batch = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH.min(events - appended) {
+            batch.extend(small_events(step));
+            step += 1;
+        }
+        batch.truncate(events - appended);
+        appended += batch.len();
+        raw += batch.iter().map(|e| serde_json::to_string(e).unwrap().len()).sum::<usize>();
+        let answer = peer.call(&json!({"jsonrpc": "2.0", "id": 2, "method": "thread/append", "params": {"threadId": "big", "events": batch}}));
+        assert!(answer.get("result").is_some(), "append failed: {answer}");
+    }
+    let report = |what: &str, kib: u64| {
+        println!(
+            "big thread, {events} events (raw JSON {:.1} MiB): {what}: resident {:.1} MiB = {:.2}x the raw JSON (baseline {:.1} MiB)",
+            raw as f64 / 1048576.0,
+            mib(kib),
+            kib as f64 * 1024.0 / raw as f64,
+            mib(baseline)
+        );
+    };
+    report("after appending", rss_kib(peer.pid()));
+    for format in ["xml", "messages", "openai-chat", "openai-responses", "anthropic"] {
+        // Resets the peak (VmHWM) so that each render's own peak shows.
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", peer.pid()), "5");
+        let start = Instant::now();
+        let answer = peer.call(&json!({"jsonrpc": "2.0", "id": 3, "method": "thread/render", "params": {"threadId": "big", "format": format}}));
+        assert!(answer.get("result").is_some(), "render failed: {answer}");
+        let took = start.elapsed();
+        drop(answer);
+        report(&format!("peak while rendering {format}"), status_kib(peer.pid(), "VmHWM:"));
+        report(&format!("after rendering {format} ({:.2} s)", took.as_secs_f64()), rss_kib(peer.pid()));
+    }
+    peer.call(&json!({"jsonrpc": "2.0", "id": 4, "method": "thread/close", "params": {"threadId": "big"}}));
+    report("after thread/close", rss_kib(peer.pid()));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--echo-peer") {
@@ -415,6 +485,9 @@ fn main() {
     }
     if wanted("throughput") {
         throughput();
+    }
+    if wanted("big_thread") {
+        big_thread();
     }
     if wanted("decoding") {
         frame_decoding();

@@ -26,6 +26,10 @@ pub struct ServeArgs {
     /// Most threads held in memory (durable stores evict the least recently used).
     #[arg(long, default_value_t = Limits::default().max_threads_in_memory, value_name = "N")]
     max_threads_in_memory: usize,
+    /// Event bytes up to which a thread keeps its renderers between renders (incremental
+    /// renders); a bigger thread rebuilds them per render and holds only its events.
+    #[arg(long, default_value_t = Limits::default().keep_renders_up_to_bytes, value_name = "BYTES")]
+    keep_renders_up_to: usize,
     /// Log filter for stderr, e.g. `info` or `threadkeeper=debug` (overrides RUST_LOG).
     #[arg(long, value_name = "FILTER")]
     log_level: Option<String>,
@@ -37,6 +41,7 @@ pub fn run(args: ServeArgs) -> i32 {
         max_events_per_call: args.max_events_per_call,
         max_event_bytes: args.max_event_bytes,
         max_threads_in_memory: args.max_threads_in_memory,
+        keep_renders_up_to_bytes: args.keep_renders_up_to,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

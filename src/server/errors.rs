@@ -82,6 +82,7 @@ pub fn document_error(field: &str, error: TurnError) -> ErrorObjectOwned {
 fn document_limit(field: &str, limit: &str, value: usize, max: usize) -> ErrorObjectOwned {
     let (name, what) = match limit {
         "max_input_bytes" => ("maxDocumentBytes", "the document is too long"),
+        "max_yaml_input_bytes" => ("maxDocumentYamlBytes", "the YAML document is too long"),
         "max_depth" => ("maxDocumentDepth", "the document nests too deeply"),
         "max_values" => ("maxDocumentValues", "the document has too many values"),
         "max_string_bytes" => ("maxDocumentStringBytes", "the document's strings are too long"),

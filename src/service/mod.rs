@@ -8,6 +8,8 @@ mod documents;
 mod lru;
 mod state;
 
+pub use state::set_give_back_memory;
+
 use crate::convert::messages_to_prompt;
 use crate::event::{AgentEvent, EventError, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls};
@@ -33,11 +35,19 @@ pub struct Limits {
     pub max_event_bytes: usize,
     /// Threads held in memory; the memory store refuses more, durable stores evict.
     pub max_threads_in_memory: usize,
+    /// Event bytes up to which a thread keeps its renderers between renders (renders stay
+    /// incremental); a bigger thread builds them per render and lets them go.
+    pub keep_renders_up_to_bytes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_events_per_call: 50_000, max_event_bytes: 4 << 20, max_threads_in_memory: 10_000 }
+        Limits {
+            max_events_per_call: 50_000,
+            max_event_bytes: 4 << 20,
+            max_threads_in_memory: 10_000,
+            keep_renders_up_to_bytes: state::KEEP_RENDERERS_UP_TO_BYTES,
+        }
     }
 }
 
@@ -350,6 +360,8 @@ impl ThreadService {
             if !self.store.delete(thread_id).await? {
                 return Err(ServiceError::NotFound { thread_id: thread_id.to_owned() });
             }
+            // The events were the store's; it has just freed them.
+            state::give_back_memory();
         } else if !was_open && self.store.record(thread_id).await?.is_none() {
             return Err(ServiceError::NotFound { thread_id: thread_id.to_owned() });
         }
@@ -375,7 +387,7 @@ impl ThreadService {
             return Ok(shared);
         }
         let (record, events) = self.store.events_from(thread_id, 0).await?;
-        let shared = Arc::new(AsyncMutex::new(ThreadState::new(record, events)));
+        let shared = Arc::new(AsyncMutex::new(ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes)));
         let mut open = self.lock_open();
         // Another request may have loaded it meanwhile; keep the first.
         if let Some(existing) = open.get(thread_id) {
@@ -398,7 +410,7 @@ impl ThreadService {
         if record.event_count < from || record.created_at != state.record.created_at {
             // Deleted and made anew elsewhere: what we hold belongs to the old thread.
             let (record, events) = self.store.events_from(&record.thread_id, 0).await?;
-            *state = ThreadState::new(record, events);
+            *state = ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes);
         } else if !events.is_empty()
             || record.version != state.record.version
             || record.updated_at != state.record.updated_at
@@ -477,6 +489,18 @@ where
 const OFFLOAD_RENDERS_FROM_EVENTS: usize = 4096;
 
 fn render_now(
+    state: &mut ThreadState,
+    format: RenderFormat,
+    options: RenderOptions,
+    cancel: &CancellationToken,
+) -> ServiceResult<Rendered> {
+    let rendered = render_with_renderers(state, format, options, cancel);
+    // A thread too big to keep its renderers lets them go as soon as the answer is made.
+    state.release_renderers();
+    rendered
+}
+
+fn render_with_renderers(
     state: &mut ThreadState,
     format: RenderFormat,
     options: RenderOptions,

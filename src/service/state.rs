@@ -3,6 +3,12 @@
 //! Renderers are built lazily per variant (escape mode, tool-call grouping) and then kept up
 //! to date on every append, so a render after an append costs only the new events plus
 //! copying the output.
+//!
+//! They are kept only while the thread is small: what they hold is more than the events' own
+//! size (the XML lines about 1.5×, the standard-mode messages several times). A thread whose
+//! events pass its keep limit (`--keep-renders-up-to`, 64 MiB by default) keeps its events alone; each render builds what
+//! it needs from them and [`ThreadState::release_renderers`] lets it go afterwards, so such a
+//! thread costs time per render in proportion to its length, and memory only while rendering.
 
 use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{
@@ -12,7 +18,7 @@ use crate::messages::{
 use crate::providers::{self, Provider};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 pub struct ThreadState {
@@ -25,20 +31,62 @@ pub struct ThreadState {
     xml: Vec<(XmlRenderer, Vec<usize>)>,
     /// Standard mode, built on first use.
     standard: Option<StandardMessages>,
+    /// Bytes of the events' compact JSON.
+    event_bytes: usize,
+    /// Renderers are kept while `event_bytes` is at most this.
+    keep_renderers_up_to: usize,
+}
+
+/// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
+/// default: about 90k events of an agent run, whose renders then stay incremental.
+pub const KEEP_RENDERERS_UP_TO_BYTES: usize = 64 << 20;
+
+/// How to give memory the allocator holds free back to the system at once; the binary sets
+/// it, since it chooses the allocator.
+static GIVE_BACK_MEMORY: OnceLock<fn()> = OnceLock::new();
+
+/// Sets what [`give_back_memory`] does (once; later calls change nothing).
+pub fn set_give_back_memory(give_back: fn()) {
+    let _ = GIVE_BACK_MEMORY.set(give_back);
+}
+
+/// Asks the allocator to return freed memory now, after a big thread's memory was freed; an
+/// allocator left to itself may keep it.
+pub fn give_back_memory() {
+    if let Some(give_back) = GIVE_BACK_MEMORY.get() {
+        give_back();
+    }
 }
 
 impl ThreadState {
-    pub fn new(record: ThreadRecord, events: Vec<Arc<StoredEvent>>) -> Self {
+    pub fn new(record: ThreadRecord, events: Vec<Arc<StoredEvent>>, keep_renderers_up_to: usize) -> Self {
         let mut injection = ContextInjection::new();
         for event in &events {
             injection.push(&event.parse());
         }
-        ThreadState { record, events, injection, xml: Vec::new(), standard: None }
+        let event_bytes = events.iter().map(|e| e.json().len()).sum();
+        ThreadState { record, events, injection, xml: Vec::new(), standard: None, event_bytes, keep_renderers_up_to }
+    }
+
+    /// Whether renderers stay kept between renders (the thread is small enough).
+    pub fn keeps_renderers(&self) -> bool {
+        self.event_bytes <= self.keep_renderers_up_to
+    }
+
+    /// Drops the renderers of a thread too big to keep them; called after every render.
+    pub fn release_renderers(&mut self) {
+        if !self.keeps_renderers() && (!self.xml.is_empty() || self.standard.is_some()) {
+            self.xml = Vec::new();
+            self.standard = None;
+            give_back_memory();
+        }
     }
 
     /// Records events the store has acknowledged.
     pub fn apply(&mut self, events: &[AgentEvent], stored: Vec<Arc<StoredEvent>>, appended: Appended) {
         self.injection.extend(events);
+        self.event_bytes += stored.iter().map(|e| e.json().len()).sum::<usize>();
+        self.release_renderers();
         for (renderer, ends) in &mut self.xml {
             push_all(renderer, ends, events.iter());
         }
@@ -178,6 +226,18 @@ pub struct View<'a> {
     pub dangling: DanglingToolCalls,
 }
 
+impl Drop for ThreadState {
+    /// A big thread's memory goes back to the system as it is freed (on close or eviction).
+    fn drop(&mut self) {
+        if !self.keeps_renderers() {
+            self.events = Vec::new();
+            self.xml = Vec::new();
+            self.standard = None;
+            give_back_memory();
+        }
+    }
+}
+
 /// A render given up because its request was cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cancelled;
@@ -207,5 +267,147 @@ fn push_all<'a>(renderer: &mut XmlRenderer, ends: &mut Vec<usize>, events: impl 
     for event in events {
         renderer.push(event);
         ends.push(renderer.lines().len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ThreadSettings;
+    use proptest::prelude::*;
+    use serde_json::{json, Map, Value};
+
+    fn thread(keep_renderers_up_to: usize) -> ThreadState {
+        let record = ThreadRecord {
+            thread_id: "t".into(),
+            version: 0,
+            event_count: 0,
+            settings: ThreadSettings::default(),
+            metadata: Map::new(),
+            created_at: 0,
+            updated_at: 0,
+        };
+        let mut state = ThreadState::new(record, Vec::new(), KEEP_RENDERERS_UP_TO_BYTES);
+        state.keep_renderers_up_to = keep_renderers_up_to;
+        state
+    }
+
+    fn append(state: &mut ThreadState, values: &[Value]) {
+        let events: Vec<AgentEvent> =
+            values.iter().map(|v| AgentEvent::from_value(v.clone(), "event").expect("a valid event")).collect();
+        let stored = events.iter().map(|e| Arc::new(StoredEvent::new(e))).collect();
+        let count = state.events.len() as u64 + events.len() as u64;
+        let appended = Appended { version: state.record.version + 1, event_count: count, updated_at: 0 };
+        state.apply(&events, stored, appended);
+    }
+
+    /// Every render a thread answers, as text: XML whole and from each event on, and each
+    /// message format in both context modes and both dangling-call policies.
+    fn renders(state: &mut ThreadState) -> Vec<String> {
+        let mut out = Vec::new();
+        out.push(state.xml_renderer(EscapeMode::default()).document(Some("go")));
+        state.release_renderers();
+        for from in 0..=state.events.len() {
+            out.push(state.xml_lines_from(EscapeMode::default(), from).to_owned());
+            state.release_renderers();
+        }
+        for mode in [ContextMode::Standard, ContextMode::Xml] {
+            for dangling in [DanglingToolCalls::Repair, DanglingToolCalls::Drop] {
+                let view = View {
+                    instructions: Some("be brief"),
+                    response_prefix: None,
+                    escape: EscapeMode::default(),
+                    dangling,
+                };
+                out.push(state.messages_json(mode, &view));
+                state.release_renderers();
+                for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
+                    out.push(state.provider_json(provider, mode, &view));
+                    state.release_renderers();
+                }
+            }
+        }
+        out
+    }
+
+    fn event(kind: u8, id: u8, n: usize) -> Value {
+        let id = format!("call_{}", id % 3);
+        match kind % 6 {
+            0 => json!({"type": "message", "role": "user", "content": format!("question {n} <&>"), "iteration": n}),
+            1 => json!({"type": "message", "role": "assistant", "content": format!("answer {n}"), "iteration": n}),
+            2 => {
+                json!({"type": "tool_call", "toolName": format!("tool{}", n % 2), "toolCallId": id, "args": {"n": n}, "iteration": n})
+            }
+            3 => json!({"type": "tool_result", "toolCallId": id, "result": {"n": n}, "iteration": n}),
+            4 => {
+                json!({"type": "error", "error": "failed", "recoverable": n % 2 == 0, "toolCallId": id, "iteration": n})
+            }
+            _ => json!({"type": "human_input_requested", "question": "why?", "iteration": n}),
+        }
+    }
+
+    #[test]
+    fn a_big_thread_keeps_nothing_after_a_render() {
+        let mut state = thread(0);
+        append(&mut state, &[event(0, 0, 0), event(2, 0, 1)]);
+        assert!(!state.keeps_renderers());
+        renders(&mut state);
+        assert!(state.xml.is_empty() && state.standard.is_none());
+    }
+
+    #[test]
+    fn a_thread_drops_its_renderers_when_it_grows_past_the_limit() {
+        let mut state = thread(200);
+        append(&mut state, &[event(0, 0, 0)]);
+        renders(&mut state);
+        assert!(!state.xml.is_empty() && state.standard.is_some());
+        append(&mut state, &[event(1, 0, 1), event(2, 0, 2), event(3, 0, 3)]);
+        assert!(!state.keeps_renderers());
+        assert!(state.xml.is_empty() && state.standard.is_none());
+    }
+
+    #[test]
+    fn memory_is_given_back_after_a_big_render_and_when_a_big_thread_goes() {
+        use std::cell::Cell;
+        thread_local! {
+            /// Calls made by this test's own thread; other tests trim on theirs.
+            static CALLS: Cell<usize> = const { Cell::new(0) };
+        }
+        set_give_back_memory(|| CALLS.with(|calls| calls.set(calls.get() + 1)));
+        let calls = || CALLS.with(Cell::get);
+        let mut small = thread(usize::MAX);
+        append(&mut small, &[event(0, 0, 0)]);
+        small.xml_renderer(EscapeMode::default());
+        small.release_renderers();
+        drop(small);
+        assert_eq!(calls(), 0);
+        let mut big = thread(0);
+        append(&mut big, &[event(0, 0, 0)]);
+        big.xml_renderer(EscapeMode::default());
+        big.release_renderers();
+        assert_eq!(calls(), 1);
+        big.release_renderers();
+        assert_eq!(calls(), 1, "nothing more to give back");
+        drop(big);
+        assert_eq!(calls(), 2);
+    }
+
+    proptest! {
+        #[test]
+        fn renders_are_the_same_whether_renderers_are_kept_or_not(
+            batches in prop::collection::vec(prop::collection::vec((0u8..6, 0u8..4), 0..6), 1..5),
+        ) {
+            let mut kept = thread(usize::MAX);
+            let mut released = thread(0);
+            let mut n = 0;
+            for batch in batches {
+                let values: Vec<Value> = batch.iter().map(|&(kind, id)| { n += 1; event(kind, id, n) }).collect();
+                append(&mut kept, &values);
+                append(&mut released, &values);
+                prop_assert_eq!(renders(&mut kept), renders(&mut released));
+            }
+            // An empty thread is small enough to keep them.
+            prop_assert!(released.events.is_empty() || (released.xml.is_empty() && released.standard.is_none()));
+        }
     }
 }

@@ -83,8 +83,8 @@ pub struct StoredMessage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MessageData {
     /// A string in everything we produce; LangChain content blocks (a list) when read.
-    #[serde(default = "empty_content")]
-    pub content: Value,
+    #[serde(default)]
+    pub content: Content,
     /// Calls requested by an AI message. `None` means the key is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCall>>,
@@ -93,11 +93,99 @@ pub struct MessageData {
     pub tool_call_id: Option<String>,
     /// Every other key, in the order received.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
-fn empty_content() -> Value {
-    Value::String(String::new())
+/// The `content` of a message: text, or whatever else was read (LangChain content blocks).
+///
+/// Text is kept as a plain string, a third of the size of a JSON value: a long thread renders
+/// one message per event, so the size of every field counts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Content {
+    Text(String),
+    Other(Box<Value>),
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content::Text(String::new())
+    }
+}
+
+impl Content {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Content::Text(text) => Some(text),
+            Content::Other(_) => None,
+        }
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Content::Text(text) => serializer.serialize_str(text),
+            Content::Other(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::String(text) => Content::Text(text),
+            other => Content::Other(Box::new(other)),
+        })
+    }
+}
+
+/// Keys of a message or call beyond the ones we know, in the order received. Almost always
+/// none, so none costs one word instead of an empty map's 72 bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extra(Option<Box<Map<String, Value>>>);
+
+impl Extra {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.as_ref()?.get(key)
+    }
+
+    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+        self.0.get_or_insert_with(Box::default).insert(key, value)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |map| map.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.0.iter().flat_map(|map| map.iter())
+    }
+}
+
+impl From<Map<String, Value>> for Extra {
+    fn from(map: Map<String, Value>) -> Self {
+        Extra((!map.is_empty()).then(|| Box::new(map)))
+    }
+}
+
+impl Serialize for Extra {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (key, value) in self.iter() {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Extra {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Map::<String, Value>::deserialize(deserializer).map(Extra::from)
+    }
 }
 
 impl StoredMessage {
@@ -105,10 +193,10 @@ impl StoredMessage {
         StoredMessage {
             message_type,
             data: MessageData {
-                content: Value::String(content),
+                content: Content::Text(content),
                 tool_calls: None,
                 tool_call_id: None,
-                extra: Map::new(),
+                extra: Extra::default(),
             },
         }
     }
@@ -143,8 +231,8 @@ impl StoredMessage {
     /// The content as text: the string itself, else its `JSON.stringify` form.
     pub fn content_text(&self) -> Cow<'_, str> {
         match &self.data.content {
-            Value::String(text) => Cow::Borrowed(text),
-            other => Cow::Owned(js_json::to_string(other)),
+            Content::Text(text) => Cow::Borrowed(text),
+            Content::Other(other) => Cow::Owned(js_json::to_string(other)),
         }
     }
 
@@ -170,12 +258,12 @@ pub struct ToolCall {
     /// The arguments, keys in the order received.
     pub args: Map<String, Value>,
     /// Other keys, kept so input round-trips.
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 impl ToolCall {
     pub fn new(id: impl Into<String>, name: impl Into<String>, args: Map<String, Value>) -> Self {
-        ToolCall { id: Some(id.into()), name: name.into(), args, extra: Map::new() }
+        ToolCall { id: Some(id.into()), name: name.into(), args, extra: Extra::default() }
     }
 }
 
@@ -186,7 +274,7 @@ impl Serialize for ToolCall {
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("args", &self.args)?;
         map.serialize_entry("type", "tool_call")?;
-        for (key, value) in &self.extra {
+        for (key, value) in self.extra.iter() {
             map.serialize_entry(key, value)?;
         }
         map.end()
@@ -212,7 +300,7 @@ impl<'de> Deserialize<'de> for ToolCall {
             Some(_) => return Err(de::Error::custom("tool call `args` must be an object")),
         };
         fields.shift_remove("type");
-        Ok(ToolCall { id, name, args, extra: fields })
+        Ok(ToolCall { id, name, args, extra: fields.into() })
     }
 }
 
@@ -253,6 +341,26 @@ mod tests {
         assert_eq!(message.tool_calls()[0].name, "calc");
         let back: Value = serde_json::to_value(&message).unwrap();
         assert_eq!(back, serde_json::from_str::<Value>(text).unwrap());
+    }
+
+    #[test]
+    fn content_other_than_text_and_extra_keys_round_trip_byte_for_byte() {
+        for text in [
+            r#"{"type":"tool","data":{"content":null,"tool_call_id":"x","status":"error","name":null}}"#,
+            r#"{"type":"ai","data":{"content":42,"tool_calls":[{"id":null,"name":"a","args":{},"type":"tool_call","index":0}]}}"#,
+            r#"{"type":"human","data":{"content":{"a":[1,"b"]}}}"#,
+        ] {
+            let message: StoredMessage = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&message).unwrap(), text);
+        }
+        let mut message = StoredMessage::tool("c1", "x");
+        assert!(message.data.extra.is_empty());
+        message.data.extra.insert("status".into(), Value::String("error".into()));
+        assert_eq!(message.data.extra.get("status"), Some(&Value::String("error".into())));
+        assert_eq!(
+            serde_json::to_string(&message).unwrap(),
+            r#"{"type":"tool","data":{"content":"x","tool_call_id":"c1","status":"error"}}"#
+        );
     }
 
     #[test]

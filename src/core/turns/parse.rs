@@ -20,6 +20,10 @@ use std::fmt;
 pub struct Limits {
     /// Size of the input text, in bytes.
     pub max_input_bytes: usize,
+    /// Size of YAML input text, in bytes. libyaml loads a whole document's events before any
+    /// value is built, up to about 80 bytes per byte of text (a flow list of short scalars; 25
+    /// for block text), so YAML is refused by its size alone, before it is parsed.
+    pub max_yaml_input_bytes: usize,
     /// Nesting of mappings and sequences (the document root is level 1).
     pub max_depth: usize,
     /// Values built, counting every key, scalar, mapping and sequence, with YAML aliases
@@ -33,10 +37,12 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// 16 MiB of text, 100 levels, 4 million values, 32 MiB of strings, 4× expansion.
+    /// 16 MiB of text (4 MiB of YAML), 100 levels, 4 million values, 32 MiB of strings, 4×
+    /// expansion.
     fn default() -> Self {
         Limits {
             max_input_bytes: 16 << 20,
+            max_yaml_input_bytes: 4 << 20,
             max_depth: 100,
             max_values: 4_000_000,
             max_string_bytes: 32 << 20,
@@ -59,6 +65,13 @@ pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value,
         return Err(TurnError::Limit { limit: "max_input_bytes", max: limits.max_input_bytes, value: text.len() });
     }
     if format == Format::Yaml {
+        if text.len() > limits.max_yaml_input_bytes {
+            return Err(TurnError::Limit {
+                limit: "max_yaml_input_bytes",
+                max: limits.max_yaml_input_bytes,
+                value: text.len(),
+            });
+        }
         let depth = max_flow_depth(text, limits.max_depth);
         if depth > limits.max_depth {
             return Err(TurnError::Limit { limit: "max_depth", max: limits.max_depth, value: depth });
@@ -293,5 +306,56 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<String, A::Error> {
         let (tag, _) = data.variant::<String>()?;
         Err(de::Error::custom(format!("unsupported YAML tag !{tag}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flow list of ones, `bytes` long: the text libyaml needs the most memory for, per byte.
+    fn flow_list(bytes: usize) -> String {
+        let mut text = "[1".to_owned();
+        while text.len() + 3 <= bytes {
+            text.push_str(",1");
+        }
+        while text.len() + 1 < bytes {
+            text.push(' ');
+        }
+        text.push(']');
+        text
+    }
+
+    #[test]
+    fn yaml_over_its_size_limit_is_refused_before_it_is_parsed() {
+        // 15 MB: under the general limit, over the YAML one.
+        let text = flow_list(15_000_000);
+        let error = parse_value(&text, Format::Yaml, &Limits::default()).unwrap_err();
+        assert_eq!(error, TurnError::Limit { limit: "max_yaml_input_bytes", max: 4 << 20, value: text.len() });
+        // Broken syntax and nesting past the depth limit after the list change nothing: the
+        // size is looked at first.
+        let poisoned = format!("{text}{}\t: : ]", "[".repeat(1000));
+        let error = parse_value(&poisoned, Format::Yaml, &Limits::default()).unwrap_err();
+        assert_eq!(error, TurnError::Limit { limit: "max_yaml_input_bytes", max: 4 << 20, value: poisoned.len() });
+    }
+
+    #[test]
+    fn yaml_up_to_its_size_limit_is_parsed_and_json_has_only_the_general_limit() {
+        let limits = Limits { max_yaml_input_bytes: 64, ..Limits::default() };
+        let at_limit = flow_list(64);
+        assert_eq!(at_limit.len(), 64);
+        let value = parse_value(&at_limit, Format::Yaml, &limits).unwrap();
+        assert_eq!(value.as_array().map(Vec::len), Some(31));
+        let over = format!("{at_limit} ");
+        let error = parse_value(&over, Format::Yaml, &limits).unwrap_err();
+        assert_eq!(error, TurnError::Limit { limit: "max_yaml_input_bytes", max: 64, value: 65 });
+        assert!(parse_value(&over, Format::Json, &limits).is_ok());
+    }
+
+    #[test]
+    fn the_general_limit_is_looked_at_first() {
+        let limits = Limits { max_input_bytes: 32, max_yaml_input_bytes: 64, ..Limits::default() };
+        let error = parse_value(&flow_list(40), Format::Yaml, &limits).unwrap_err();
+        assert_eq!(error, TurnError::Limit { limit: "max_input_bytes", max: 32, value: 40 });
     }
 }
