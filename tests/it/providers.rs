@@ -130,9 +130,29 @@ fn check_openai_id(id: &str) -> Result<(), String> {
     }
 }
 
+/// One OpenAI function call: a valid id, a name, and `arguments` holding a JSON object.
+fn check_openai_call(id: &str, function: &Value, ledger: &mut CallLedger) -> Result<(), String> {
+    check_openai_id(id)?;
+    let arguments: Value =
+        serde_json::from_str(str_of(function, "arguments")?).map_err(|e| format!("arguments: {e}"))?;
+    if !arguments.is_object() {
+        return Err(format!("arguments of {id:?} do not hold an object"));
+    }
+    str_of(function, "name")?;
+    ledger.call(id)
+}
+
+/// The body has no key but `allowed`.
+fn check_keys(body: &Value, allowed: &[&str]) -> Result<(), String> {
+    let keys: Vec<&String> = body.as_object().ok_or("the body is not an object")?.keys().collect();
+    match keys.iter().find(|k| !allowed.contains(&k.as_str())) {
+        Some(key) => Err(format!("unexpected key {key:?} (allowed: {allowed:?})")),
+        None => Ok(()),
+    }
+}
+
 fn check_openai_chat(body: &Value) -> Result<(), String> {
-    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["messages"]);
+    check_keys(body, &["messages"])?;
     let mut ledger = CallLedger::new();
     for (i, message) in body["messages"].as_array().unwrap().iter().enumerate() {
         let role = str_of(message, "role")?;
@@ -158,14 +178,8 @@ fn check_openai_chat(body: &Value) -> Result<(), String> {
                     return Err(format!("messages[{i}]: empty tool_calls"));
                 }
                 for call in calls.into_iter().flatten() {
-                    let id = str_of(call, "id")?;
-                    check_openai_id(id)?;
                     assert_eq!(call["type"], "function");
-                    let arguments: Value = serde_json::from_str(str_of(&call["function"], "arguments")?)
-                        .map_err(|e| format!("arguments: {e}"))?;
-                    assert!(arguments.is_object(), "arguments must hold an object");
-                    str_of(&call["function"], "name")?;
-                    ledger.call(id)?;
+                    check_openai_call(str_of(call, "id")?, &call["function"], &mut ledger)?;
                 }
             }
             other => return Err(format!("messages[{i}]: role {other}")),
@@ -175,10 +189,7 @@ fn check_openai_chat(body: &Value) -> Result<(), String> {
 }
 
 fn check_openai_responses(body: &Value) -> Result<(), String> {
-    let object = body.as_object().unwrap();
-    if object.keys().any(|k| k != "instructions" && k != "input") {
-        return Err(format!("unexpected keys {:?}", object.keys().collect::<Vec<_>>()));
-    }
+    check_keys(body, &["instructions", "input"])?;
     let items = body["input"].as_array().unwrap();
     let mut ledger = CallLedger::new();
     for (i, item) in items.iter().enumerate() {
@@ -196,13 +207,7 @@ fn check_openai_responses(body: &Value) -> Result<(), String> {
                 if !ledger.open.is_empty() && items[i - 1]["type"] != "function_call" {
                     ledger.close(&format!("input[{i}] (function_call)"))?;
                 }
-                let id = str_of(item, "call_id")?;
-                check_openai_id(id)?;
-                let arguments: Value =
-                    serde_json::from_str(str_of(item, "arguments")?).map_err(|e| format!("arguments: {e}"))?;
-                assert!(arguments.is_object());
-                str_of(item, "name")?;
-                ledger.call(id)?;
+                check_openai_call(str_of(item, "call_id")?, item, &mut ledger)?;
             }
             "function_call_output" => {
                 ledger.answer(str_of(item, "call_id")?).map_err(|e| format!("input[{i}]: {e}"))?;
@@ -228,11 +233,8 @@ fn check_openai_responses(body: &Value) -> Result<(), String> {
 }
 
 fn check_anthropic(body: &Value) -> Result<(), String> {
-    let object = body.as_object().unwrap();
-    if object.keys().any(|k| k != "system" && k != "messages") {
-        return Err(format!("unexpected keys {:?}", object.keys().collect::<Vec<_>>()));
-    }
-    if let Some(system) = object.get("system") {
+    check_keys(body, &["system", "messages"])?;
+    if let Some(system) = body.get("system") {
         if system.as_str().is_none_or(|s| s.trim().is_empty()) {
             return Err("system must be a non-empty string".into());
         }
