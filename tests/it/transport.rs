@@ -281,9 +281,11 @@ fn a_client_that_does_not_read_stops_the_server_reading_instead_of_growing_it() 
     }
     ids.sort_unstable();
     assert_eq!(ids, (100..100 + renders).collect::<Vec<_>>());
-    drop(sender.join().unwrap());
+    let stdin = sender.join().unwrap();
+    // Read while the server still runs: closing its input ends it.
     let (_, peak) = memory_of(pid);
     assert!(peak < RSS_BOUND, "peak resident size {} MiB", peak >> 20);
+    drop(stdin);
     assert_eq!(client.child.wait().unwrap().code(), Some(1), "end of input without shutdown");
 }
 
