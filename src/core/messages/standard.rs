@@ -30,8 +30,11 @@
 //!   was not completed and why, when the thread says why (see [`DanglingToolCalls`]);
 //! - a `tool_result` for an unknown or already answered call is a human message
 //!   `"[Tool Result for <id>]: " + content`, never an orphan tool message;
-//! - a reused call id gets a suffix (`_2`, `_3`, …) so ids are unique; results answer the
-//!   pending call that carries the id they name.
+//! - a reused call id gets a suffix (`_2`, `_3`, …) so ids are unique, and an id OpenAI would
+//!   refuse (empty, over 40 characters) is mapped; results answer the pending call that
+//!   carries the id they name;
+//! - a blank user or assistant message is left out, and a conversation that would open with
+//!   the assistant opens with [`OPENING_TEXT`].
 
 use super::call_ids::IdRule;
 use super::injection::ContextInjection;
