@@ -34,7 +34,8 @@ impl Peer {
     }
 
     fn server() -> Peer {
-        let mut command = Command::new(BIN);
+        // THREADKEEPER_BENCH_BIN measures another build against the same anchors.
+        let mut command = Command::new(std::env::var("THREADKEEPER_BENCH_BIN").unwrap_or_else(|_| BIN.to_owned()));
         command.args(["serve", "--store", "memory"]);
         let mut peer = Peer::spawn(command);
         peer.call(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize"}));
