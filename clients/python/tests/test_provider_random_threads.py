@@ -1,5 +1,6 @@
-"""Generated threads (seeded, so a failure names a reproducible seed) in every provider format:
-each rendering passes the provider's request type and sequencing rules.
+"""Generated threads (seeded, so a failure names a reproducible seed) in every provider format,
+and in the ``messages`` format through LangChain's converters: each rendering passes the
+provider's request type and sequencing rules.
 
 The generator mixes every event type, parallel and reused ids, ids the providers refuse, results
 for unknown calls, errors naming calls, and empty and whitespace-only texts.
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import BINARY, MEMORY_ARGS
+from langchain_conversion import langchain_problems
 from provider_rules import anthropic_problems, openai_chat_problems, openai_responses_problems
 from provider_types import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, validate_type
 
@@ -77,3 +79,6 @@ def test_generated_thread_is_valid_for_every_provider(blocking_tk: ThreadKeeper,
     anthropic = thread.render_anthropic(**options)
     validate_type(ANTHROPIC, anthropic["messages"])
     assert anthropic_problems(anthropic.get("system"), anthropic["messages"]) == [], f"{context}\n{anthropic}"
+
+    stored = thread.render_messages(**options)
+    assert langchain_problems(stored) == [], f"{context}\n{stored}"
