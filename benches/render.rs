@@ -87,13 +87,7 @@ fn message_forms(c: &mut Criterion) {
         // As the sidecar serializes them: borrowed from the kept builder, not copied.
         b.iter(|| {
             let entries = black_box(&builder).entries(DanglingToolCalls::Repair);
-            let messages: Vec<&StoredMessage> = entries
-                .iter()
-                .filter_map(|entry| match entry {
-                    Entry::Message(message) => Some(&**message),
-                    Entry::Reasoning(_) => None,
-                })
-                .collect();
+            let messages: Vec<&StoredMessage> = entries.iter().filter_map(Entry::message).collect();
             serde_json::to_string(&messages).unwrap()
         })
     });

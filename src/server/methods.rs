@@ -315,7 +315,7 @@ fn render_result(rendered: Rendered) -> Box<RawValue> {
         Rendered::Messages { version, context_mode, json } => {
             format!(
                 r#"{{"format":"messages","version":{version},"contextMode":"{}","messages":{json}}}"#,
-                mode_name(context_mode)
+                context_mode.as_str()
             )
         }
         Rendered::Provider { version, context_mode, provider, json } => {
@@ -323,7 +323,7 @@ fn render_result(rendered: Rendered) -> Box<RawValue> {
             format!(
                 r#"{{"format":"{}","version":{version},"contextMode":"{}",{fields}"#,
                 provider.name(),
-                mode_name(context_mode)
+                context_mode.as_str()
             )
         }
     };
@@ -332,13 +332,6 @@ fn render_result(rendered: Rendered) -> Box<RawValue> {
 
 fn to_json(value: &impl Serialize) -> String {
     serde_json::to_string(value).expect("results serialize")
-}
-
-fn mode_name(mode: ContextMode) -> &'static str {
-    match mode {
-        ContextMode::Standard => "standard",
-        ContextMode::Xml => "xml",
-    }
 }
 
 /// Result shapes serialized straight from borrowed text.

@@ -182,13 +182,8 @@ impl ThreadState {
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
                 let entries = builder.entries(view.dangling);
-                let messages: Vec<&StoredMessage> = system
-                    .iter()
-                    .chain(entries.iter().filter_map(|entry| match entry {
-                        Entry::Message(message) => Some(&**message),
-                        Entry::Reasoning(_) => None,
-                    }))
-                    .collect();
+                let messages: Vec<&StoredMessage> =
+                    system.iter().chain(entries.iter().filter_map(Entry::message)).collect();
                 serde_json::to_string(&messages)
             }
             ContextMode::Xml => serde_json::to_string(&self.messages(mode, view)),

@@ -18,6 +18,16 @@ pub enum ContextMode {
     Xml,
 }
 
+impl ContextMode {
+    /// The name in the protocol, as it serializes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextMode::Standard => "standard",
+            ContextMode::Xml => "xml",
+        }
+    }
+}
+
 /// Options of [`build_messages`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -74,6 +74,16 @@ pub enum Entry<'a> {
     Reasoning(&'a Map<String, Value>),
 }
 
+impl Entry<'_> {
+    /// The message, unless this is a reasoning block.
+    pub fn message(&self) -> Option<&StoredMessage> {
+        match self {
+            Entry::Message(message) => Some(message),
+            Entry::Reasoning(_) => None,
+        }
+    }
+}
+
 /// A message of a rendering: one the builder keeps, or one made for this rendering (a call
 /// list without its dropped calls, a not-completed answer of a call still open, the opening
 /// message). Boxed, so the common borrowed case stays two words.
@@ -395,11 +405,8 @@ impl StandardMessages {
             }
             out.extend(open.waiting.iter().filter_map(|item| item_entry(item, dangling)));
         }
-        let first_message = out.iter().find_map(|entry| match entry {
-            Entry::Message(message) => Some(&message.message_type),
-            Entry::Reasoning(_) => None,
-        });
-        if first_message.is_some_and(|kind| *kind != MessageType::Human) {
+        let first_message = out.iter().find_map(Entry::message);
+        if first_message.is_some_and(|message| message.message_type != MessageType::Human) {
             out.insert(0, Entry::Message(MessageRef::Made(Box::new(StoredMessage::human(OPENING_TEXT)))));
         }
         out
