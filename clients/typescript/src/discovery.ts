@@ -1,9 +1,15 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BinaryNotFoundError } from "./errors.js";
 
 const EXECUTABLE = process.platform === "win32" ? "threadkeeper.exe" : "threadkeeper";
+
+const BUILD_HINT =
+  "Install threadkeeper with its optional dependencies (npm installs the package holding this platform's " +
+  "binary unless they are omitted), or build the server with `cargo build --release` in the threadkeeper " +
+  "repository (it lands in target/release/threadkeeper)";
 
 export interface FindBinaryOptions {
   /** An explicit path (or a bare name looked up on PATH). */
@@ -27,6 +33,39 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (dir === "") continue;
     const candidate = join(dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** glibc or musl: a gnu build does not start on musl, while the static musl build runs on both. */
+function linuxLibc(): "gnu" | "musl" {
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  return report?.header?.glibcVersionRuntime ? "gnu" : "musl";
+}
+
+/**
+ * The npm packages that can carry this platform's binary, best first (the `optionalDependencies`
+ * of this package; npm installs the one whose `os`/`cpu`/`libc` match).
+ */
+export function platformPackageNames(platform: string = process.platform, arch: string = process.arch): string[] {
+  if (platform !== "linux") return [`threadkeeper-${platform}-${arch}`];
+  const musl = `threadkeeper-linux-${arch}-musl`;
+  return linuxLibc() === "gnu" ? [`threadkeeper-linux-${arch}-gnu`, musl] : [musl];
+}
+
+/** The binary of an installed platform package, as seen from this package's location. */
+function bundledBinary(searched: string[]): string | undefined {
+  const require = createRequire(import.meta.url);
+  for (const name of platformPackageNames()) {
+    searched.push(`the ${name} package`);
+    let manifest: string;
+    try {
+      manifest = require.resolve(`${name}/package.json`);
+    } catch {
+      continue;
+    }
+    const candidate = join(dirname(manifest), "bin", EXECUTABLE);
     if (isExecutableFile(candidate)) return candidate;
   }
   return undefined;
@@ -58,21 +97,25 @@ function resolveNamed(value: string, env: NodeJS.ProcessEnv, origin: string, sea
   throw new BinaryNotFoundError(
     `threadkeeper binary not found: ${origin} is ${JSON.stringify(value)}, which is not an executable file` +
       (looksLikePath ? "" : " on PATH") +
-      ". Build it with `cargo build --release` in the threadkeeper repository " +
-      "(it lands in target/release/threadkeeper).",
+      `. ${BUILD_HINT}.`,
     searched,
   );
 }
 
 /**
- * Finds the server binary: the explicit `binary`, then `THREADKEEPER_BIN`, then `threadkeeper`
- * on PATH, then `target/release/threadkeeper` of the checkout this package sits in.
+ * Finds the server binary: the explicit `binary`, then `THREADKEEPER_BIN` (an override, as a
+ * developer testing another build wants it), then the binary bundled in this platform's package
+ * (`threadkeeper-<os>-<cpu>[-<libc>]`, installed with this one), then `threadkeeper` on PATH,
+ * then `target/release/threadkeeper` of the checkout this package sits in.
  */
 export function findBinary(options: FindBinaryOptions = {}): string {
   const env = options.env ?? process.env;
   const searched: string[] = [];
   if (options.binary) return resolveNamed(options.binary, env, "the binary option", searched);
   if (env.THREADKEEPER_BIN) return resolveNamed(env.THREADKEEPER_BIN, env, "THREADKEEPER_BIN", searched);
+
+  const bundled = bundledBinary(searched);
+  if (bundled) return bundled;
 
   const fromPath = onPath(EXECUTABLE, env);
   searched.push(`PATH (${EXECUTABLE})`);
@@ -85,8 +128,7 @@ export function findBinary(options: FindBinaryOptions = {}): string {
   throw new BinaryNotFoundError(
     "threadkeeper binary not found. Looked at: " +
       searched.join(", ") +
-      ". Build it with `cargo build --release` in the threadkeeper repository, " +
-      "then pass { binary } to ThreadKeeper.spawn, set THREADKEEPER_BIN, or put it on PATH.",
+      `. ${BUILD_HINT}; or pass { binary } to ThreadKeeper.spawn, set THREADKEEPER_BIN, or put it on PATH.`,
     searched,
   );
 }
