@@ -38,37 +38,38 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
-/** glibc or musl: a gnu build does not start on musl, while the static musl build runs on both. */
-function linuxLibc(): "gnu" | "musl" {
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
-  return report?.header?.glibcVersionRuntime ? "gnu" : "musl";
-}
-
 /**
- * The npm packages that can carry this platform's binary, best first (the `optionalDependencies`
- * of this package; npm installs the one whose `os`/`cpu`/`libc` match).
+ * The npm packages that can carry this platform's binary (the `optionalDependencies` of this
+ * package; npm installs the one whose `os`/`cpu`/`libc` match).
  */
 export function platformPackageNames(platform: string = process.platform, arch: string = process.arch): string[] {
   if (platform !== "linux") return [`threadkeeper-${platform}-${arch}`];
-  const musl = `threadkeeper-linux-${arch}-musl`;
-  return linuxLibc() === "gnu" ? [`threadkeeper-linux-${arch}-gnu`, musl] : [musl];
+  return [`threadkeeper-linux-${arch}-gnu`, `threadkeeper-linux-${arch}-musl`];
+}
+
+/** glibc or musl (asked only when both Linux packages are installed: the report takes ~10 ms). */
+function runsOnGlibc(): boolean {
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  return Boolean(report?.header?.glibcVersionRuntime);
 }
 
 /** The binary of an installed platform package, as seen from this package's location. */
 function bundledBinary(searched: string[]): string | undefined {
   const require = createRequire(import.meta.url);
+  const installed: string[] = [];
   for (const name of platformPackageNames()) {
     searched.push(`the ${name} package`);
-    let manifest: string;
     try {
-      manifest = require.resolve(`${name}/package.json`);
+      const candidate = join(dirname(require.resolve(`${name}/package.json`)), "bin", EXECUTABLE);
+      if (isExecutableFile(candidate)) installed.push(candidate);
     } catch {
-      continue;
+      // not installed: npm skipped it for this platform, or optional dependencies were omitted
     }
-    const candidate = join(dirname(manifest), "bin", EXECUTABLE);
-    if (isExecutableFile(candidate)) return candidate;
   }
-  return undefined;
+  // An npm that ignores `libc` installs both: a gnu build does not start on musl, while the
+  // static musl build runs on both.
+  if (installed.length > 1) return runsOnGlibc() ? installed[0] : installed[1];
+  return installed[0];
 }
 
 function checkoutCandidates(startDir: string, env: NodeJS.ProcessEnv): string[] {
