@@ -295,8 +295,7 @@ fn register_threads(m: &mut MethodTable) {
             (None, Some(events)) => ForkPoint::Events(events),
             (None, None) => ForkPoint::Whole,
         };
-        let record =
-            ctx.service.fork(&p.thread_id, at, p.new_thread_id, p.metadata).await.map_err(from_service)?;
+        let record = ctx.service.fork(&p.thread_id, at, p.new_thread_id, p.metadata).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))
     });
 

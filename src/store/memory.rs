@@ -1,9 +1,7 @@
 //! The in-memory store: threads live as long as the process, or until closed.
 
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
-use super::{
-    Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
-};
+use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
 use std::collections::HashMap;

@@ -10,7 +10,7 @@
 use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
 use super::{
-    Appended, ForkThread, ForkPoint, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
+    Appended, ForkPoint, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
 };
 use crate::event::StoredEvent;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};

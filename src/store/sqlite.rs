@@ -12,9 +12,7 @@
 
 use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
-use super::{
-    Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
-};
+use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
@@ -564,7 +562,9 @@ impl Store for SqliteStore {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             for table in ["events", "versions"] {
                 tx.execute(
-                    &format!("DELETE FROM {table} WHERE thread_key = (SELECT thread_key FROM threads WHERE thread_id = ?1)"),
+                    &format!(
+                        "DELETE FROM {table} WHERE thread_key = (SELECT thread_key FROM threads WHERE thread_id = ?1)"
+                    ),
                     [&thread_id],
                 )?;
             }

@@ -20,6 +20,7 @@ mod store_sqlite;
 mod transport;
 mod turns_golden;
 mod turns_props;
+mod undo_branch;
 mod vectors;
 mod xml_golden;
 mod xml_props;
