@@ -193,6 +193,7 @@ pub fn table(context: Context) -> MethodTable {
     register_threads(&mut m);
     register_stateless(&mut m);
     super::turn_methods::register(&mut m);
+    super::prompt_methods::register(&mut m);
     m
 }
 

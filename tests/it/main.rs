@@ -11,6 +11,7 @@ mod cli;
 mod convert;
 mod framing_props;
 mod messages;
+mod prompt;
 mod protocol;
 mod providers;
 mod schemas;
