@@ -50,8 +50,8 @@ pub enum InputEncoding {
 }
 
 /// The prompt upstream's `buildPrompt` sends: with tools, `"[Available Tools]\n"` +
-/// `JSON.stringify(tools, null, 2)` (each as `{name, description, parameters}`) + a blank line
-/// + [`TOOL_CALL_FORMAT`] + a blank line; then the messages in `encoding`. Without tools (none,
+/// `JSON.stringify(tools, null, 2)` (each as `{name, description, parameters}`), a blank line,
+/// [`TOOL_CALL_FORMAT`] and a blank line; then the messages in `encoding`. Without tools (none,
 /// or an empty list) just the messages.
 pub fn build_cli_prompt(messages: &[StoredMessage], tools: &[ToolDefinition], encoding: InputEncoding) -> String {
     let mut prompt = String::new();
