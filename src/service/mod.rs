@@ -259,7 +259,9 @@ impl ThreadService {
             }
             other => other?,
         };
-        if appended.event_count == (state.events.len() + events.len()) as u64 {
+        // Ours was the only change since we last looked (a pop elsewhere could restore the count).
+        let only_ours = appended.version == state.record.version + 1;
+        if only_ours && appended.event_count == (state.events.len() + events.len()) as u64 {
             state.apply(&events, stored, appended);
         } else {
             // Others appended since we last looked, so ours landed after theirs: read them all.
@@ -344,8 +346,8 @@ impl ThreadService {
             ..state.record.clone()
         };
         // Renderers only grow, so the thread's state starts anew from the events that remain.
-        let held_all = state.events.len() as u64 == popped.event_count + popped.events.len() as u64;
-        if held_all {
+        let only_ours = popped.version == state.record.version + 1;
+        if only_ours && state.events.len() as u64 == popped.event_count + popped.events.len() as u64 {
             let mut events = std::mem::take(&mut state.events);
             events.truncate(popped.event_count as usize);
             *state = ThreadState::new(record.clone(), events, self.limits.keep_renders_up_to_bytes);

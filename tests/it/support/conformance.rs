@@ -1062,12 +1062,26 @@ pub async fn a_service_notices_pops_by_another_instance(b: Backing) {
     let (popped, record) = writer.pop("shared", 2, Some(1)).await.unwrap();
     assert_eq!((popped.len(), record.version, record.event_count), (2, 2, 1));
     writer.append("shared", writer.validate_events(events(2)[..2].to_vec()).unwrap(), Some(2)).await.unwrap();
-    let (wrec, wevents) = writer.snapshot("shared").await.unwrap();
     if b.store.is_shared() {
+        // The reader appends without reading first: its append lands after the writer's
+        // changes, and what it holds afterwards is the store's thread, not its own stale one.
+        let appended = reader.append("shared", reader.validate_events(events(3)[..1].to_vec()).unwrap(), None).await;
+        assert_eq!(appended.map(|r| (r.version, r.event_count)), Ok((4, 4)));
+        let (wrec, wevents) = writer.snapshot("shared").await.unwrap();
         let (rrec, revents) = reader.snapshot("shared").await.unwrap();
         assert_eq!((rrec, texts(&revents)), (wrec, texts(&wevents)), "the reader caught up past a pop");
+        // And the same for a reader that pops.
+        writer.pop("shared", 1, None).await.unwrap();
+        writer.append("shared", writer.validate_events(events(4)[..1].to_vec()).unwrap(), None).await.unwrap();
+        let (popped, _) = reader.pop("shared", 1, None).await.unwrap();
+        assert_eq!(texts(&popped), texts(&writer.validate_events(events(4)[..1].to_vec()).unwrap().stored));
+        let (wrec, wevents) = writer.snapshot("shared").await.unwrap();
+        let (rrec, revents) = reader.snapshot("shared").await.unwrap();
+        assert_eq!((rrec, texts(&revents)), (wrec, texts(&wevents)), "the reader's pop");
     } else {
         eprintln!("{}: one instance, one service state; nothing to catch up", b.name);
     }
-    assert_eq!(texts(&wevents)[1..], texts(&writer.events_tail("shared", 2).await.unwrap().events)[..]);
+    let (_, wevents) = writer.snapshot("shared").await.unwrap();
+    let n = wevents.len();
+    assert_eq!(texts(&wevents)[n - 2..], texts(&writer.events_tail("shared", 2).await.unwrap().events)[..]);
 }
