@@ -213,3 +213,133 @@ fn a_database_of_schema_1_opens_and_can_pop_and_fork() {
     assert_eq!(events_of(&mut server, "old"), sample_events()[..2].to_vec());
     assert_eq!(events_of(&mut server, "g"), sample_events()[..2].to_vec());
 }
+
+mod model {
+    //! Random appends, pops and forks against a model that keeps every version's events, so
+    //! `atVersion` is checked against what the thread really held then.
+    use crate::support::conformance::numbered;
+    use proptest::prelude::*;
+    use std::sync::Arc;
+    use threadkeeper::store::{ForkPoint, ForkThread, MemoryStore, SqliteStore, Store, StoreError};
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Append(u64),
+        Pop(u64),
+        ForkAtEvent(u64),
+        ForkAtVersion(u64),
+        ForkWhole,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0u64..4).prop_map(Op::Append),
+            2 => (0u64..4).prop_map(Op::Pop),
+            1 => (0u64..8).prop_map(Op::ForkAtEvent),
+            2 => (0u64..12).prop_map(Op::ForkAtVersion),
+            1 => Just(Op::ForkWhole),
+        ]
+    }
+
+    fn texts(events: &[Arc<threadkeeper::event::StoredEvent>]) -> Vec<String> {
+        events.iter().map(|e| e.json().to_owned()).collect()
+    }
+
+    /// Runs `ops` on `store` and checks every answer against the model.
+    async fn check(store: &dyn Store, ops: &[Op]) -> Result<(), TestCaseError> {
+        store
+            .open(threadkeeper::store::OpenThread { thread_id: "t".into(), now: 1, ..Default::default() })
+            .await
+            .unwrap();
+        // The thread's events after each version, as event texts; version 0 is empty.
+        let mut states: Vec<Vec<String>> = vec![vec![]];
+        for (n, op) in ops.iter().enumerate() {
+            let current = states.last().unwrap().clone();
+            let version = states.len() as u64 - 1;
+            let fork_id = format!("f{n}");
+            let expected_prefix = match *op {
+                Op::Append(count) => {
+                    let batch: Vec<_> = (0..count).map(|i| numbered(n as u64, i)).collect();
+                    let appended = store.append("t", None, &batch, 1).await.unwrap();
+                    states.push([current, texts(&batch)].concat());
+                    prop_assert_eq!(appended.version, version + 1);
+                    None
+                }
+                Op::Pop(count) => {
+                    match store.pop("t", Some(version), count, 1).await {
+                        Ok(popped) => {
+                            prop_assert!(
+                                count >= 1 && count as usize <= current.len(),
+                                "popped {count} of {}",
+                                current.len()
+                            );
+                            let keep = current.len() - count as usize;
+                            prop_assert_eq!(texts(&popped.events), current[keep..].to_vec());
+                            prop_assert_eq!(popped.version, version + 1);
+                            states.push(current[..keep].to_vec());
+                        }
+                        Err(StoreError::OutOfRange { field: "count", .. }) => {
+                            prop_assert!(count == 0 || count as usize > current.len());
+                        }
+                        Err(e) => return Err(TestCaseError::fail(format!("pop: {e}"))),
+                    }
+                    None
+                }
+                Op::ForkWhole => Some((ForkPoint::Whole, Some(current.clone()))),
+                Op::ForkAtEvent(at) => {
+                    Some((ForkPoint::Events(at), current.get(..at as usize).map(<[String]>::to_vec)))
+                }
+                Op::ForkAtVersion(at) => {
+                    // Possible only while that version's events are still the thread's first ones.
+                    let then = states.get(at as usize).filter(|then| current.starts_with(then)).cloned();
+                    Some((ForkPoint::Version(at), then))
+                }
+            };
+            if let Some((at, expected)) = expected_prefix {
+                let request =
+                    ForkThread { source_id: "t".into(), at, thread_id: fork_id.clone(), metadata: None, now: 1 };
+                match (store.fork(request).await, expected) {
+                    (Ok(record), Some(expected)) => {
+                        let (_, events) = store.events_from(&fork_id, 0).await.unwrap();
+                        prop_assert_eq!(texts(&events), expected.clone(), "{:?}", at);
+                        prop_assert_eq!(
+                            (record.version, record.event_count),
+                            (u64::from(!expected.is_empty()), expected.len() as u64)
+                        );
+                    }
+                    (Err(StoreError::OutOfRange { .. }), None) => {}
+                    (got, expected) => {
+                        return Err(TestCaseError::fail(format!("fork {at:?}: got {got:?}, expected {expected:?}")))
+                    }
+                }
+            }
+            let (record, events) = store.events_from("t", 0).await.unwrap();
+            prop_assert_eq!(texts(&events), states.last().unwrap().clone());
+            prop_assert_eq!(record.version, states.len() as u64 - 1);
+        }
+        Ok(())
+    }
+
+    fn run(store: impl FnOnce() -> Box<dyn Store>, ops: &[Op]) -> Result<(), TestCaseError> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let store = store();
+        runtime.block_on(check(&*store, ops))
+    }
+
+    proptest! {
+        #[test]
+        fn the_memory_store_keeps_to_the_model(ops in prop::collection::vec(op(), 1..40)) {
+            run(|| Box::new(MemoryStore::new(1000)), &ops)?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn the_sqlite_store_keeps_to_the_model(ops in prop::collection::vec(op(), 1..30)) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.db");
+            run(|| Box::new(SqliteStore::open(&path).unwrap()), &ops)?;
+        }
+    }
+}
