@@ -264,7 +264,7 @@ impl ThreadService {
         if only_ours && appended.event_count == (state.events.len() + events.len()) as u64 {
             state.apply(&events, stored, appended);
         } else {
-            // Others appended since we last looked, so ours landed after theirs: read them all.
+            // Others changed the thread since we last looked, so ours landed after theirs: read them all.
             // The append is durable already; if reading fails, the next read catches up.
             if let Err(e) = self.catch_up(&mut state).await {
                 tracing::warn!(error = ?e, "appended, but could not read others' events yet");
@@ -352,9 +352,12 @@ impl ThreadService {
             events.truncate(popped.event_count as usize);
             *state = ThreadState::new(record.clone(), events, self.limits.keep_renders_up_to_bytes);
         } else {
-            // Others changed the thread since we last looked: read what the store holds.
-            let (record, events) = self.store.events_from(thread_id, 0).await?;
-            *state = ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes);
+            // Others changed the thread since we last looked: read what the store holds. The pop
+            // is durable already; if reading fails, the next read notices the pop and reloads.
+            match self.store.events_from(thread_id, 0).await {
+                Ok((record, events)) => *state = ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes),
+                Err(e) => tracing::warn!(error = ?e, "popped, but could not read the thread again yet"),
+            }
         }
         Ok((popped.events, record))
     }

@@ -1,7 +1,11 @@
-//! Where threads live: an append-only event log per thread, behind one trait.
+//! Where threads live: an event log per thread, behind one trait.
+//!
+//! Events are appended, and taken back only from the end (`pop`); every change moves the
+//! thread's version on by one, and each version's event count is kept, so a version names one
+//! state of the thread for good (forks at a version, readers noticing pops).
 //!
 //! The service keeps rendered state in memory and treats the store as the source of truth:
-//! every append is acknowledged only after the store has it. Durable stores (SQLite,
+//! every change is acknowledged only after the store has it. Durable stores (SQLite,
 //! PostgreSQL) implement the same trait as the in-memory one.
 
 mod codec;
@@ -135,10 +139,11 @@ pub struct OpenThread {
     pub now: u64,
 }
 
-/// An append-only event log of threads.
+/// The event logs of threads.
 ///
-/// Implementations must make `append` atomic (all events or none) and durable before it
-/// returns, and must detect `expected_version` conflicts themselves (not read-then-write).
+/// Implementations must make `append`, `pop` and `fork` atomic (all or nothing) and durable
+/// before they return, and must detect `expected_version` conflicts themselves (not
+/// read-then-write).
 pub trait Store: Send + Sync + 'static {
     fn kind(&self) -> StoreKind;
 
