@@ -62,7 +62,7 @@ pub fn messages_to_events(messages: &[StoredMessage], stamp: &EventStamp) -> Res
 }
 
 pub(crate) fn sources_to_events(sources: &[Source<'_>], stamp: &EventStamp) -> Result<Vec<AgentEvent>, EventError> {
-    let mut out = Events { stamp, events: Vec::new(), message_id: None };
+    let mut out = Events { stamp, events: Vec::new(), message_id: None, asked_in_group: false };
     let opening = opening_index(sources);
     // A question whose not-completed calls are the last of their group: it is asked once the
     // group's answers are in, before anything that would claim those calls first.
@@ -83,13 +83,18 @@ pub(crate) fn sources_to_events(sources: &[Source<'_>], stamp: &EventStamp) -> R
                 out.question(question);
             }
         }
+        if starts_group {
+            out.asked_in_group = false;
+        }
         match &message.message_type {
             MessageType::Human if Some(index) == opening => {}
             MessageType::Human => out.human(&text_of(&message.data.content)),
             MessageType::System => out.message("system", text_of(&message.data.content)),
             MessageType::Ai => {
                 let answers = following_answers(sources, index);
-                deferred_question = out.ai(message, path, &answers)?;
+                if let Some(question) = out.ai(message, path, &answers)? {
+                    deferred_question = Some(question);
+                }
             }
             MessageType::Tool => out.tool(message, path)?,
             MessageType::Other(name) => {
@@ -113,9 +118,8 @@ fn opening_index(sources: &[Source<'_>]) -> Option<usize> {
     let mut messages = messages.skip_while(|(_, message)| message.message_type == MessageType::System);
     let (index, first) = messages.next()?;
     let is_opening = first.message_type == MessageType::Human && first.content_str() == Some(OPENING_TEXT);
-    let next_is_not_human = messages
-        .next()
-        .is_some_and(|(_, next)| matches!(next.message_type, MessageType::Ai | MessageType::Tool));
+    let next_is_not_human =
+        messages.next().is_some_and(|(_, next)| matches!(next.message_type, MessageType::Ai | MessageType::Tool));
     (is_opening && next_is_not_human).then_some(index)
 }
 
@@ -198,6 +202,9 @@ struct Events<'s> {
     stamp: &'s EventStamp,
     events: Vec<AgentEvent>,
     message_id: Option<String>,
+    /// Whether a question was asked for the current group of calls: a human answer after it
+    /// would answer one of them, which the thread's did not.
+    asked_in_group: bool,
 }
 
 impl Events<'_> {
@@ -232,6 +239,7 @@ impl Events<'_> {
         let id = self.message_id.take();
         self.push("human_input_requested", [("question", question.into())]);
         self.message_id = id;
+        self.asked_in_group = true;
     }
 
     fn error(&mut self, error: &str, recoverable: bool, tool_call_id: Option<&str>) {
@@ -248,22 +256,30 @@ impl Events<'_> {
     fn human(&mut self, text: &str) {
         if let Some(content) = text.strip_prefix(SYSTEM_LABEL) {
             self.message("system", content.to_owned());
+        } else if text.starts_with(HUMAN_RESPONSE_LABEL) && self.asked_in_group {
+            // The answer went to no call although one waited: the thread asked again meanwhile
+            // (a question that reached no call leaves no trace). The same text, as the user's.
+            self.message("user", text.to_owned());
         } else if let Some(response) = text.strip_prefix(HUMAN_RESPONSE_LABEL) {
             self.push("human_input_received", [("response", response.into())]);
         } else if let Some(error) = text.strip_prefix(RECOVERABLE_LABEL) {
             self.error(error, true, None);
-        } else if let Some(error) = text.strip_prefix(ERROR_LABEL).or_else(|| text.strip_prefix(NON_RECOVERABLE_LABEL)) {
+        } else if let Some(error) = text.strip_prefix(ERROR_LABEL).or_else(|| text.strip_prefix(NON_RECOVERABLE_LABEL))
+        {
             self.error(error, false, None);
-        } else if let Some((id, result)) = text.strip_prefix(STRAY_RESULT_LABEL).and_then(|rest| rest.split_once("]: ")) {
+        } else if let Some((id, result)) = text.strip_prefix(STRAY_RESULT_LABEL).and_then(|rest| rest.split_once("]: "))
+        {
             self.tool_result(id, result.into());
         } else {
             self.message("user", text.to_owned());
         }
     }
 
-    /// An AI message: its text, then its calls, each followed by the question that left the
-    /// calls up to it unanswered when the next unanswered call was not left so by it. Returns
-    /// the question of the last such calls, to be asked after the group's answers.
+    /// An AI message: its text, then its calls. A question that left calls unanswered is asked
+    /// after the last call before the next call it did not reach (answered calls in between
+    /// included). When its last unanswered call ends the message, it is returned instead, to be
+    /// asked after the group's answers and the messages that waited for them, before the first
+    /// error or call that follows (an answer given before the question stays text).
     fn ai(
         &mut self,
         message: &StoredMessage,
@@ -288,16 +304,17 @@ impl Events<'_> {
             if let Some(NotCompleted::Question(question)) = reasons[j] {
                 open_question = Some(question);
             }
-            let next_unanswered = reasons[j + 1..].iter().flatten().next();
-            if let Some(question) = open_question {
-                match next_unanswered {
-                    Some(NotCompleted::Question(next)) if next == question => {}
-                    Some(_) => {
-                        self.question(question.to_owned());
-                        open_question = None;
-                    }
-                    None => {}
-                }
+            let Some(question) = open_question else { continue };
+            // Asked here, the question reaches exactly the calls it left unanswered, and a later
+            // human answer finds the call it points at answered already, as in the thread.
+            let ask_here = match reasons.get(j + 1) {
+                Some(Some(next)) => *next != &NotCompleted::Question(question.to_owned()),
+                Some(None) => false,
+                None => reasons[j].is_none(),
+            };
+            if ask_here {
+                self.question(question.to_owned());
+                open_question = None;
             }
         }
         Ok(open_question.map(str::to_owned))
@@ -307,7 +324,11 @@ impl Events<'_> {
         let id = call.id.as_deref().ok_or_else(|| fault(&format!("{path}.id"), "missing"))?;
         self.push(
             "tool_call",
-            [("toolName", call.name.as_str().into()), ("toolCallId", id.into()), ("args", Value::Object(call.args.clone()))],
+            [
+                ("toolName", call.name.as_str().into()),
+                ("toolCallId", id.into()),
+                ("args", Value::Object(call.args.clone())),
+            ],
         );
         Ok(())
     }
@@ -315,7 +336,11 @@ impl Events<'_> {
     /// A tool message: the call's result, or with `status: "error"` the error that answered it
     /// (nothing for a not-completed answer: the renderer writes those itself).
     fn tool(&mut self, message: &StoredMessage, path: &str) -> Result<(), EventError> {
-        let id = message.data.tool_call_id.as_deref().ok_or_else(|| fault(&format!("{path}.data.tool_call_id"), "missing"))?;
+        let id = message
+            .data
+            .tool_call_id
+            .as_deref()
+            .ok_or_else(|| fault(&format!("{path}.data.tool_call_id"), "missing"))?;
         if !has_error_status(message) {
             let result = match &message.data.content {
                 Content::Text(text) => Value::String(text.clone()),

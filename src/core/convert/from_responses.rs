@@ -48,13 +48,16 @@ enum Piece {
 
 fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), EventError> {
     let path = format!("items[{index}]");
-    let fields = item.as_object().ok_or_else(|| fault(&path, format!("expected an object, found {}", json_type(item))))?;
+    let fields =
+        item.as_object().ok_or_else(|| fault(&path, format!("expected an object, found {}", json_type(item))))?;
     // An input message may leave out `type` (the API's "easy input message").
     let item_type = match fields.get("type") {
         None if fields.contains_key("role") => "message",
         None => return Err(fault(&format!("{path}.type"), "missing")),
         Some(Value::String(name)) => name.as_str(),
-        Some(other) => return Err(fault(&format!("{path}.type"), format!("expected a string, found {}", json_type(other)))),
+        Some(other) => {
+            return Err(fault(&format!("{path}.type"), format!("expected a string, found {}", json_type(other))))
+        }
     };
     let message = match item_type {
         "message" => read_message(fields, &path)?,
@@ -73,12 +76,12 @@ fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), Eve
             out.push(Piece::Event(reasoning_event(fields, &path)?));
             return Ok(());
         }
-        other => {
-            return Err(fault(
-                &format!("{path}.type"),
-                format!("unsupported item type {other:?}: expected message, function_call, function_call_output or reasoning"),
-            ))
-        }
+        other => return Err(fault(
+            &format!("{path}.type"),
+            format!(
+                "unsupported item type {other:?}: expected message, function_call, function_call_output or reasoning"
+            ),
+        )),
     };
     out.push(Piece::Message { message, index });
     Ok(())
@@ -142,7 +145,9 @@ fn read_output(fields: &Map<String, Value>, path: &str) -> Result<StoredMessage,
     let id = string(fields, "call_id", path)?;
     let mut message = match fields.get("output") {
         Some(Value::String(text)) => StoredMessage::tool(id, text.clone()),
-        Some(Value::Array(_)) => StoredMessage::tool(id, content_text(fields.get("output"), &format!("{path}.output"))?),
+        Some(Value::Array(_)) => {
+            StoredMessage::tool(id, content_text(fields.get("output"), &format!("{path}.output"))?)
+        }
         None => return Err(fault(&format!("{path}.output"), "missing")),
         Some(other) => {
             let mut message = StoredMessage::tool(id, String::new());
