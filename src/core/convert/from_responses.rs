@@ -76,12 +76,14 @@ fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), Eve
             out.push(Piece::Event(reasoning_event(fields, &path)?));
             return Ok(());
         }
-        other => return Err(fault(
-            &format!("{path}.type"),
-            format!(
+        other => {
+            return Err(fault(
+                &format!("{path}.type"),
+                format!(
                 "unsupported item type {other:?}: expected message, function_call, function_call_output or reasoning"
             ),
-        )),
+            ))
+        }
     };
     out.push(Piece::Message { message, index });
     Ok(())
