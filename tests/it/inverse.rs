@@ -316,6 +316,50 @@ fn event_strategy(with_reasoning: bool) -> impl Strategy<Value = Value> {
     }
 }
 
+/// Any stored messages this method takes, shaped like what renders and LangChain users write:
+/// every label, repair text, content blocks, statuses, reused ids.
+fn any_message() -> impl Strategy<Value = Value> {
+    let id = prop::sample::select(vec!["c0", "c1", "c2", ""]);
+    let text = prop::sample::select(vec![
+        "ok",
+        "",
+        "[System]: s",
+        "[Human Response]: h",
+        "[Error (recoverable)]: e",
+        "[Error]: e",
+        "[Error (non-recoverable)]: e",
+        "[Tool Result for c1]: r",
+        "[Tool call not completed]: no result was recorded for this call",
+        "[Tool call not completed]: the run stopped to ask for human input: why?",
+        "[Tool call not completed]: the run reported an error: e",
+        "(The conversation so far follows.)",
+    ]);
+    let content = prop_oneof![
+        4 => text.clone().prop_map(Value::from),
+        1 => text.clone().prop_map(|t| json!([{"type":"text","text":t}, {"type":"image_url","image_url":"u"}])),
+    ];
+    let call =
+        (id.clone(), any::<u8>()).prop_map(|(id, n)| json!({"id":id,"name":"t","args":{"n":n},"type":"tool_call"}));
+    prop_oneof![
+        (prop::sample::select(vec!["system", "human"]), content.clone())
+            .prop_map(|(kind, c)| json!({"type":kind,"data":{"content":c}})),
+        (content.clone(), prop::collection::vec(call, 0..3)).prop_map(|(c, calls)| {
+            let mut data = json!({"content":c,"id":"m"});
+            if !calls.is_empty() {
+                data["tool_calls"] = Value::Array(calls);
+            }
+            json!({"type":"ai","data":data})
+        }),
+        (id, content, any::<bool>()).prop_map(|(id, c, error)| {
+            let mut data = json!({"content":c,"tool_call_id":id});
+            if error {
+                data["status"] = json!("error");
+            }
+            json!({"type":"tool","data":data})
+        }),
+    ]
+}
+
 /// A conversation seed 001 already renders validly: calls answered right away, ids unique,
 /// nothing blank, no text shaped like a label.
 fn seed_form_thread() -> impl Strategy<Value = Vec<Value>> {
@@ -393,4 +437,46 @@ proptest! {
         let back = responses_to_events(items.as_array().unwrap(), &stamp()).unwrap();
         prop_assert_eq!(render_items(&back), items);
     }
+
+    /// Whatever messages come in, their events render to messages whose events render the
+    /// same: one conversion reaches the fixed point.
+    #[test]
+    fn one_conversion_reaches_the_fixed_point(values in prop::collection::vec(any_message(), 0..16)) {
+        let first = render_messages(&messages_to_events(&messages(Value::Array(values)), &stamp()).unwrap());
+        let again = render_messages(&messages_to_events(&first, &stamp()).unwrap());
+        prop_assert_eq!(again, first);
+    }
+
+    /// Any JSON as items is converted or refused with a path, never a panic.
+    #[test]
+    fn any_items_convert_or_are_refused_with_a_path(
+        items in prop::collection::vec(crate::strategies::json_value(item_key, 3, 12, 4), 0..6),
+    ) {
+        if let Err(error) = responses_to_events(&items, &stamp()) {
+            prop_assert!(error.path.starts_with("items["), "{error}");
+        }
+    }
+}
+
+/// Keys and strings that make JSON look like items now and then.
+fn item_key() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "type",
+        "role",
+        "content",
+        "message",
+        "user",
+        "assistant",
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "call_id",
+        "name",
+        "arguments",
+        "output",
+        "id",
+        "summary",
+        "{}",
+    ])
+    .prop_map(str::to_owned)
 }
