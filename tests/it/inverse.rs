@@ -266,6 +266,31 @@ fn both_methods_answer_over_the_protocol() {
     server.stop();
 }
 
+/// `messageId` is stored with the event and changes no rendering.
+#[test]
+fn message_ids_are_stored_and_render_nothing() {
+    let mut server = Server::start(Wire::Lsp, "memory");
+    let converted = server.ok(
+        "messages/toEvents",
+        json!({"messages":[{"type":"human","data":{"content":"hi","id":"m1"}},{"type":"ai","data":{"content":"yo","id":"m2"}}]}),
+    );
+    server.ok("thread/open", json!({"threadId":"ids"}));
+    server.ok("thread/append", json!({"threadId":"ids","events":converted["events"]}));
+    let stored = server.ok("thread/events", json!({"threadId":"ids"}));
+    assert_eq!(stored["events"], converted["events"]);
+    assert_eq!(stored["events"][1]["messageId"], "m2");
+    for format in ["messages", "xml", "openai-responses"] {
+        let with_ids = server.ok("thread/render", json!({"threadId":"ids","format":format}));
+        assert!(!with_ids.to_string().contains("m2"), "{format}: {with_ids}");
+    }
+    let plain = server.ok("thread/render", json!({"threadId":"ids","format":"messages"}));
+    assert_eq!(
+        plain["messages"],
+        json!([{"type":"human","data":{"content":"hi"}},{"type":"ai","data":{"content":"yo"}}])
+    );
+    server.stop();
+}
+
 // ---- generated threads ----
 
 /// Texts that say nothing special, and texts shaped like what the renderer writes.
@@ -426,6 +451,16 @@ proptest! {
     fn seed_form_threads_come_back_exactly(values in seed_form_thread()) {
         let thread = events(Value::Array(values.clone()));
         let back = messages_to_events(&render_messages(&thread), &stamp()).unwrap();
+        let expected: Vec<Value> = values.into_iter().map(without_losses).collect();
+        prop_assert_eq!(to_values(&back), Value::Array(expected));
+    }
+
+    /// The same through the Responses items: events → items → events, exact but for the stamps.
+    #[test]
+    fn seed_form_threads_come_back_exactly_through_items(values in seed_form_thread()) {
+        let thread = events(Value::Array(values.clone()));
+        let items = render_items(&thread);
+        let back = responses_to_events(items.as_array().unwrap(), &stamp()).unwrap();
         let expected: Vec<Value> = values.into_iter().map(without_losses).collect();
         prop_assert_eq!(to_values(&back), Value::Array(expected));
     }
