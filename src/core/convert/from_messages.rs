@@ -18,6 +18,7 @@
 use crate::event::{AgentEvent, EventError};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall, OPENING_TEXT};
 use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
 
 const SYSTEM_LABEL: &str = "[System]: ";
 const HUMAN_RESPONSE_LABEL: &str = "[Human Response]: ";
@@ -91,7 +92,7 @@ pub(crate) fn sources_to_events(sources: &[Source<'_>], stamp: &EventStamp) -> R
             MessageType::Human => out.human(&text_of(&message.data.content)),
             MessageType::System => out.message("system", text_of(&message.data.content)),
             MessageType::Ai => {
-                let answers = following_answers(sources, index);
+                let answers = not_completed_answers(sources, index);
                 if let Some(question) = out.ai(message, path, &answers)? {
                     deferred_question = Some(question);
                 }
@@ -132,9 +133,9 @@ enum NotCompleted {
     Other,
 }
 
-/// How each call of an AI message was answered by the tool messages right after it:
-/// `Some` for a not-completed answer, `None` for a real one or none.
-fn following_answers(sources: &[Source<'_>], index: usize) -> Vec<(String, NotCompleted)> {
+/// The calls of an AI message that the tool messages right after it answer as not completed,
+/// and why.
+fn not_completed_answers(sources: &[Source<'_>], index: usize) -> Vec<(String, NotCompleted)> {
     let mut out = Vec::new();
     for source in &sources[index + 1..] {
         let Source::Message { message, .. } = source else { break };
@@ -284,20 +285,20 @@ impl Events<'_> {
         &mut self,
         message: &StoredMessage,
         path: &str,
-        answers: &[(String, NotCompleted)],
+        not_completed: &[(String, NotCompleted)],
     ) -> Result<Option<String>, EventError> {
         let text = text_of(&message.data.content);
         let calls = message.tool_calls();
         if !text.is_empty() || calls.is_empty() {
             self.message("assistant", text);
         }
-        let reasons: Vec<Option<&NotCompleted>> = calls
-            .iter()
-            .map(|call| {
-                let id = call.id.as_deref()?;
-                answers.iter().find(|(answered, _)| answered == id).map(|(_, reason)| reason)
-            })
-            .collect();
+        // The first not-completed answer naming an id is the one the render made for it.
+        let mut by_id: HashMap<&str, &NotCompleted> = HashMap::with_capacity(not_completed.len());
+        for (id, reason) in not_completed.iter().rev() {
+            by_id.insert(id, reason);
+        }
+        let reasons: Vec<Option<&NotCompleted>> =
+            calls.iter().map(|call| call.id.as_deref().and_then(|id| by_id.get(id).copied())).collect();
         let mut open_question: Option<&str> = None;
         for (j, call) in calls.iter().enumerate() {
             self.tool_call(call, &format!("{path}.data.tool_calls[{j}]"))?;
@@ -308,7 +309,7 @@ impl Events<'_> {
             // Asked here, the question reaches exactly the calls it left unanswered, and a later
             // human answer finds the call it points at answered already, as in the thread.
             let ask_here = match reasons.get(j + 1) {
-                Some(Some(next)) => *next != &NotCompleted::Question(question.to_owned()),
+                Some(Some(next)) => !matches!(next, NotCompleted::Question(same) if same == question),
                 Some(None) => false,
                 None => reasons[j].is_none(),
             };
