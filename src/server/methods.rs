@@ -8,7 +8,6 @@ use super::errors::{from_service, invalid_params};
 pub use super::table::Context;
 use super::table::{MethodTable, Policy};
 use super::wire::{parse, ThreadInfo};
-use crate::convert::EventStamp;
 use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
 use crate::providers::Provider;
@@ -155,34 +154,6 @@ struct MessagesParams {
     messages: Vec<StoredMessage>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct MessagesToEventsParams {
-    messages: Vec<StoredMessage>,
-    #[serde(default)]
-    iteration: Option<serde_json::Number>,
-    timestamp: Option<serde_json::Number>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ResponsesToEventsParams {
-    items: Vec<Value>,
-    #[serde(default)]
-    iteration: Option<serde_json::Number>,
-    timestamp: Option<serde_json::Number>,
-}
-
-fn event_stamp(iteration: Option<serde_json::Number>, timestamp: Option<serde_json::Number>) -> EventStamp {
-    EventStamp { iteration: iteration.unwrap_or_else(|| 0.into()), timestamp }
-}
-
-/// The `{events}` result of a conversion, or `-32602` naming the input that does not convert.
-fn converted(events: Result<Vec<AgentEvent>, crate::event::EventError>) -> RpcResult<Value> {
-    let events = events.map_err(|e| invalid_params(&e.path, &e.reason))?;
-    Ok(json!({ "events": events.into_iter().map(AgentEvent::into_value).collect::<Vec<_>>() }))
-}
-
 /// Builds the module with every v1 method.
 pub fn table(context: Context) -> MethodTable {
     let mut m = MethodTable::new(context);
@@ -320,15 +291,7 @@ fn register_stateless(m: &mut MethodTable) {
         Ok(json!({ "text": crate::convert::messages_to_prompt(&p.messages) }))
     });
 
-    m.register_sync("messages/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
-        let p: MessagesToEventsParams = parse(&params)?;
-        converted(crate::convert::messages_to_events(&p.messages, &event_stamp(p.iteration, p.timestamp)))
-    });
-
-    m.register_sync("responses/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
-        let p: ResponsesToEventsParams = parse(&params)?;
-        converted(crate::convert::responses_to_events(&p.items, &event_stamp(p.iteration, p.timestamp)))
-    });
+    super::inverse_methods::register(m);
 
     m.register_sync("toolCalls/parse", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: TextParams = parse(&params)?;
