@@ -12,6 +12,7 @@
 //! - [`js_json`] and [`json_text`]: JSON written exactly as JavaScript writes it, and read as
 //!   JavaScript hosts send it.
 
+pub mod context;
 pub mod convert;
 pub mod event;
 pub mod js_json;
