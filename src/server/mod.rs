@@ -12,6 +12,7 @@ pub mod methods;
 pub mod outbox;
 mod sniff;
 pub mod table;
+mod context_methods;
 mod turn_methods;
 mod wire;
 

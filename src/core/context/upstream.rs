@@ -25,13 +25,13 @@ pub struct CompactionMarker {
 
 impl CompactionMarker {
     pub fn to_value(&self) -> Value {
-        let cutoff = cutoff_number(self.cutoff);
+        let cutoff = iteration_number(self.cutoff);
         serde_json::json!({ "round": self.round, "cutoff": cutoff })
     }
 }
 
-/// The cutoff as JSON: an integer when it is one, as iterations nearly always are.
-fn cutoff_number(cutoff: f64) -> Number {
+/// An iteration (or cutoff) as JSON: an integer when it is one, as iterations nearly always are.
+pub fn iteration_number(cutoff: f64) -> Number {
     if cutoff.fract() == 0.0 && cutoff.abs() < 9.0e15 {
         Number::from(cutoff as i64)
     } else {
