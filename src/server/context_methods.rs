@@ -148,11 +148,7 @@ pub fn register(m: &mut MethodTable) {
 
     m.register("thread/compact", Policy::THREAD_WRITE, |params, ctx| async move {
         let p: CompactParams = parse(&params)?;
-        let summaries = p
-            .summaries
-            .into_iter()
-            .map(|s| (s.iteration.as_f64().unwrap_or(0.0), s.summary))
-            .collect();
+        let summaries = p.summaries.into_iter().map(|s| (s.iteration.as_f64().unwrap_or(0.0), s.summary)).collect();
         let record = ctx
             .service
             .compact(&p.thread_id, summaries, p.keep_recent_iterations as f64, p.expected_version)

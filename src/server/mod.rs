@@ -5,6 +5,7 @@
 //! module that turns params into calls on the thread service.
 
 mod cancel;
+mod context_methods;
 pub mod dispatch;
 pub mod errors;
 pub mod framing;
@@ -12,7 +13,6 @@ pub mod methods;
 pub mod outbox;
 mod sniff;
 pub mod table;
-mod context_methods;
 mod turn_methods;
 mod wire;
 

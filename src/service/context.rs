@@ -5,8 +5,8 @@
 //! costs, what upstream would summarize next, records a round, or renders within a budget.
 
 use super::state::{Cancelled, ThreadState};
-use super::{off_loop, render_now, RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
 use super::{now_ms, OFFLOAD_RENDERS_FROM_EVENTS};
+use super::{off_loop, render_now, RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
 use crate::context::{
     choose_dropped, drop_points, iteration_number, plan_compaction, summarizer_prompt, summary_event, BudgetChoice,
     BudgetItem, CompactionMarker, CompactionPlan, Tokenizer,
@@ -167,8 +167,7 @@ fn reject_from_event(options: &RenderOptions) -> ServiceResult<()> {
 /// The summarizer prompt of the view events at `view_positions`.
 fn prompt_of(state: &ThreadState, view_positions: &[usize]) -> String {
     let items = state.view().items();
-    let events: Vec<AgentEvent> =
-        view_positions.iter().map(|&at| state.events[items[at].position].parse()).collect();
+    let events: Vec<AgentEvent> = view_positions.iter().map(|&at| state.events[items[at].position].parse()).collect();
     summarizer_prompt(&events)
 }
 

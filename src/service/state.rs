@@ -213,7 +213,9 @@ impl ThreadState {
             None | Some(ContextMode::Xml) => {
                 let mut renderer = XmlRenderer::new(escape);
                 let mut ends = Vec::with_capacity(self.view.len());
-                for_each_parsed(self.view_events(), cancel, |event| push_all(&mut renderer, &mut ends, [event].into_iter()))?;
+                for_each_parsed(self.view_events(), cancel, |event| {
+                    push_all(&mut renderer, &mut ends, [event].into_iter())
+                })?;
                 self.xml.push((renderer, ends));
             }
         }

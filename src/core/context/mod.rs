@@ -11,13 +11,13 @@ pub mod bpe;
 pub mod budget;
 pub mod estimate;
 pub mod plan;
-pub mod upstream;
 pub mod tokenizer;
+pub mod upstream;
 pub mod view;
 
 pub use budget::{choose_dropped, drop_points, BudgetChoice, BudgetItem, DropPoints};
 pub use estimate::{estimate_tokens, utf16_len};
 pub use plan::{plan_compaction, summarizer_prompt, summary_event, CompactionPlan, IterationKey, PlannedIteration};
-pub use upstream::{compaction_marker, iteration_number, upstream_json, CompactionMarker, COMPACTION_FIELD};
 pub use tokenizer::Tokenizer;
+pub use upstream::{compaction_marker, iteration_number, upstream_json, CompactionMarker, COMPACTION_FIELD};
 pub use view::{CompactedView, ViewChange};

@@ -76,7 +76,12 @@ pub fn summarizer_prompt<'a>(events: impl IntoIterator<Item = &'a AgentEvent>) -
 
 /// The summary event a round appends for one iteration: upstream's fields in upstream's
 /// order, then the round's marker.
-pub fn summary_event(iteration: &Number, summary: &str, timestamp: u64, marker: &CompactionMarker) -> Map<String, Value> {
+pub fn summary_event(
+    iteration: &Number,
+    summary: &str,
+    timestamp: u64,
+    marker: &CompactionMarker,
+) -> Map<String, Value> {
     let value = json!({
         "type": "summary",
         "summarizedIterations": [iteration],
@@ -120,11 +125,9 @@ mod tests {
 
     #[test]
     fn the_prompt_is_upstreams_text() {
-        let event = AgentEvent::from_value(
-            json!({"type": "message", "role": "user", "content": "hi", "iteration": 1}),
-            "e",
-        )
-        .expect("valid");
+        let event =
+            AgentEvent::from_value(json!({"type": "message", "role": "user", "content": "hi", "iteration": 1}), "e")
+                .expect("valid");
         assert_eq!(
             summarizer_prompt([&event, &event]),
             "Summarize the following agent iteration events in 2-3 sentences. Focus on what tools were called, \
