@@ -242,16 +242,44 @@ fn count_now(
     tokenizer: Tokenizer,
     cancel: &CancellationToken,
 ) -> ServiceResult<TokenCount> {
-    let escape = options.escape;
-    let rendered = render_now(state, format, options, cancel)?;
-    let tokens = tokenizer.count(model_input(&rendered));
-    let by_iteration = by_iteration(state, escape, tokenizer, cancel).map_err(|_| ServiceError::Cancelled);
+    let counted = count_with_renderers(state, format, options, tokenizer, cancel);
     state.release_renderers();
-    Ok(TokenCount { tokens, tokenizer, by_iteration: by_iteration? })
+    counted
+}
+
+fn count_with_renderers(
+    state: &mut ThreadState,
+    format: RenderFormat,
+    options: RenderOptions,
+    tokenizer: Tokenizer,
+    cancel: &CancellationToken,
+) -> ServiceResult<TokenCount> {
+    let escape = options.escape;
+    let tokens = match format {
+        // The document is "<thread>\n", the event lines, then the tail: its measure adds up
+        // from the kept line measures, so an append costs only its own lines.
+        RenderFormat::Xml => {
+            let prefix = options.response_prefix.or_else(|| state.record.settings.response_prefix.clone());
+            let mut tail = String::from("</thread>");
+            if let Some(prefix) = prefix.filter(|p| !p.is_empty()) {
+                tail.push('\n');
+                tail.push_str(&prefix);
+            }
+            let lines: u64 =
+                state.line_measures(escape, tokenizer, cancel).map_err(|_| ServiceError::Cancelled)?.iter().sum();
+            tokenizer.tokens_of_measure(tokenizer.measure("<thread>\n") + lines + tokenizer.measure(&tail))
+        }
+        _ => {
+            let rendered = super::render_with_renderers(state, format, options, cancel)?;
+            tokenizer.count(model_input(&rendered))
+        }
+    };
+    let by_iteration = by_iteration(state, escape, tokenizer, cancel).map_err(|_| ServiceError::Cancelled)?;
+    Ok(TokenCount { tokens, tokenizer, by_iteration })
 }
 
 /// Each iteration's share: the tokens of its view events' `<event>` lines, joined in view
-/// order. The same in every format, so shares compare across formats.
+/// order (their measures add up). The same in every format, so shares compare across formats.
 fn by_iteration(
     state: &mut ThreadState,
     escape: crate::xml::EscapeMode,
@@ -259,20 +287,17 @@ fn by_iteration(
     cancel: &CancellationToken,
 ) -> Result<Vec<(Number, u64)>, Cancelled> {
     let iterations: Vec<f64> = state.view().items().iter().map(|item| item.iteration + 0.0).collect();
-    let mut texts: HashMap<u64, (f64, String)> = HashMap::new();
-    for (iteration, line) in iterations.into_iter().zip(state.xml_event_lines(escape)) {
-        texts.entry(iteration.to_bits()).or_insert_with(|| (iteration, String::new())).1.push_str(line);
+    let measures = state.line_measures(escape, tokenizer, cancel)?;
+    let mut shares: HashMap<u64, (f64, u64)> = HashMap::new();
+    for (iteration, measure) in iterations.into_iter().zip(measures) {
+        shares.entry(iteration.to_bits()).or_insert((iteration, 0)).1 += measure;
     }
-    let mut shares: Vec<(f64, String)> = texts.into_values().collect();
+    let mut shares: Vec<(f64, u64)> = shares.into_values().collect();
     shares.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut counts = Vec::with_capacity(shares.len());
-    for (iteration, text) in shares {
-        if cancel.is_cancelled() {
-            return Err(Cancelled);
-        }
-        counts.push((iteration_number(iteration), tokenizer.count(&text)));
-    }
-    Ok(counts)
+    Ok(shares
+        .into_iter()
+        .map(|(iteration, measure)| (iteration_number(iteration), tokenizer.tokens_of_measure(measure)))
+        .collect())
 }
 
 fn budgeted_now(

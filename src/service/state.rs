@@ -10,7 +10,7 @@
 //! it needs from them and [`ThreadState::release_renderers`] lets it go afterwards, so such a
 //! thread costs time per render in proportion to its length, and memory only while rendering.
 
-use crate::context::{CompactedView, ViewChange};
+use crate::context::{CompactedView, Tokenizer, ViewChange};
 use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{
     xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
@@ -38,6 +38,9 @@ pub struct ThreadState {
     event_bytes: usize,
     /// Renderers are kept while `event_bytes` is at most this.
     keep_renderers_up_to: usize,
+    /// Per escape mode and tokenizer, the measure of each view event's `<event>` line so far
+    /// ([`Tokenizer::measure`]): counts after an append measure only the new lines.
+    line_measures: Vec<(EscapeMode, Tokenizer, Vec<u64>)>,
 }
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
@@ -91,6 +94,7 @@ impl ThreadState {
             standard: None,
             event_bytes,
             keep_renderers_up_to,
+            line_measures: Vec::new(),
         };
         state.rebuild_injection();
         state
@@ -142,6 +146,7 @@ impl ThreadState {
             self.rebuild_injection();
             self.xml = Vec::new();
             self.standard = None;
+            self.line_measures = Vec::new();
         } else {
             self.injection.extend(events);
             self.release_renderers();
@@ -191,6 +196,41 @@ impl ThreadState {
             *start = end;
             Some(line)
         })
+    }
+
+    /// The measure of every view event's `<event>` line, measuring only lines not measured
+    /// before; gives up once `cancel` fires (what was measured is kept).
+    pub fn line_measures(
+        &mut self,
+        escape: EscapeMode,
+        tokenizer: Tokenizer,
+        cancel: &CancellationToken,
+    ) -> Result<&[u64], Cancelled> {
+        let index = match self.line_measures.iter().position(|(e, t, _)| *e == escape && *t == tokenizer) {
+            Some(index) => index,
+            None => {
+                self.line_measures.push((escape, tokenizer, Vec::new()));
+                self.line_measures.len() - 1
+            }
+        };
+        let measured = self.line_measures[index].2.len();
+        if measured < self.view.len() {
+            let mut measures = std::mem::take(&mut self.line_measures[index].2);
+            self.prepare(None, escape, cancel)?;
+            let mut cancelled = false;
+            for (i, line) in self.xml_event_lines(escape).enumerate().skip(measured) {
+                if i % EVENTS_BETWEEN_CHECKS == 0 && cancel.is_cancelled() {
+                    cancelled = true;
+                    break;
+                }
+                measures.push(tokenizer.measure(line));
+            }
+            self.line_measures[index].2 = measures;
+            if cancelled {
+                return Err(Cancelled);
+            }
+        }
+        Ok(&self.line_measures[index].2)
     }
 
     /// Builds the renderer a render in `mode` (or of the XML document, `None`) needs unless it

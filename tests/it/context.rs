@@ -370,3 +370,53 @@ fn a_budget_drops_the_oldest_iterations_whole() {
     assert_eq!(too_small["data"]["max"], 5);
     assert!(too_small["data"]["value"].as_u64().unwrap() > 5);
 }
+
+/// OpenAI's tokenizers as `tiktoken-rs` counts them: an implementation independent of the
+/// server's.
+fn tiktoken(tokenizer: &str, text: &str) -> u64 {
+    let bpe = match tokenizer {
+        "o200k_base" => tiktoken_rs::o200k_base_singleton(),
+        _ => tiktoken_rs::cl100k_base_singleton(),
+    };
+    bpe.encode_ordinary(text).len() as u64
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// XML counts add up kept per-line counts; whatever the content, they must equal a count
+    /// of the whole document, after every append.
+    #[test]
+    fn kept_line_counts_add_up_to_the_documents_count(
+        batches in prop::collection::vec(prop::collection::vec(("\\PC{0,40}|[ \\n\\t<>&a-z0-9'\"]{0,40}", 0i64..4), 1..4), 1..4),
+        prefix in prop::option::of("[ \\na-z:]{0,6}"),
+    ) {
+        let mut s = Server::start(Wire::Ndjson, "memory");
+        s.ok("thread/open", json!({"threadId": "t", "settings": {"responsePrefix": prefix}}));
+        for batch in batches {
+            let events: Vec<Value> = batch
+                .iter()
+                .map(|(content, iteration)| json!({"type": "message", "role": "user", "content": content, "iteration": iteration}))
+                .collect();
+            s.ok("thread/append", json!({"threadId": "t", "events": events}));
+            for tokenizer in ["o200k_base", "cl100k_base", "estimate"] {
+                for escape in ["full", "minimal"] {
+                    let options = json!({"escape": escape});
+                    let xml = s.ok("thread/render", json!({"threadId": "t", "format": "xml", "options": options}));
+                    let text = xml["text"].as_str().unwrap();
+                    let expected = match tokenizer {
+                        "estimate" => (2 * text.encode_utf16().count() as u64).div_ceil(7),
+                        _ => tiktoken(tokenizer, text),
+                    };
+                    let counted = s.ok("thread/tokens", json!({"threadId": "t", "format": "xml", "options": options,
+                        "tokenizer": tokenizer}));
+                    prop_assert_eq!(&counted["tokens"], &json!(expected), "{} {}: {:?}", tokenizer, escape, text);
+                }
+            }
+            let messages = s.ok("thread/render", json!({"threadId": "t", "format": "messages"}));
+            let json_text = serde_json::to_string(&messages["messages"]).unwrap();
+            let counted = s.ok("thread/tokens", json!({"threadId": "t", "tokenizer": "cl100k_base"}));
+            prop_assert_eq!(&counted["tokens"], &json!(tiktoken("cl100k_base", &json_text)));
+        }
+    }
+}

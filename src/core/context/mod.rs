@@ -16,8 +16,10 @@ pub mod upstream;
 pub mod view;
 
 pub use budget::{choose_dropped, drop_points, BudgetChoice, BudgetItem, DropPoints};
-pub use estimate::{estimate_tokens, utf16_len};
+pub use estimate::{estimate_from_len, estimate_tokens, utf16_len};
 pub use plan::{plan_compaction, summarizer_prompt, summary_event, CompactionPlan, IterationKey, PlannedIteration};
 pub use tokenizer::Tokenizer;
-pub use upstream::{compaction_marker, iteration_number, upstream_json, CompactionMarker, COMPACTION_FIELD};
+pub use upstream::{
+    compaction_marker, iteration_number, upstream_json, upstream_json_len, CompactionMarker, COMPACTION_FIELD,
+};
 pub use view::{CompactedView, ViewChange};

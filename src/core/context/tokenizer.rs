@@ -27,6 +27,25 @@ impl Tokenizer {
         }
     }
 
+    /// What a count of `text` adds up over pieces: its UTF-16 length for the estimate (which
+    /// rounds only the total), its tokens for a BPE. The measures of pieces that the BPE's
+    /// pretokenizer splits apart anyway (whole `<event>` lines) add up to the measure of their
+    /// concatenation, so counts can be kept per piece.
+    pub fn measure(self, text: &str) -> u64 {
+        match self {
+            Tokenizer::Estimate => super::estimate::utf16_len(text),
+            _ => self.count(text),
+        }
+    }
+
+    /// The tokens of text whose pieces' measures add up to `measure`.
+    pub fn tokens_of_measure(self, measure: u64) -> u64 {
+        match self {
+            Tokenizer::Estimate => super::estimate::estimate_from_len(measure),
+            _ => measure,
+        }
+    }
+
     /// The tokens of `text`.
     pub fn count(self, text: &str) -> u64 {
         match self {

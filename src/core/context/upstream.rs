@@ -74,6 +74,52 @@ pub fn upstream_json(event: &AgentEvent) -> String {
     out
 }
 
+/// The UTF-16 length of [`upstream_json`], computed without writing it: the estimate of every
+/// event a thread loads needs it, and measuring is several times cheaper than printing.
+pub fn upstream_json_len(event: &AgentEvent) -> u64 {
+    let marked = compaction_marker(event).is_some();
+    let fields = event.fields().iter().filter(|(key, _)| !(marked && *key == COMPACTION_FIELD));
+    let mut len = 2; // {}
+    for (i, (key, value)) in fields.enumerate() {
+        len += u64::from(i > 0) + string_len(key) + 1 + value_len(value);
+    }
+    len
+}
+
+fn value_len(value: &Value) -> u64 {
+    match value {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => match n.as_i64() {
+            // Integers JavaScript holds exactly print as their digits; others as it prints them.
+            Some(i) if i.unsigned_abs() < 1 << 53 => {
+                u64::from(i < 0) + u64::from(i.unsigned_abs().checked_ilog10().unwrap_or(0)) + 1
+            }
+            _ => js_json::number_to_string(n).len() as u64,
+        },
+        Value::String(s) => string_len(s),
+        Value::Array(items) => 2 + items.len().saturating_sub(1) as u64 + items.iter().map(value_len).sum::<u64>(),
+        Value::Object(map) => {
+            2 + map.len().saturating_sub(1) as u64
+                + map.iter().map(|(k, v)| string_len(k) + 1 + value_len(v)).sum::<u64>()
+        }
+    }
+}
+
+/// A JSON string literal's UTF-16 length with JavaScript's escapes (as [`js_json::write_string`]).
+fn string_len(s: &str) -> u64 {
+    let escapes: u64 = s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x0C | b'\n' | b'\r' | b'\t' => 1,
+            0x00..=0x1F => 5,
+            _ => 0,
+        })
+        .sum();
+    2 + super::estimate::utf16_len(s) + escapes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +138,24 @@ mod tests {
             upstream_json(&e),
             r#"{"type":"summary","summarizedIterations":[1],"summary":"s","timestamp":5,"iteration":1}"#
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_measured_length_is_the_printed_one(
+            content in proptest::prelude::any::<String>(),
+            number in proptest::prelude::any::<f64>(),
+            marked in proptest::prelude::any::<bool>(),
+            int in proptest::prelude::any::<i64>(),
+        ) {
+            let mut value = json!({"type": "summary", "summarizedIterations": [1, number], "summary": content,
+                "iteration": 1, "timestamp": int, "nested": {"a": [null, true, false, {}], "k\u{1}": content}});
+            if marked {
+                value["compaction"] = json!({"round": 1, "cutoff": 0});
+            }
+            let e = event(value);
+            proptest::prop_assert_eq!(upstream_json_len(&e), crate::context::utf16_len(&upstream_json(&e)));
+        }
     }
 
     #[test]

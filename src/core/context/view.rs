@@ -8,8 +8,8 @@
 //! every round, in any store, from the stored events alone. An append without a round costs
 //! O(new events); a round costs one pass over the list, as upstream's rewrite does.
 
-use super::estimate::estimate_tokens;
-use super::upstream::{compaction_marker, upstream_json};
+use super::estimate::estimate_from_len;
+use super::upstream::{compaction_marker, upstream_json_len};
 use crate::event::AgentEvent;
 
 /// What an event did to the view.
@@ -64,7 +64,7 @@ impl CompactedView {
             position: self.log_len,
             iteration: event.iteration().as_f64().unwrap_or(0.0),
             is_summary,
-            upstream_tokens: estimate_tokens(&upstream_json(event)),
+            upstream_tokens: estimate_from_len(upstream_json_len(event)),
         };
         self.log_len += 1;
         self.upstream_tokens += item.upstream_tokens;
