@@ -16,10 +16,12 @@ printf '%-28s %-5s %10s\n' "tokenizer" "text" "MB/s"
 # Criterion prints "count_10k_events/NAME/TEXT" then "thrpt: [low MID UNIT high]"; MID in MB/s.
 awk '
   /^count_10k_events\// { n = split($1, p, "/"); name = p[2] (n == 4 ? "/" p[3] : ""); text = p[n] }
-  /thrpt:/ {
+  # The first thrpt line after a name is the measurement; a later one is the change since the last run.
+  /thrpt:/ && name != "" {
     for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { v = $(i + 2); u = $(i + 3); break }
     f = (u ~ /^GiB/) ? 1073.741824 : (u ~ /^MiB/) ? 1.048576 : (u ~ /^KiB/) ? 0.001024 : 1
     printf "%-28s %-5s %10.1f\n", name, text, v * f
+    name = ""
   }' "$corpus/rust.log"
 
 cd "$root/benches/js-tiktoken"

@@ -313,11 +313,12 @@ fn budgeted_now(
     let points = drop_points(&items);
     // The view without its `count` oldest droppable iterations, rendered.
     let render_without = |count: usize| -> ServiceResult<Rendered> {
-        let dropped = &points.iterations[..count];
+        // The dropped iterations are the `count` oldest: all up to the newest of them.
+        let newest_dropped = count.checked_sub(1).map(|last| points.iterations[last]);
         let kept: Vec<Arc<StoredEvent>> = view
             .iter()
             .zip(&items)
-            .filter(|(_, item)| item.is_summary || !dropped.iter().any(|d| *d == item.iteration + 0.0))
+            .filter(|(_, item)| item.is_summary || newest_dropped.is_none_or(|newest| item.iteration + 0.0 > newest))
             .map(|(event, _)| event.clone())
             .collect();
         let mut state = ThreadState::verbatim(record.clone(), kept);

@@ -49,13 +49,15 @@ pub fn drop_points(items: &[BudgetItem<'_>]) -> DropPoints {
         }
     }
     let mut open = 0;
-    let mut counts = Vec::new();
-    for count in 0..iterations.len().max(1) {
-        open += crossing[count];
-        if open == 0 {
-            counts.push(count);
-        }
-    }
+    let counts = crossing
+        .iter()
+        .take(iterations.len().max(1))
+        .enumerate()
+        .filter_map(|(count, delta)| {
+            open += delta;
+            (open == 0).then_some(count)
+        })
+        .collect();
     DropPoints { iterations, counts }
 }
 

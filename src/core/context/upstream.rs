@@ -107,18 +107,30 @@ fn value_len(value: &Value) -> u64 {
     }
 }
 
-/// A JSON string literal's UTF-16 length with JavaScript's escapes (as [`js_json::write_string`]).
+/// A JSON string literal's UTF-16 length with JavaScript's escapes (as [`js_json::write_string`]):
+/// one table look-up per byte.
 fn string_len(s: &str) -> u64 {
-    let escapes: u64 = s
-        .bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | 0x08 | 0x0C | b'\n' | b'\r' | b'\t' => 1,
-            0x00..=0x1F => 5,
-            _ => 0,
-        })
-        .sum();
-    2 + super::estimate::utf16_len(s) + escapes
+    2 + s.bytes().map(|b| u64::from(STRING_BYTE_LEN[usize::from(b)])).sum::<u64>()
 }
+
+/// What each UTF-8 byte adds to a string literal's UTF-16 length: a lead byte 1 (2 for a
+/// four-byte sequence, a surrogate pair), a continuation byte 0, and an escaped control or
+/// quote its escape's length (`\n` 2, `\u001f` 6).
+const STRING_BYTE_LEN: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            b'"' | b'\\' | 0x08 | 0x0C | b'\n' | b'\r' | b'\t' => 2,
+            0x00..=0x1F => 6,
+            0x80..=0xBF => 0,
+            0xF0..=0xFF => 2,
+            _ => 1,
+        };
+        b += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {
