@@ -121,9 +121,12 @@ impl ThreadService {
             }
             (events, state.record.version)
         };
+        let summaries = events.len();
         let valid = self.validate_events(events)?;
         // The round was planned on this version: a write in between would change the plan.
-        self.append(thread_id, valid, Some(seen_version)).await
+        let record = self.append(thread_id, valid, Some(seen_version)).await?;
+        tracing::debug!(thread_id, summaries, version = record.version, "compaction round appended");
+        Ok(record)
     }
 
     /// Renders, leaving out the oldest unsummarized iterations until the rendering fits.

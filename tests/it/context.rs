@@ -420,3 +420,14 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_exported_and_imported_thread_keeps_its_rounds() {
+    let mut s = Server::start(Wire::Ndjson, "memory");
+    run_rounds(&mut s, "run", &agent_run(), 2);
+    let text = s.ok("thread/export", json!({"threadId": "run", "format": "json"}))["text"].clone();
+    s.ok("thread/import", json!({"text": text, "format": "json", "threadId": "copy"}));
+    let events = |s: &mut Server, id: &str| s.ok("thread/events", json!({"threadId": id}))["events"].clone();
+    assert_eq!(events(&mut s, "copy"), events(&mut s, "run"));
+    assert_eq!(renders(&mut s, "copy"), renders(&mut s, "run"));
+}
