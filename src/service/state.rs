@@ -413,7 +413,7 @@ mod tests {
         let mut out = Vec::new();
         out.push(state.xml_renderer(EscapeMode::default()).document(Some("go")));
         state.release_renderers();
-        for from in 0..=state.events.len() {
+        for from in 0..=state.view().len() {
             out.push(state.xml_lines_from(EscapeMode::default(), from).to_owned());
             state.release_renderers();
         }
@@ -438,7 +438,7 @@ mod tests {
 
     fn event(kind: u8, id: u8, n: usize) -> Value {
         let id = format!("call_{}", id % 3);
-        match kind % 6 {
+        match kind % 7 {
             0 => json!({"type": "message", "role": "user", "content": format!("question {n} <&>"), "iteration": n}),
             1 => json!({"type": "message", "role": "assistant", "content": format!("answer {n}"), "iteration": n}),
             2 => {
@@ -448,7 +448,12 @@ mod tests {
             4 => {
                 json!({"type": "error", "error": "failed", "recoverable": n % 2 == 0, "toolCallId": id, "iteration": n})
             }
-            _ => json!({"type": "human_input_requested", "question": "why?", "iteration": n}),
+            5 => json!({"type": "human_input_requested", "question": "why?", "iteration": n}),
+            // A compaction round of one summary: the view is rewritten.
+            _ => {
+                json!({"type": "summary", "summarizedIterations": [n.saturating_sub(2)], "summary": "s", "iteration": n.saturating_sub(2),
+                "compaction": {"round": n, "cutoff": n.saturating_sub(2)}})
+            }
         }
     }
 
@@ -501,7 +506,7 @@ mod tests {
     proptest! {
         #[test]
         fn renders_are_the_same_whether_renderers_are_kept_or_not(
-            batches in prop::collection::vec(prop::collection::vec((0u8..6, 0u8..4), 0..6), 1..5),
+            batches in prop::collection::vec(prop::collection::vec((0u8..7, 0u8..4), 0..6), 1..5),
         ) {
             let mut kept = thread(usize::MAX);
             let mut released = thread(0);
