@@ -266,9 +266,10 @@ fn both_methods_answer_over_the_protocol() {
     server.stop();
 }
 
-/// `messageId` is stored with the event and changes no rendering.
+/// `messageId` is stored with the event and comes back as the LangChain message's `id`; the XML
+/// and the provider projections leave it out.
 #[test]
-fn message_ids_are_stored_and_render_nothing() {
+fn message_ids_are_stored_and_come_back_in_messages() {
     let mut server = Server::start(Wire::Lsp, "memory");
     let converted = server.ok(
         "messages/toEvents",
@@ -279,15 +280,50 @@ fn message_ids_are_stored_and_render_nothing() {
     let stored = server.ok("thread/events", json!({"threadId":"ids"}));
     assert_eq!(stored["events"], converted["events"]);
     assert_eq!(stored["events"][1]["messageId"], "m2");
-    for format in ["messages", "xml", "openai-responses"] {
-        let with_ids = server.ok("thread/render", json!({"threadId":"ids","format":format}));
-        assert!(!with_ids.to_string().contains("m2"), "{format}: {with_ids}");
+    for format in ["xml", "openai-chat", "openai-responses", "anthropic"] {
+        let rendered = server.ok("thread/render", json!({"threadId":"ids","format":format}));
+        assert!(!rendered.to_string().contains("m2"), "{format}: {rendered}");
     }
     let plain = server.ok("thread/render", json!({"threadId":"ids","format":"messages"}));
     assert_eq!(
         plain["messages"],
-        json!([{"type":"human","data":{"content":"hi"}},{"type":"ai","data":{"content":"yo"}}])
+        json!([{"type":"human","data":{"content":"hi","id":"m1"}},{"type":"ai","data":{"content":"yo","id":"m2"}}])
     );
+    server.stop();
+}
+
+/// LangChain messages with ids come back as they went in: an AI message with text and calls
+/// stays one message, tool messages keep their ids and error status.
+#[test]
+fn messages_with_ids_round_trip_exactly() {
+    let mut server = Server::start(Wire::Lsp, "memory");
+    let messages = json!([
+        {"type":"human","data":{"content":"weather in Lyon & Paris?","id":"h1"}},
+        {"type":"ai","data":{"content":"Checking both.","tool_calls":[
+            {"id":"c1","name":"weather","args":{"city":"Lyon"}},
+            {"id":"c2","name":"weather","args":{"city":"Paris"}}],"id":"a1"}},
+        {"type":"tool","data":{"content":"12°C","tool_call_id":"c1","id":"t1"}},
+        {"type":"tool","data":{"content":"[Error (recoverable)]: timeout","tool_call_id":"c2","status":"error","id":"t2"}},
+        {"type":"ai","data":{"content":"Lyon is at 12°C; Paris timed out.","id":"a2"}}
+    ]);
+    let converted = server.ok("messages/toEvents", json!({"messages": messages}));
+    server.ok("thread/open", json!({"threadId":"rt"}));
+    server.ok("thread/append", json!({"threadId":"rt","events":converted["events"]}));
+    let rendered = server.ok("thread/render", json!({"threadId":"rt","format":"messages"}));
+    let normalized: Vec<Value> = rendered["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            // Rendered calls carry LangChain's `type: "tool_call"`; the input had none.
+            for call in m["data"].get_mut("tool_calls").and_then(Value::as_array_mut).into_iter().flatten() {
+                call.as_object_mut().unwrap().remove("type");
+            }
+            m
+        })
+        .collect();
+    assert_eq!(Value::Array(normalized), messages);
     server.stop();
 }
 

@@ -168,7 +168,10 @@ impl OpenCalls {
         }
     }
 
-    fn add_call(&mut self, call: ToolCall, thread_id: &str) {
+    fn add_call(&mut self, call: ToolCall, thread_id: &str, message_id: Option<&str>) {
+        if let Some(id) = message_id {
+            set_id_once(&mut self.message, id);
+        }
         self.message.data.tool_calls.get_or_insert_with(Vec::new).push(call);
         self.calls.push(PendingCall { thread_id: thread_id.to_owned(), answered: false, interruption: None });
     }
@@ -178,12 +181,15 @@ impl OpenCalls {
         self.calls.iter().position(|c| !c.answered && c.thread_id == id)
     }
 
-    fn answer(&mut self, index: usize, content: String, error: bool) {
+    fn answer(&mut self, index: usize, content: String, error: bool, message_id: Option<&str>) {
         self.calls[index].answered = true;
         let id = self.message.tool_calls()[index].id.clone().unwrap_or_default();
         let mut message = StoredMessage::tool(id, content);
         if error {
             message.data.extra.insert("status".into(), Value::String("error".into()));
+        }
+        if let Some(id) = message_id {
+            set_id_once(&mut message, id);
         }
         self.answers.push(message);
     }
@@ -209,6 +215,14 @@ impl OpenCalls {
             }
         }
         out.extend(self.waiting.iter().cloned());
+    }
+}
+
+/// Gives `message` the id of the message it came from (`messageId`, kept by `messages/toEvents`),
+/// unless it already has one: a message made of several events takes its first event's id.
+fn set_id_once(message: &mut StoredMessage, id: &str) {
+    if message.data.extra.get("id").is_none() {
+        message.data.extra.insert("id".into(), Value::String(id.to_owned()));
     }
 }
 
@@ -274,7 +288,8 @@ impl StandardMessages {
 
     /// Converts one more event.
     pub fn push(&mut self, event: &AgentEvent) {
-        let message = match event.kind() {
+        let message_id = event.fields().get("messageId").and_then(Value::as_str);
+        let mut message = match event.kind() {
             // Whitespace says nothing, and Anthropic refuses a turn of it.
             EventKind::Message { role: Role::User | Role::Assistant, content } if is_blank(content) => return,
             EventKind::Message { role: Role::User, content } => StoredMessage::human(content),
@@ -283,7 +298,7 @@ impl StandardMessages {
             EventKind::HumanInputReceived { response } => {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.awaiting_human.take().filter(|&i| !open.calls[i].answered) {
-                        open.answer(index, response.to_owned(), false);
+                        open.answer(index, response.to_owned(), false, message_id);
                         self.settle_if_answered();
                         return;
                     }
@@ -303,7 +318,10 @@ impl StandardMessages {
                     self.settle_open();
                 }
                 let call = ToolCall::new(self.ids.claim(tool_call_id), tool_name, args.clone());
-                self.open.get_or_insert_with(OpenCalls::new).add_call(call, tool_call_id);
+                if self.open.is_none() {
+                    self.open = Some(self.open_calls(message_id));
+                }
+                self.open.get_or_insert_with(OpenCalls::new).add_call(call, tool_call_id, message_id);
                 return;
             }
             EventKind::ToolResult { tool_call_id, result } => {
@@ -313,7 +331,7 @@ impl StandardMessages {
                 };
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.unanswered(tool_call_id) {
-                        open.answer(index, content, false);
+                        open.answer(index, content, false, message_id);
                         self.settle_if_answered();
                         return;
                     }
@@ -324,7 +342,7 @@ impl StandardMessages {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = tool_call_id.and_then(|id| open.unanswered(id)) {
                         let label = if recoverable { "[Error (recoverable)]" } else { "[Error (non-recoverable)]" };
-                        open.answer(index, format!("{label}: {error}"), true);
+                        open.answer(index, format!("{label}: {error}"), true, message_id);
                         self.settle_if_answered();
                         return;
                     }
@@ -346,7 +364,32 @@ impl StandardMessages {
             },
             EventKind::Completion { .. } => return,
         };
+        if let Some(id) = message_id {
+            set_id_once(&mut message, id);
+        }
         self.add(Item::Message(message));
+    }
+
+    /// A new group of calls. When the assistant's text just before it came from the same
+    /// message (the same `messageId`, as `messages/toEvents` gives both), the text moves into
+    /// the calls' message, so an AI message with text and calls renders back as one.
+    fn open_calls(&mut self, message_id: Option<&str>) -> OpenCalls {
+        let mut open = OpenCalls::new();
+        let same_message = |item: &Item| match item {
+            Item::Message(message) => {
+                message.message_type == MessageType::Ai
+                    && message.data.tool_calls.is_none()
+                    && message_id.is_some()
+                    && message.data.extra.get("id").and_then(Value::as_str) == message_id
+            }
+            _ => false,
+        };
+        if self.settled.last().is_some_and(same_message) {
+            if let Some(Item::Message(text)) = self.settled.pop() {
+                open.message.data.content = text.data.content;
+            }
+        }
+        open
     }
 
     pub fn extend<'a>(&mut self, events: impl IntoIterator<Item = &'a AgentEvent>) {
