@@ -12,13 +12,14 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._framing import FrameDecoder, FramingError, encode
-from .errors import ServerExitedError, ThreadKeeperError
+from .errors import RequestTimeoutError, ServerExitedError, ThreadKeeperError
 
 STDERR_TAIL_BYTES = 8 * 1024
 READ_CHUNK_BYTES = 256 * 1024
@@ -53,6 +54,8 @@ class Connection:
         self.max_frame_bytes: int | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        #: Cancel notifications sent from timer callbacks, kept referenced until written.
+        self._background: set[asyncio.Future[None]] = set()
         self._stderr = _StderrTail()
         self._write_lock = asyncio.Lock()
         self._stopped: ServerExitedError | None = None
@@ -164,8 +167,12 @@ class Connection:
                 {"limit": "maxFrameBytes", "value": size, "max": self.max_frame_bytes},
             )
 
-    async def request(self, method: str, params: Any = None) -> Any:
-        """Sends a request and waits for its result; raises :class:`ThreadKeeperError`."""
+    async def request(self, method: str, params: Any = None, timeout: float | None = None) -> Any:
+        """Sends a request and waits for its result; raises :class:`ThreadKeeperError`.
+
+        With ``timeout`` (seconds), a call still unanswered then fails with
+        :class:`RequestTimeoutError` and the server is sent ``$/cancelRequest`` for it.
+        """
         if self._stopped is not None:
             raise self._stopped
         request_id = next(self._ids)
@@ -174,8 +181,13 @@ class Connection:
             message["params"] = params
         frame = encode(message)
         self._check_size(frame)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         self._pending[request_id] = future
+        # A timer handle rather than asyncio.wait_for: no extra task per call on the hot path.
+        timer = None
+        if timeout is not None and timeout != math.inf:
+            timer = loop.call_later(timeout, self._expire, request_id, method, timeout)
         try:
             await self._write(frame)
         except (ConnectionError, RuntimeError):
@@ -185,10 +197,27 @@ class Connection:
             return await future
         except asyncio.CancelledError:
             # Tell the server, so a read-only request stops working; its answer (-32800) is dropped.
-            if self._pending.pop(request_id, None) is not None and self._stopped is None:
-                with contextlib.suppress(Exception):
-                    await self.notify("$/cancelRequest", {"id": request_id})
+            if self._pending.pop(request_id, None) is not None:
+                await self._send_cancel(request_id)
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, request_id: int, method: str, timeout: float) -> None:
+        future = self._pending.pop(request_id, None)
+        if future is None or future.done():
+            return
+        future.set_exception(RequestTimeoutError(method, timeout))
+        task = asyncio.ensure_future(self._send_cancel(request_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _send_cancel(self, request_id: int) -> None:
+        """``$/cancelRequest`` for a call given up on; its late answer (-32800 or a result) is dropped."""
+        if self._stopped is None:
+            with contextlib.suppress(Exception):
+                await self.notify("$/cancelRequest", {"id": request_id})
 
     async def notify(self, method: str, params: Any = None) -> None:
         if self._stopped is not None:

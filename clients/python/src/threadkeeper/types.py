@@ -392,6 +392,72 @@ class TurnValidation(TypedDict):
     problems: list[TurnProblem]
 
 
+# Context size and compaction (``thread/tokens``, ``thread/planCompaction``, ``thread/compact``).
+
+#: ``estimate`` counts without a vocabulary; the others are OpenAI's BPE vocabularies.
+Tokenizer = Literal["estimate", "o200k_base", "cl100k_base"]
+
+
+class RenderBudget(TypedDict):
+    """The ``budget`` render option: drop the oldest iterations until the render fits."""
+
+    maxTokens: int
+    tokenizer: NotRequired[Tokenizer]
+
+
+class IterationTokens(TypedDict):
+    iteration: int
+    tokens: int
+
+
+class TokenCount(TypedDict):
+    tokens: int
+    tokenizer: Tokenizer
+    byIteration: list[IterationTokens]
+
+
+class CompactionPrompt(TypedDict):
+    iteration: int
+    #: The prompt that asks a model to summarize this iteration.
+    prompt: str
+
+
+class CompactionPlan(TypedDict):
+    needed: bool
+    tokens: int
+    iterations: list[CompactionPrompt]
+
+
+class IterationSummary(TypedDict):
+    iteration: int
+    summary: str
+
+
+@dataclass(frozen=True)
+class PopResult:
+    """What ``thread/pop`` answers: the removed events, in thread order, and the new version."""
+
+    events: list[dict[str, Any]]
+    version: int
+
+
+# Prompts for command-line models (``prompt/cli``, ``prompt/parseReply``).
+
+
+class PromptTool(TypedDict):
+    name: str
+    description: str
+    #: A JSON Schema of the arguments.
+    parameters: dict[str, Any]
+
+
+class ParsedReply(TypedDict):
+    content: str
+    toolCalls: list[ParsedToolCall]
+    #: The reply as events, ready for ``thread.append``.
+    events: list[dict[str, Any]]
+
+
 class InitializeResult(TypedDict):
     serverInfo: dict[str, Any]
     protocolVersion: int
