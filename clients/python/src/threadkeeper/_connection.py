@@ -54,8 +54,6 @@ class Connection:
         self.max_frame_bytes: int | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        #: Cancel notifications sent from timer callbacks, kept referenced until written.
-        self._background: set[asyncio.Future[None]] = set()
         self._stderr = _StderrTail()
         self._write_lock = asyncio.Lock()
         self._stopped: ServerExitedError | None = None
@@ -197,8 +195,9 @@ class Connection:
             return await future
         except asyncio.CancelledError:
             # Tell the server, so a read-only request stops working; its answer (-32800) is dropped.
-            if self._pending.pop(request_id, None) is not None:
-                await self._send_cancel(request_id)
+            if self._pending.pop(request_id, None) is not None and self._stopped is None:
+                with contextlib.suppress(Exception):
+                    await self.notify("$/cancelRequest", {"id": request_id})
             raise
         finally:
             if timer is not None:
@@ -208,16 +207,12 @@ class Connection:
         future = self._pending.pop(request_id, None)
         if future is None or future.done():
             return
-        future.set_exception(RequestTimeoutError(method, timeout))
-        task = asyncio.ensure_future(self._send_cancel(request_id))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _send_cancel(self, request_id: int) -> None:
-        """``$/cancelRequest`` for a call given up on; its late answer (-32800 or a result) is dropped."""
-        if self._stopped is None:
+        # Written now, not from a task: a request the caller sends next must not overtake it.
+        stdin = self.process.stdin
+        if self._stopped is None and stdin is not None:
             with contextlib.suppress(Exception):
-                await self.notify("$/cancelRequest", {"id": request_id})
+                stdin.write(encode({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": request_id}}))
+        future.set_exception(RequestTimeoutError(method, timeout))
 
     async def notify(self, method: str, params: Any = None) -> None:
         if self._stopped is not None:

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
 PROTOCOL_VERSION = 1
+#: How long ``spawn`` waits for the answer to ``initialize`` by default: a server that does not
+#: answer then is not going to.
+START_TIMEOUT_S = 30.0
 
 
 def _drop_none(**values: Any) -> dict[str, Any]:
@@ -535,15 +538,17 @@ class AsyncThreadKeeper:
         cwd: str | os.PathLike[str] | None = None,
         client_info: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        start_timeout: float | None = START_TIMEOUT_S,
     ) -> Spawning:
         """Starts a server process and initializes it: ``async with AsyncThreadKeeper.spawn() as tk``
         or ``tk = await AsyncThreadKeeper.spawn()``.
 
         ``args`` go to the server as they are (e.g. ``["--store", "memory"]``); none by default,
         so the server picks its default store. ``timeout`` is the default of every call (seconds;
-        ``None``, the default, waits as long as the call takes); ``initialize`` waits at most that too.
+        ``None``, the default, waits as long as the call takes). ``start_timeout`` bounds the wait
+        for the server's answer to ``initialize`` (process start included).
         """
-        return Spawning(lambda: cls._start(binary, args, env, cwd, client_info, timeout))
+        return Spawning(lambda: cls._start(binary, args, env, cwd, client_info, timeout, start_timeout))
 
     @classmethod
     async def _start(
@@ -554,6 +559,7 @@ class AsyncThreadKeeper:
         cwd: str | os.PathLike[str] | None,
         client_info: Mapping[str, str] | None,
         timeout: float | None,
+        start_timeout: float | None = START_TIMEOUT_S,
     ) -> AsyncThreadKeeper:
         path = find_binary(binary, env)
         connection = await Connection.start(path, list(args or []), env, cwd)
@@ -561,7 +567,7 @@ class AsyncThreadKeeper:
             server = await connection.request(
                 "initialize",
                 {"clientInfo": dict(client_info or {"name": "threadkeeper-py"}), "protocolVersion": PROTOCOL_VERSION},
-                timeout=timeout,
+                timeout=start_timeout,
             )
         except BaseException:
             connection.kill()

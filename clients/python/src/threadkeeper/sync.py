@@ -10,7 +10,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .client import AsyncThread, AsyncThreadKeeper
+from .client import START_TIMEOUT_S, AsyncThread, AsyncThreadKeeper
 from .types import (
     AnthropicRequest,
     AnyAgentEvent,
@@ -365,14 +365,16 @@ class ThreadKeeper:
         cwd: str | os.PathLike[str] | None = None,
         client_info: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        start_timeout: float | None = START_TIMEOUT_S,
     ) -> ThreadKeeper:
         """Starts a server process and initializes it; see :meth:`AsyncThreadKeeper.spawn`.
 
-        ``timeout`` is the default of every call (seconds; ``None`` waits as long as it takes).
+        ``timeout`` is the default of every call (seconds; ``None`` waits as long as it takes);
+        ``start_timeout`` bounds the wait for the answer to ``initialize``.
         """
         runner = _LoopThread()
         try:
-            client = runner.run(AsyncThreadKeeper._start(binary, args, env, cwd, client_info, timeout))
+            client = runner.run(AsyncThreadKeeper._start(binary, args, env, cwd, client_info, timeout, start_timeout))
         except BaseException:
             runner.stop()
             raise
