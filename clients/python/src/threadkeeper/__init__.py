@@ -20,8 +20,10 @@ from .types import (
     CompactionPlan,
     CompactionPrompt,
     CompletionEvent,
+    CustomEvent,
     DanglingToolCalls,
     ErrorEvent,
+    EventInput,
     EventsPage,
     HumanInputReceivedEvent,
     HumanInputRequestedEvent,
@@ -63,6 +65,7 @@ from .types import (
     TurnRead,
     TurnValidation,
     XmlDelta,
+    custom_event,
 )
 
 __all__ = [
@@ -83,9 +86,11 @@ __all__ = [
     "CompactionPlan",
     "CompactionPrompt",
     "CompletionEvent",
+    "CustomEvent",
     "DanglingToolCalls",
     "ErrorCode",
     "ErrorEvent",
+    "EventInput",
     "EventsPage",
     "HumanInputReceivedEvent",
     "HumanInputRequestedEvent",
@@ -133,6 +138,7 @@ __all__ = [
     "TurnRead",
     "TurnValidation",
     "XmlDelta",
+    "custom_event",
     "find_binary",
     "langchain_to_stored_messages",
     "stored_to_langchain_messages",

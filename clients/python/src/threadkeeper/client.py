@@ -15,12 +15,12 @@ from .errors import ErrorCode, ThreadKeeperError
 from .types import (
     AnthropicRender,
     AnthropicRequest,
-    AnyAgentEvent,
     AppendResult,
     CompactionPlan,
     ContextMode,
     DanglingToolCalls,
     EscapeMode,
+    EventInput,
     EventsPage,
     InitializeResult,
     IterationSummary,
@@ -122,7 +122,7 @@ class AsyncThread:
     def __repr__(self) -> str:
         return f"AsyncThread(id={self.id!r}, version={self.info.version}, event_count={self.info.event_count})"
 
-    async def append(self, events: Sequence[AnyAgentEvent], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
+    async def append(self, events: Sequence[EventInput], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
         """Appends events, all or none. With ``expected_version``, fails with -32003 unless the thread is at it."""
         params = _drop_none(threadId=self.id, events=list(events), expectedVersion=expected_version)
         return self._appended(await self._client.request("thread/append", params, timeout=timeout))
@@ -651,7 +651,7 @@ class AsyncThreadKeeper:
         return str((await self.request("xml/escape", {"text": text}, timeout=timeout))["text"])
 
     async def serialize_thread_to_xml(
-        self, events: Sequence[AnyAgentEvent], *, response_prefix: str | None = None, escape: EscapeMode | None = None, timeout: float | None = None
+        self, events: Sequence[EventInput], *, response_prefix: str | None = None, escape: EscapeMode | None = None, timeout: float | None = None
     ) -> str:
         options = _drop_none(responsePrefix=response_prefix, escape=escape)
         params: dict[str, Any] = {"events": list(events)}
@@ -677,15 +677,15 @@ class AsyncThreadKeeper:
 
     async def stored_messages_to_events(
         self, messages: Sequence[StoredMessage], *, iteration: int | None = None, timeout: float | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventInput]:
         """LangChain stored messages (the ``messages`` render's form) as events (``messages/toEvents``)."""
         params = _drop_none(messages=list(messages), iteration=iteration)
-        events: list[dict[str, Any]] = (await self.request("messages/toEvents", params, timeout=timeout))["events"]
+        events: list[EventInput] = (await self.request("messages/toEvents", params, timeout=timeout))["events"]
         return events
 
     async def messages_to_events(
         self, messages: Sequence[BaseMessage], *, iteration: int | None = None, timeout: float | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventInput]:
         """LangChain messages as events: ``messages_to_dict``, then ``messages/toEvents`` (needs ``langchain-core``)."""
         from .langchain import langchain_to_stored_messages
 
@@ -693,10 +693,10 @@ class AsyncThreadKeeper:
 
     async def responses_to_events(
         self, items: Sequence[Mapping[str, Any]], *, iteration: int | None = None, timeout: float | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventInput]:
         """OpenAI Responses input items as events (``responses/toEvents``)."""
         params = _drop_none(items=[dict(item) for item in items], iteration=iteration)
-        events: list[dict[str, Any]] = (await self.request("responses/toEvents", params, timeout=timeout))["events"]
+        events: list[EventInput] = (await self.request("responses/toEvents", params, timeout=timeout))["events"]
         return events
 
     # Prompts for command-line models.

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from .client import START_TIMEOUT_S, AsyncThread, AsyncThreadKeeper
 from .types import (
     AnthropicRequest,
-    AnyAgentEvent,
     AppendResult,
     CompactionPlan,
     ContextMode,
     DanglingToolCalls,
     EscapeMode,
+    EventInput,
     EventsPage,
     InitializeResult,
     IterationSummary,
@@ -94,7 +94,7 @@ class Thread:
     def info(self) -> ThreadInfo:
         return self._thread.info
 
-    def append(self, events: Sequence[AnyAgentEvent], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
+    def append(self, events: Sequence[EventInput], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
         return self._run(self._thread.append(events, expected_version=expected_version, timeout=timeout))
 
     def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Any) -> dict[str, Any]:
@@ -433,7 +433,7 @@ class ThreadKeeper:
         return self._run(self._client.escape_xml(text, timeout=timeout))
 
     def serialize_thread_to_xml(
-        self, events: Sequence[AnyAgentEvent], *, response_prefix: str | None = None, escape: EscapeMode | None = None, timeout: float | None = None
+        self, events: Sequence[EventInput], *, response_prefix: str | None = None, escape: EscapeMode | None = None, timeout: float | None = None
     ) -> str:
         return self._run(self._client.serialize_thread_to_xml(events, response_prefix=response_prefix, escape=escape, timeout=timeout))
 
@@ -451,17 +451,17 @@ class ThreadKeeper:
 
     def stored_messages_to_events(
         self, messages: Sequence[StoredMessage], *, iteration: int | None = None, timeout: float | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventInput]:
         """See :meth:`AsyncThreadKeeper.stored_messages_to_events`."""
         return self._run(self._client.stored_messages_to_events(messages, iteration=iteration, timeout=timeout))
 
-    def messages_to_events(self, messages: Sequence[BaseMessage], *, iteration: int | None = None, timeout: float | None = None) -> list[dict[str, Any]]:
+    def messages_to_events(self, messages: Sequence[BaseMessage], *, iteration: int | None = None, timeout: float | None = None) -> list[EventInput]:
         """See :meth:`AsyncThreadKeeper.messages_to_events`."""
         return self._run(self._client.messages_to_events(messages, iteration=iteration, timeout=timeout))
 
     def responses_to_events(
         self, items: Sequence[Mapping[str, Any]], *, iteration: int | None = None, timeout: float | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventInput]:
         """See :meth:`AsyncThreadKeeper.responses_to_events`."""
         return self._run(self._client.responses_to_events(items, iteration=iteration, timeout=timeout))
 

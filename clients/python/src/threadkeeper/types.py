@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal, NewType, Union
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
@@ -96,7 +96,21 @@ AgentEvent = Union[
     SummaryEvent,
 ]
 
-#: Any event, including types this version does not know (the server keeps them whole).
+#: An event of a type the union above does not describe (the server keeps it whole), made
+#: explicitly with :func:`custom_event` or ``CustomEvent(d)``; a plain dict literal must be an
+#: :data:`AgentEvent`, so a misspelled key or a wrong value fails type checking.
+CustomEvent = NewType("CustomEvent", dict[str, Any])
+
+
+def custom_event(type: str, iteration: int, **fields: Any) -> CustomEvent:
+    """An event of a type of your own (or any dict you have read back): ``{"type", "iteration", **fields}``."""
+    return CustomEvent({"type": type, "iteration": iteration, **fields})
+
+
+#: What ``append`` and the XML serializer take: known events, or custom ones made explicitly.
+EventInput = Union[AgentEvent, CustomEvent]
+
+#: Any event as read back, including types this version does not know.
 AnyAgentEvent = Union[AgentEvent, dict[str, Any]]
 
 
@@ -455,7 +469,7 @@ class ParsedReply(TypedDict):
     content: str
     toolCalls: list[ParsedToolCall]
     #: The reply as events, ready for ``thread.append``.
-    events: list[dict[str, Any]]
+    events: list[EventInput]
 
 
 class InitializeResult(TypedDict):
