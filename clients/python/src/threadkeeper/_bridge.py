@@ -8,7 +8,8 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from .client import AsyncThread, AsyncThreadKeeper
-from .sync import Thread, _LoopThread
+from ._driven_loop import CallerDrivenLoop
+from .sync import Thread
 
 T = TypeVar("T")
 
@@ -16,7 +17,7 @@ T = TypeVar("T")
 class ThreadBridge:
     def __init__(self, thread: Thread | AsyncThread, adapter: str) -> None:
         self._adapter = adapter
-        self._runner: _LoopThread | None
+        self._runner: CallerDrivenLoop | None
         if isinstance(thread, Thread):
             self.thread, self._runner = thread._thread, thread._runner
         elif isinstance(thread, AsyncThread):

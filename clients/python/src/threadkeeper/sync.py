@@ -1,15 +1,15 @@
 """The blocking facade: :class:`ThreadKeeper` and :class:`Thread`, the same methods as the
-asyncio client, run on a private event loop in a background thread."""
+asyncio client, run on a private event loop driven by the calling thread (see ``_driven_loop``)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from ._driven_loop import CallerDrivenLoop
 from .client import START_TIMEOUT_S, AsyncThread, AsyncThreadKeeper
 from .types import (
     AnthropicRequest,
@@ -47,41 +47,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class _LoopThread:
-    """An event loop running in a daemon thread, for blocking callers."""
-
-    def __init__(self) -> None:
-        #: Raised by calls made after ``stop()``.
-        self.stopped_error: BaseException = RuntimeError("the threadkeeper client is closed")
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="threadkeeper-loop", daemon=True)
-        self._thread.start()
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        if self.loop.is_closed():
-            coroutine.close()
-            raise self.stopped_error
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
-
-    async def run_from_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Runs ``coroutine`` on this loop and awaits it from another loop (async adapters of a blocking thread)."""
-        if self.loop.is_closed():
-            coroutine.close()
-            raise self.stopped_error
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
-
-    def stop(self) -> None:
-        if self.loop.is_closed():
-            return
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join()
-        self.loop.close()
-
-
 class Thread:
     """One thread on the server (blocking). Obtained from ``open_thread()`` or ``import_thread()``."""
 
-    def __init__(self, runner: _LoopThread, thread: AsyncThread) -> None:
+    def __init__(self, runner: CallerDrivenLoop, thread: AsyncThread) -> None:
         self._runner = runner
         self._run = runner.run
         self._thread = thread
@@ -351,7 +320,7 @@ class ThreadKeeper:
     ``with ThreadKeeper.spawn(args=["--store", "memory"]) as tk: ...``
     """
 
-    def __init__(self, runner: _LoopThread, client: AsyncThreadKeeper) -> None:
+    def __init__(self, runner: CallerDrivenLoop, client: AsyncThreadKeeper) -> None:
         self._runner = runner
         self._run = runner.run
         self._client = client
@@ -372,7 +341,7 @@ class ThreadKeeper:
         ``timeout`` is the default of every call (seconds; ``None`` waits as long as it takes);
         ``start_timeout`` bounds the wait for the answer to ``initialize``.
         """
-        runner = _LoopThread()
+        runner = CallerDrivenLoop()
         try:
             client = runner.run(AsyncThreadKeeper._start(binary, args, env, cwd, client_info, timeout, start_timeout))
         except BaseException:
