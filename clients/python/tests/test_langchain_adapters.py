@@ -37,6 +37,7 @@ CONVERSATION_EVENTS: list[dict[str, Any]] = [
 #: The events that survive events → messages → events unchanged (but for iteration and timestamp).
 FAITHFUL_EVENTS: list[dict[str, Any]] = [
     {"type": "message", "role": "user", "content": "Go", "iteration": 0, "timestamp": 1},
+    {"type": "message", "role": "system", "content": "Be careful.", "iteration": 0},
     {"type": "tool_call", "toolName": "f", "toolCallId": "c1", "args": {"a": 1}, "iteration": 1, "timestamp": 2},
     {"type": "tool_call", "toolName": "g", "toolCallId": "c2", "args": {}, "iteration": 1},
     {"type": "tool_result", "toolCallId": "c1", "result": "2", "iteration": 1},
