@@ -2,8 +2,8 @@
 
 The floor is an echo process (``cat``) over the same kind of pipes, written to and read from
 with no client library: asyncio subprocess streams for the asyncio client, blocking
-``os.write``/``os.read`` for the blocking one. A raw round trip to the server itself (blocking,
-no client) shows the server's own share. Rounds alternate between the scenarios so that load
+``os.write``/``os.read`` for the blocking one. The same raw round trip to the server itself
+separates the server's share from the client library's. Rounds alternate between the scenarios so that load
 from other processes falls on all of them alike.
 
     THREADKEEPER_BIN=target/release/threadkeeper clients/python/.venv/bin/python clients/python/bench/latency.py
@@ -70,19 +70,22 @@ class BlockingPipe:
         self.process.wait()
 
 
-async def async_echo(samples: list[float]) -> None:
-    process = await asyncio.create_subprocess_exec("cat", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+async def async_pipe(command: list[str], samples: list[float]) -> None:
+    """Frames over asyncio subprocess streams, read by the caller itself: the least an asyncio client can do."""
+    process = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout, decoder = process.stdin, process.stdout, FrameDecoder()
 
-    async def call() -> object:
-        stdin.write(REQUEST)
+    async def call(frame: bytes = REQUEST) -> object:
+        stdin.write(frame)
         await stdin.drain()
         bodies: list[bytes] = []
         while not bodies:
             bodies = decoder.feed(await stdout.read(65536))
         return json.loads(bodies[0])
 
+    if command[0] != "cat":
+        await call(encode({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}))
     await timed_async(call, samples)
     stdin.close()
     await process.wait()
@@ -117,21 +120,23 @@ def p99(samples: list[float]) -> float:
 
 def main() -> None:
     binary = find_binary()
-    names = ["echo, asyncio pipes", "asyncio client", "echo, blocking pipes", "server, blocking pipes", "blocking client"]
+    server = [binary, "--store", "memory"]
+    names = ["echo, asyncio pipes", "server, asyncio pipes", "asyncio client", "echo, blocking pipes", "server, blocking pipes", "blocking client"]
     samples: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(ROUNDS):
-        asyncio.run(async_echo(samples[names[0]]))
-        asyncio.run(async_client(binary, samples[names[1]]))
-        blocking_pipe(["cat"], samples[names[2]])
-        blocking_pipe([binary, "--store", "memory"], samples[names[3]])
-        blocking_client(binary, samples[names[4]])
+        asyncio.run(async_pipe(["cat"], samples[names[0]]))
+        asyncio.run(async_pipe(server, samples[names[1]]))
+        asyncio.run(async_client(binary, samples[names[2]]))
+        blocking_pipe(["cat"], samples[names[3]])
+        blocking_pipe(server, samples[names[4]])
+        blocking_client(binary, samples[names[5]])
     print(f"xml/escape round trips, {ROUNDS} rounds x {CALLS} calls each; {binary}; load average {os.getloadavg()[0]:.1f}")
     for name in names:
         print(f"  {name:24} p50 {p50(samples[name]):6.1f} µs   p99 {p99(samples[name]):7.1f} µs")
-    echo_async, echo_blocking = p50(samples[names[0]]), p50(samples[names[2]])
-    print(f"asyncio client / asyncio echo: {p50(samples[names[1]]) / echo_async:.2f}x")
-    print(f"blocking client / blocking echo: {p50(samples[names[4]]) / echo_blocking:.2f}x")
-    print(f"blocking client / server over blocking pipes: {p50(samples[names[4]]) / p50(samples[names[3]]):.2f}x")
+    for client, echo, raw in [(2, 0, 1), (5, 3, 4)]:
+        ratio_echo = p50(samples[names[client]]) / p50(samples[names[echo]])
+        ratio_raw = p50(samples[names[client]]) / p50(samples[names[raw]])
+        print(f"{names[client]}: {ratio_echo:.2f}x the echo floor, {ratio_raw:.2f}x the server over the same raw pipes")
 
 
 if __name__ == "__main__":
