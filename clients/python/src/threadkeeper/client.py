@@ -590,12 +590,12 @@ class AsyncThreadKeeper:
 
     @property
     def pid(self) -> int:
-        return self._connection.process.pid
+        return self._connection.pid
 
     @property
     def returncode(self) -> int | None:
         """The exit status once the process has ended (negative: killed by that signal)."""
-        return self._connection.process.returncode
+        return self._connection.returncode
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
         """Sends any request; returns its result or raises :class:`ThreadKeeperError`.
