@@ -460,9 +460,9 @@ class PopResult:
 
 class PromptTool(TypedDict):
     name: str
-    description: str
-    #: A JSON Schema of the arguments.
-    parameters: dict[str, Any]
+    description: NotRequired[str]
+    #: A JSON Schema of the arguments (``{}`` when left out).
+    parameters: NotRequired[dict[str, Any]]
 
 
 class ParsedReply(TypedDict):
