@@ -48,7 +48,9 @@ class ThreadSession:
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
         items = (await self._bridge.run(self._items()))[1]
-        return items if limit is None else items[max(len(items) - limit, 0) :] if limit > 0 else []
+        if limit is None:
+            return items
+        return items[-limit:] if limit > 0 else []
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         if items:
