@@ -16,6 +16,6 @@ with ThreadKeeper.spawn(args=["--store", "memory"]) as tk:
     if plan["needed"]:
         # A real host asks a model with each step's prompt; here the summary is written by hand.
         summaries: list[IterationSummary] = [{"iteration": s["iteration"], "summary": f"Step {s['iteration']} done."} for s in plan["iterations"]]
-        thread.compact(summaries)
+        thread.compact(summaries, keep_recent_iterations=2)
     print("after compaction:", thread.tokens()["tokens"])
     print(thread.pop().events)  # undo the last event

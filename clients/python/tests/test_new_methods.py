@@ -69,7 +69,7 @@ async def test_tokens_plan_and_compact(tk: AsyncThreadKeeper) -> None:
     assert plan["needed"] is True and plan["iterations"]
     assert all(isinstance(step["prompt"], str) and step["prompt"] for step in plan["iterations"])
     summaries = [{"iteration": step["iteration"], "summary": f"iteration {step['iteration']} done"} for step in plan["iterations"]]
-    compacted = await thread.compact(summaries, expected_version=1)
+    compacted = await thread.compact(summaries, keep_recent_iterations=1, expected_version=1)
     assert isinstance(compacted, AppendResult) and compacted.version == 2
     assert "iteration 0 done" in await thread.render_text()
     budget = await thread.render("messages", budget={"maxTokens": 1})

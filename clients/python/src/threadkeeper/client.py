@@ -412,10 +412,18 @@ class AsyncThread:
         return result
 
     async def compact(
-        self, summaries: Sequence[IterationSummary], *, expected_version: int | None = None, timeout: float | None = None
+        self,
+        summaries: Sequence[IterationSummary],
+        *,
+        keep_recent_iterations: int | None = None,
+        expected_version: int | None = None,
+        timeout: float | None = None,
     ) -> AppendResult:
-        """Replaces the given iterations by their summaries (answers as ``append`` does)."""
-        params = _drop_none(threadId=self.id, summaries=list(summaries), expectedVersion=expected_version)
+        """Appends a summary round for the iterations ``plan_compaction`` (with the same
+        ``keep_recent_iterations``) lists; renders then show the compacted view. Answers as ``append``."""
+        params = _drop_none(
+            threadId=self.id, summaries=list(summaries), keepRecentIterations=keep_recent_iterations, expectedVersion=expected_version
+        )
         return self._appended(await self._client.request("thread/compact", params, timeout=timeout))
 
     # Undo and branches.

@@ -262,9 +262,18 @@ class Thread:
             self._thread.plan_compaction(max_context_tokens=max_context_tokens, keep_recent_iterations=keep_recent_iterations, timeout=timeout)
         )
 
-    def compact(self, summaries: Sequence[IterationSummary], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
+    def compact(
+        self,
+        summaries: Sequence[IterationSummary],
+        *,
+        keep_recent_iterations: int | None = None,
+        expected_version: int | None = None,
+        timeout: float | None = None,
+    ) -> AppendResult:
         """See :meth:`AsyncThread.compact`."""
-        return self._run(self._thread.compact(summaries, expected_version=expected_version, timeout=timeout))
+        return self._run(
+            self._thread.compact(summaries, keep_recent_iterations=keep_recent_iterations, expected_version=expected_version, timeout=timeout)
+        )
 
     def pop(self, count: int | None = None, *, expected_version: int | None = None, timeout: float | None = None) -> PopResult:
         """See :meth:`AsyncThread.pop`."""
