@@ -163,7 +163,8 @@ class AsyncThread:
         received yet (an XML delta); the object keeps the lines, per escape mode, and assembles
         the document, so a step costs what was appended instead of the whole document. This
         assumes the thread is not deleted and recreated under the same id while this object is
-        used (event lines never change otherwise: threads are append-only). When the server
+        used, and is not popped or compacted through another handle (this one's ``pop`` and
+        ``compact`` drop what it kept): event lines never change otherwise. When the server
         refuses the delta because the thread now has fewer events than kept, or reports a lower
         version than the kept lines were rendered at, the object drops what it kept and renders
         from the first event again.
@@ -424,7 +425,9 @@ class AsyncThread:
         params = _drop_none(
             threadId=self.id, summaries=list(summaries), keepRecentIterations=keep_recent_iterations, expectedVersion=expected_version
         )
-        return self._appended(await self._client.request("thread/compact", params, timeout=timeout))
+        result = await self._client.request("thread/compact", params, timeout=timeout)
+        self._forget_xml_lines()  # the round rewrites the view that XML lines are counted in
+        return self._appended(result)
 
     # Undo and branches.
 
