@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from threadkeeper import AsyncThreadKeeper, find_binary
+from threadkeeper import AsyncThreadKeeper, ErrorCode, ThreadKeeper, ThreadKeeperError, find_binary
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PACKAGE_DIR))  # for bench.reference_serializer
@@ -94,3 +94,24 @@ def assert_subset(actual: Any, expected: Any, path: str = "$") -> None:
             assert_subset(actual[i], item, f"{path}[{i}]")
     else:
         assert actual == expected, f"{path}: expected {expected!r}, got {actual!r}"
+
+
+async def skip_unless_server_has(tk: AsyncThreadKeeper, *methods: str) -> None:
+    """Skips a test of methods this server build does not have yet (-32601); any other answer,
+    -32602 for the empty params included, means the method is there."""
+    for method in methods:
+        try:
+            await tk.request(method, {})
+        except ThreadKeeperError as error:
+            if error.code == ErrorCode.METHOD_NOT_FOUND:
+                pytest.skip(f"the server under test has no {method}")
+
+
+def skip_unless_blocking_server_has(tk: ThreadKeeper, *methods: str) -> None:
+    """:func:`skip_unless_server_has` for the blocking client."""
+    for method in methods:
+        try:
+            tk.request(method, {})
+        except ThreadKeeperError as error:
+            if error.code == ErrorCode.METHOD_NOT_FOUND:
+                pytest.skip(f"the server under test has no {method}")

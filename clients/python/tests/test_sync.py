@@ -69,3 +69,41 @@ def test_spawn_failure_leaves_no_loop_thread_behind() -> None:
         if thread.name not in before:
             thread.join(timeout=2)
     assert {t.name for t in threading.enumerate()} - before == set()
+
+
+def test_callable_from_inside_a_running_event_loop() -> None:
+    import asyncio
+
+    with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as tk:
+
+        async def inside() -> str:
+            return tk.escape_xml("<")  # blocks this loop, but works: a helper thread drives the client's loop
+
+        assert asyncio.run(inside()) == "&lt;"
+        assert tk.escape_xml(">") == "&gt;"
+
+
+def test_timeouts_from_many_threads_leave_the_others_answered() -> None:
+    import math
+    import sys
+    from pathlib import Path
+
+    from threadkeeper import RequestTimeoutError
+
+    fake = [str(Path(__file__).with_name("fake_server.py")), str(Path(__file__).resolve().parent.parent / "src")]
+    with ThreadKeeper.spawn(binary=sys.executable, args=fake) as tk:
+        outcomes: list[str] = []
+
+        def hang() -> None:
+            try:
+                tk.request("test/hang", timeout=0.05)
+            except RequestTimeoutError:
+                outcomes.append("timeout")
+
+        workers = [threading.Thread(target=hang) for _ in range(6)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert outcomes == ["timeout"] * 6
+        assert sorted(tk.request("test/cancelled", timeout=math.inf)) == [2, 3, 4, 5, 6, 7]

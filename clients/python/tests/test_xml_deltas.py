@@ -22,10 +22,10 @@ def recorded_renders(tk: AsyncThreadKeeper) -> Iterator[list[dict[str, Any]]]:
     params: list[dict[str, Any]] = []
     original = tk.request
 
-    async def spy(method: str, p: Any = None) -> Any:
+    async def spy(method: str, p: Any = None, *, timeout: float | None = None) -> Any:
         if method == "thread/render":
             params.append(p)
-        return await original(method, p)
+        return await original(method, p, timeout=timeout)
 
     tk.request = spy  # type: ignore[method-assign]
     try:

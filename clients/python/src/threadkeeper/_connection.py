@@ -1,8 +1,8 @@
 """JSON-RPC 2.0 over a child process's stdio, with LSP framing.
 
-One reader task matches responses to pending calls by id; one task keeps the tail of the
-child's stderr (reading it also keeps the child from blocking on a full pipe). When stdout
-ends, every pending call fails at once with a :class:`ServerExitedError` that carries the exit
+The connection is the child process's asyncio protocol: the loop's read callback decodes the
+output and matches responses to pending calls by id, and keeps the tail of the child's stderr
+(reading it also keeps the child from blocking on a full pipe). When stdout ends, every pending call fails at once with a :class:`ServerExitedError` that carries the exit
 status and the stderr tail, and so does every later call.
 """
 
@@ -12,16 +12,16 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._framing import FrameDecoder, FramingError, encode
-from .errors import ServerExitedError, ThreadKeeperError
+from .errors import RequestTimeoutError, ServerExitedError, ThreadKeeperError
 
 STDERR_TAIL_BYTES = 8 * 1024
-READ_CHUNK_BYTES = 256 * 1024
 #: How long to wait, once stdout has ended, for the exit status and the last of stderr.
 EXIT_REPORT_WAIT_S = 2.0
 #: How long ``close()`` waits for the process before killing it.
@@ -44,26 +44,37 @@ class _StderrTail:
         return data.decode("utf-8", errors="replace").strip()
 
 
-class Connection:
-    """A running server process and the calls in flight to it."""
+class Connection(asyncio.SubprocessProtocol):
+    """A running server process and the calls in flight to it.
 
-    def __init__(self, process: asyncio.subprocess.Process, binary: str) -> None:
-        self.process = process
+    It is the process's asyncio protocol: output is decoded and answers are matched in the
+    loop's own read callback, so an answer wakes its caller directly, with no reader task between.
+    """
+
+    def __init__(self, binary: str) -> None:
         self.binary = binary
         self.max_frame_bytes: int | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._stderr = _StderrTail()
-        self._write_lock = asyncio.Lock()
+        self._decoder = FrameDecoder()
         self._stopped: ServerExitedError | None = None
-        self._stderr_task = asyncio.create_task(self._read_stderr())
-        self._reader_task = asyncio.create_task(self._read_stdout())
-        self.closed = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._stdin: asyncio.WriteTransport | None = None
+        self._exited: asyncio.Future[None] = loop.create_future()
+        self._stderr_closed: asyncio.Future[None] = loop.create_future()
+        #: Set while the stdin pipe is full; writers wait for it to drain.
+        self._drained: asyncio.Future[None] | None = None
+        self._exit_report: asyncio.Task[None] | None = None
+        self.closed: asyncio.Future[int | None] = loop.create_future()
 
     @classmethod
     async def start(cls, binary: str, args: Sequence[str], env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> Connection:
+        connection = cls(binary)
         try:
-            process = await asyncio.create_subprocess_exec(
+            await asyncio.get_running_loop().subprocess_exec(
+                lambda: connection,
                 binary,
                 *args,
                 stdin=asyncio.subprocess.PIPE,
@@ -74,30 +85,65 @@ class Connection:
             )
         except OSError as error:
             raise ServerExitedError(f"could not run {binary}: {error}", None, "") from error
-        return cls(process, binary)
+        return connection
 
     @property
     def stopped(self) -> ServerExitedError | None:
         return self._stopped
 
-    async def _read_stderr(self) -> None:
-        stream = self.process.stderr
-        assert stream is not None
-        while chunk := await stream.read(READ_CHUNK_BYTES):
-            self._stderr.push(chunk)
+    @property
+    def pid(self) -> int:
+        assert self._transport is not None
+        return self._transport.get_pid()
 
-    async def _read_stdout(self) -> None:
-        stream = self.process.stdout
-        assert stream is not None
-        decoder = FrameDecoder()
-        failure: str | None = None
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once the process has ended (negative: killed by that signal)."""
+        return self._transport.get_returncode() if self._transport is not None else None
+
+    # The protocol's callbacks, run by the event loop.
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self._transport = transport
+        stdin = transport.get_pipe_transport(0)
+        assert isinstance(stdin, asyncio.WriteTransport)
+        self._stdin = stdin
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 2:
+            self._stderr.push(data)
+            return
+        if self._exit_report is not None:
+            return  # the output was malformed: the process is being stopped
         try:
-            while chunk := await stream.read(READ_CHUNK_BYTES):
-                for body in decoder.feed(chunk):
-                    self._dispatch(json.loads(body))
+            for body in self._decoder.feed(data):
+                self._dispatch(json.loads(body))
         except (FramingError, ValueError) as error:
-            failure = f"the server sent a malformed message ({error})"
-        await self._on_exit(failure)
+            self._report_exit(f"the server sent a malformed message ({error})")
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self._report_exit(None)
+        elif fd == 2 and not self._stderr_closed.done():
+            self._stderr_closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self._exited.done():
+            self._exited.set_result(None)
+
+    def pause_writing(self) -> None:
+        if self._drained is None:
+            self._drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        drained, self._drained = self._drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
+
+    def _report_exit(self, failure: str | None) -> None:
+        if self._exit_report is None:
+            self._exit_report = asyncio.ensure_future(self._on_exit(failure))
 
     def _dispatch(self, message: Any) -> None:
         messages = message if isinstance(message, list) else [message]
@@ -116,13 +162,13 @@ class Connection:
 
     async def _on_exit(self, failure: str | None) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.process.wait()), EXIT_REPORT_WAIT_S)
+            await asyncio.wait_for(asyncio.shield(self._exited), EXIT_REPORT_WAIT_S)
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._stderr_task), EXIT_REPORT_WAIT_S)
-        if failure is not None and self.process.returncode is None:
-            self.process.kill()
+            await asyncio.wait_for(asyncio.shield(self._stderr_closed), EXIT_REPORT_WAIT_S)
+        if failure is not None and self.returncode is None:
+            self.kill()
         if self._stopped is None:
-            code = self.process.returncode
+            code = self.returncode
             if failure is not None:
                 how = failure
             elif code is None:
@@ -135,8 +181,10 @@ class Connection:
             message = f"{how}; its stderr ends with:\n{stderr}" if stderr else how
             self._stopped = ServerExitedError(message, code, stderr)
         self._fail_pending(self._stopped)
+        if self._transport is not None and self.returncode is not None:
+            self._transport.close()  # its pipes are done; nothing else will close it
         if not self.closed.done():
-            self.closed.set_result(self.process.returncode)
+            self.closed.set_result(self.returncode)
 
     def _fail_pending(self, error: BaseException) -> None:
         pending, self._pending = self._pending, {}
@@ -145,13 +193,13 @@ class Connection:
                 future.set_exception(error)
 
     async def _write(self, frame: bytes) -> None:
-        stdin = self.process.stdin
+        stdin = self._stdin
         assert stdin is not None
-        # write() queues the whole frame at once, so frames never interleave; the lock only
-        # keeps concurrent drain() calls apart.
+        # write() queues the whole frame at once, so frames never interleave; a full pipe makes
+        # every writer wait until it drains.
         stdin.write(frame)
-        async with self._write_lock:
-            await stdin.drain()
+        while self._drained is not None:
+            await asyncio.shield(self._drained)
 
     def _check_size(self, frame: bytes) -> None:
         # The server cannot read the id of a frame it refuses (it answers with id null), so
@@ -164,8 +212,12 @@ class Connection:
                 {"limit": "maxFrameBytes", "value": size, "max": self.max_frame_bytes},
             )
 
-    async def request(self, method: str, params: Any = None) -> Any:
-        """Sends a request and waits for its result; raises :class:`ThreadKeeperError`."""
+    async def request(self, method: str, params: Any = None, timeout: float | None = None) -> Any:
+        """Sends a request and waits for its result; raises :class:`ThreadKeeperError`.
+
+        With ``timeout`` (seconds), a call still unanswered then fails with
+        :class:`RequestTimeoutError` and the server is sent ``$/cancelRequest`` for it.
+        """
         if self._stopped is not None:
             raise self._stopped
         request_id = next(self._ids)
@@ -174,8 +226,13 @@ class Connection:
             message["params"] = params
         frame = encode(message)
         self._check_size(frame)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         self._pending[request_id] = future
+        # A timer handle rather than asyncio.wait_for: no extra task per call on the hot path.
+        timer = None
+        if timeout is not None and timeout != math.inf:
+            timer = loop.call_later(timeout, self._expire, request_id, method, timeout)
         try:
             await self._write(frame)
         except (ConnectionError, RuntimeError):
@@ -189,6 +246,20 @@ class Connection:
                 with contextlib.suppress(Exception):
                     await self.notify("$/cancelRequest", {"id": request_id})
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, request_id: int, method: str, timeout: float) -> None:
+        future = self._pending.pop(request_id, None)
+        if future is None or future.done():
+            return
+        # Written now, not from a task: a request the caller sends next must not overtake it.
+        stdin = self._stdin
+        if self._stopped is None and stdin is not None:
+            with contextlib.suppress(Exception):
+                stdin.write(encode({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": request_id}}))
+        future.set_exception(RequestTimeoutError(method, timeout))
 
     async def notify(self, method: str, params: Any = None) -> None:
         if self._stopped is not None:
@@ -207,21 +278,23 @@ class Connection:
                 await self.notify("exit")
             if self._stopped is None:
                 self._stopped = ServerExitedError("the client was closed", None, "")
-            stdin = self.process.stdin
-            if stdin is not None:
+            if self._stdin is not None:
                 with contextlib.suppress(Exception):
-                    stdin.close()
+                    self._stdin.close()
         try:
-            await asyncio.wait_for(asyncio.shield(self.process.wait()), CLOSE_TIMEOUT_S)
+            await asyncio.wait_for(asyncio.shield(self._exited), CLOSE_TIMEOUT_S)
         except asyncio.TimeoutError:
-            self.process.kill()
-            await self.process.wait()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._reader_task), CLOSE_TIMEOUT_S)
-        return self.process.returncode
+            self.kill()
+            await self._exited
+        if self._exit_report is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._exit_report), CLOSE_TIMEOUT_S)
+        if self._transport is not None:
+            self._transport.close()
+        return self.returncode
 
     def kill(self) -> None:
         """Ends the process at once (for when there is no loop time left for ``close``)."""
-        if self.process.returncode is None:
+        if self._transport is not None and self.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                self.process.kill()
+                self._transport.kill()

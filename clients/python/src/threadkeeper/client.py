@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -15,22 +15,30 @@ from .errors import ErrorCode, ThreadKeeperError
 from .types import (
     AnthropicRender,
     AnthropicRequest,
-    AnyAgentEvent,
     AppendResult,
+    CompactionPlan,
     ContextMode,
     DanglingToolCalls,
     EscapeMode,
+    EventInput,
     EventsPage,
     InitializeResult,
+    IterationSummary,
     OpenAIChatRender,
     OpenAIChatRequest,
     OpenAIResponsesRender,
     OpenAIResponsesRequest,
+    ParsedReply,
     ParsedToolCalls,
+    PopResult,
+    PromptTool,
+    RenderBudget,
     RenderFormat,
     StoredMessage,
     ThreadInfo,
     ThreadSettings,
+    TokenCount,
+    Tokenizer,
     Turn,
     TurnFormat,
     TurnRead,
@@ -42,6 +50,9 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
 PROTOCOL_VERSION = 1
+#: How long ``spawn`` waits for the answer to ``initialize`` by default: a server that does not
+#: answer then is not going to.
+START_TIMEOUT_S = 30.0
 
 
 def _drop_none(**values: Any) -> dict[str, Any]:
@@ -56,6 +67,7 @@ def render_options(
     group_tool_calls: bool | None = None,
     from_event: int | None = None,
     dangling_tool_calls: DanglingToolCalls | None = None,
+    budget: RenderBudget | None = None,
 ) -> dict[str, Any]:
     """The wire form of render options (unset ones left out)."""
     return _drop_none(
@@ -66,6 +78,7 @@ def render_options(
         groupToolCalls=group_tool_calls,
         fromEvent=from_event,
         danglingToolCalls=dangling_tool_calls,
+        budget=budget,
     )
 
 
@@ -109,23 +122,28 @@ class AsyncThread:
     def __repr__(self) -> str:
         return f"AsyncThread(id={self.id!r}, version={self.info.version}, event_count={self.info.event_count})"
 
-    async def append(self, events: Sequence[AnyAgentEvent], *, expected_version: int | None = None) -> AppendResult:
+    async def append(self, events: Sequence[EventInput], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
         """Appends events, all or none. With ``expected_version``, fails with -32003 unless the thread is at it."""
         params = _drop_none(threadId=self.id, events=list(events), expectedVersion=expected_version)
-        result = await self._client.request("thread/append", params)
+        return self._appended(await self._client.request("thread/append", params, timeout=timeout))
+
+    def _appended(self, result: dict[str, Any]) -> AppendResult:
         appended = AppendResult(result["threadId"], result["version"], result["eventCount"])
-        self.info = ThreadInfo(
-            self.id, appended.version, appended.event_count, self.info.settings, self.info.metadata, self.info.created_at, self.info.updated_at
-        )
+        self._follow(appended.version, appended.event_count)
         return appended
 
-    async def render(self, format: RenderFormat, **options: Any) -> dict[str, Any]:
-        """The full ``thread/render`` result; ``options`` as in :func:`render_xml`."""
+    def _follow(self, version: int, event_count: int) -> None:
+        """Keeps ``info`` in step with what this handle changed."""
+        self.info = replace(self.info, version=version, event_count=event_count)
+
+    async def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Any) -> dict[str, Any]:
+        """The full ``thread/render`` result; ``options`` as in :func:`render_xml`, plus ``budget``
+        (``{"maxTokens", "tokenizer"?}``: the result then has ``dropped`` and ``tokens``)."""
         wire = render_options(**options)
         params: dict[str, Any] = {"threadId": self.id, "format": format}
         if wire:
             params["options"] = wire
-        result: dict[str, Any] = await self._client.request("thread/render", params)
+        result: dict[str, Any] = await self._client.request("thread/render", params, timeout=timeout)
         return result
 
     async def render_xml(
@@ -137,6 +155,7 @@ class AsyncThread:
         instructions: str | None = None,
         group_tool_calls: bool | None = None,
         incremental: bool = False,
+        timeout: float | None = None,
     ) -> str:
         """The ``<thread>`` XML document, with the response prefix (option, else setting) appended.
 
@@ -144,7 +163,8 @@ class AsyncThread:
         received yet (an XML delta); the object keeps the lines, per escape mode, and assembles
         the document, so a step costs what was appended instead of the whole document. This
         assumes the thread is not deleted and recreated under the same id while this object is
-        used (event lines never change otherwise: threads are append-only). When the server
+        used, and is not popped or compacted through another handle (this one's ``pop`` and
+        ``compact`` drop what it kept): event lines never change otherwise. When the server
         refuses the delta because the thread now has fewer events than kept, or reports a lower
         version than the kept lines were rendered at, the object drops what it kept and renders
         from the first event again.
@@ -154,8 +174,8 @@ class AsyncThread:
         )
         if incremental:
             async with self._xml_lock:
-                return await self._render_incremental(options)
-        return str((await self.render("xml", **options))["text"])
+                return await self._render_incremental(options, timeout)
+        return str((await self.render("xml", timeout=timeout, **options))["text"])
 
     async def render_xml_delta(
         self,
@@ -166,6 +186,7 @@ class AsyncThread:
         context_mode: ContextMode | None = None,
         instructions: str | None = None,
         group_tool_calls: bool | None = None,
+        timeout: float | None = None,
     ) -> XmlDelta:
         """The XML delta from event ``from_event`` on (0 ≤ from_event ≤ event count, else -32602).
 
@@ -173,6 +194,7 @@ class AsyncThread:
         """
         result = await self.render(
             "xml",
+            timeout=timeout,
             from_event=from_event,
             response_prefix=response_prefix,
             escape=escape,
@@ -182,20 +204,20 @@ class AsyncThread:
         )
         return XmlDelta.from_wire(result)
 
-    async def _render_incremental(self, options: dict[str, Any]) -> str:
+    async def _render_incremental(self, options: dict[str, Any], timeout: float | None) -> str:
         escape = options["escape"] or "full"
         kept = self._xml_lines.get(escape, _NOTHING_KEPT)
         generation = self._xml_generation
         try:
-            delta = await self.render_xml_delta(kept.event_count, **options)
+            delta = await self.render_xml_delta(kept.event_count, timeout=timeout, **options)
         except ThreadKeeperError as error:
             if kept.event_count == 0 or not _is_from_event_refused(error):
                 raise
             self._forget_xml_lines()
-            return await self._render_incremental(options)
+            return await self._render_incremental(options, timeout)
         if delta.version < kept.version:
             self._forget_xml_lines()
-            return await self._render_incremental(options)
+            return await self._render_incremental(options, timeout)
         lines = kept.lines + delta.lines
         if generation == self._xml_generation:
             self._xml_lines[escape] = _KeptLines(lines, delta.event_count, delta.version)
@@ -214,10 +236,12 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]:
         """LangChain stored messages (standard or XML context mode)."""
         result = await self.render(
             "messages",
+            timeout=timeout,
             context_mode=context_mode,
             instructions=instructions,
             response_prefix=response_prefix,
@@ -237,10 +261,12 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> str:
         """The messages as one prompt text (``[User]\\n…`` blocks)."""
         result = await self.render(
             "text",
+            timeout=timeout,
             context_mode=context_mode,
             instructions=instructions,
             response_prefix=response_prefix,
@@ -259,6 +285,7 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> OpenAIChatRequest:
         """The thread as OpenAI Chat Completions ``messages``: ``{"messages": [...]}``.
 
@@ -266,7 +293,7 @@ class AsyncThread:
         the SDK call: ``client.chat.completions.create(model=..., **request)``.
         """
         result: OpenAIChatRender = await self._render_provider(
-            "openai-chat", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls
+            "openai-chat", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout
         )
         return {"messages": result["messages"]}
 
@@ -279,13 +306,14 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> OpenAIResponsesRequest:
         """The thread as OpenAI Responses API ``{"instructions"?, "input": [...]}``.
 
         ``client.responses.create(model=..., **request)``.
         """
         result: OpenAIResponsesRender = await self._render_provider(
-            "openai-responses", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls
+            "openai-responses", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout
         )
         request: OpenAIResponsesRequest = {"input": result["input"]}
         if "instructions" in result:
@@ -301,13 +329,14 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> AnthropicRequest:
         """The thread as Anthropic Messages API ``{"system"?, "messages": [...]}``.
 
         ``client.messages.create(model=..., max_tokens=..., **request)``.
         """
         result: AnthropicRender = await self._render_provider(
-            "anthropic", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls
+            "anthropic", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout
         )
         request: AnthropicRequest = {"messages": result["messages"]}
         if "system" in result:
@@ -323,9 +352,11 @@ class AsyncThread:
         escape: EscapeMode | None,
         group_tool_calls: bool | None,
         dangling_tool_calls: DanglingToolCalls | None,
+        timeout: float | None,
     ) -> Any:
         return await self.render(
             format,
+            timeout=timeout,
             context_mode=context_mode,
             instructions=instructions,
             response_prefix=response_prefix,
@@ -334,29 +365,132 @@ class AsyncThread:
             dangling_tool_calls=dangling_tool_calls,
         )
 
-    async def events(self, *, offset: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        """The stored events, exactly as appended."""
-        return (await self.events_page(offset=offset, limit=limit)).events
+    async def events(
+        self, *, offset: int | None = None, limit: int | None = None, tail: int | None = None, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The stored events, exactly as appended: from ``offset`` (at most ``limit``), or the last ``tail``."""
+        return (await self.events_page(offset=offset, limit=limit, tail=tail, timeout=timeout)).events
 
-    async def events_page(self, *, offset: int | None = None, limit: int | None = None) -> EventsPage:
-        result = await self._client.request("thread/events", _drop_none(threadId=self.id, offset=offset, limit=limit))
+    async def events_page(
+        self, *, offset: int | None = None, limit: int | None = None, tail: int | None = None, timeout: float | None = None
+    ) -> EventsPage:
+        params = _drop_none(threadId=self.id, offset=offset, limit=limit, tail=tail)
+        result = await self._client.request("thread/events", params, timeout=timeout)
         return EventsPage(result["version"], result["eventCount"], result["events"])
 
-    async def export(self, format: TurnFormat, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None) -> str:
+    async def export(
+        self, format: TurnFormat, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
+    ) -> str:
         """The thread as a turn document (YAML or JSON text)."""
         options = turn_write_options(redact_encrypted_content, omit_data)
-        result = await self._client.request("thread/export", _drop_none(threadId=self.id, format=format, options=options or None))
+        result = await self._client.request("thread/export", _drop_none(threadId=self.id, format=format, options=options or None), timeout=timeout)
         return str(result["text"])
 
-    async def close(self) -> None:
+    # Context size and compaction.
+
+    async def tokens(
+        self,
+        format: RenderFormat = "messages",
+        *,
+        tokenizer: Tokenizer | None = None,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> TokenCount:
+        """How many tokens the thread's render in ``format`` (render options as keyword arguments) takes."""
+        params: dict[str, Any] = _drop_none(threadId=self.id, format=format, tokenizer=tokenizer)
+        wire = render_options(**options)
+        if wire:
+            params["options"] = wire
+        result: TokenCount = await self._client.request("thread/tokens", params, timeout=timeout)
+        return result
+
+    async def plan_compaction(
+        self, *, max_context_tokens: int | None = None, keep_recent_iterations: int | None = None, timeout: float | None = None
+    ) -> CompactionPlan:
+        """Whether the thread outgrew ``max_context_tokens``, and a summary prompt per iteration to fold."""
+        params = _drop_none(threadId=self.id, maxContextTokens=max_context_tokens, keepRecentIterations=keep_recent_iterations)
+        result: CompactionPlan = await self._client.request("thread/planCompaction", params, timeout=timeout)
+        return result
+
+    async def compact(
+        self,
+        summaries: Sequence[IterationSummary],
+        *,
+        keep_recent_iterations: int | None = None,
+        expected_version: int | None = None,
+        timeout: float | None = None,
+    ) -> AppendResult:
+        """Appends a summary round for the iterations ``plan_compaction`` (with the same
+        ``keep_recent_iterations``) lists; renders then show the compacted view. Answers as ``append``."""
+        params = _drop_none(
+            threadId=self.id, summaries=list(summaries), keepRecentIterations=keep_recent_iterations, expectedVersion=expected_version
+        )
+        result = await self._client.request("thread/compact", params, timeout=timeout)
+        self._forget_xml_lines()  # the round rewrites the view that XML lines are counted in
+        return self._appended(result)
+
+    # Undo and branches.
+
+    async def pop(self, count: int | None = None, *, expected_version: int | None = None, timeout: float | None = None) -> PopResult:
+        """Removes the last ``count`` events (1 by default); returns them in thread order."""
+        params = _drop_none(threadId=self.id, count=count, expectedVersion=expected_version)
+        result = await self._client.request("thread/pop", params, timeout=timeout)
+        self._forget_xml_lines()
+        popped = PopResult(result["events"], result["version"])
+        self._follow(popped.version, max(self.info.event_count - len(popped.events), 0))
+        return popped
+
+    async def fork(
+        self,
+        *,
+        at_version: int | None = None,
+        at_event: int | None = None,
+        new_thread_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> AsyncThread:
+        """A new thread holding this one's events (all, or as of ``at_version``, or before ``at_event``)."""
+        params = _drop_none(
+            threadId=self.id,
+            atVersion=at_version,
+            atEvent=at_event,
+            newThreadId=new_thread_id,
+            metadata=dict(metadata) if metadata is not None else None,
+        )
+        return AsyncThread(self._client, ThreadInfo.from_wire(await self._client.request("thread/fork", params, timeout=timeout)))
+
+    async def prompt_cli(
+        self,
+        *,
+        tools: Sequence[PromptTool] | None = None,
+        input_encoding: Literal["xml", "text"] | None = None,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> str:
+        """The thread as one prompt for a command-line model (``prompt/cli``)."""
+        return await self._client.prompt_cli(thread_id=self.id, tools=tools, input_encoding=input_encoding, timeout=timeout, **options)
+
+    async def close(self, *, timeout: float | None = None) -> None:
         """Frees the server's in-memory state; a durable store keeps the thread, the memory store drops it."""
         self._forget_xml_lines()
-        await self._client.request("thread/close", {"threadId": self.id})
+        await self._client.request("thread/close", {"threadId": self.id}, timeout=timeout)
 
-    async def delete(self) -> bool:
+    async def delete(self, *, timeout: float | None = None) -> bool:
         """Deletes the thread; ``False`` when it was already gone."""
         self._forget_xml_lines()
-        return await self._client.delete_thread(self.id)
+        return await self._client.delete_thread(self.id, timeout=timeout)
+
+    async def clear(self, *, timeout: float | None = None) -> ThreadInfo:
+        """Deletes the thread and opens it again, empty, under the same id, settings and metadata.
+
+        Two requests, not one: a reader between them sees the thread missing.
+        """
+        await self.delete(timeout=timeout)
+        params = {"threadId": self.id, "settings": self.info.settings, "metadata": self.info.metadata}
+        self.info = ThreadInfo.from_wire(await self._client.request("thread/open", params, timeout=timeout))
+        return self.info
+
+    # LangChain (needs langchain-core).
 
     async def to_langchain_messages(self, **options: Any) -> list[BaseMessage]:
         """The rendered messages as LangChain ``BaseMessage`` objects (needs ``langchain-core``)."""
@@ -364,38 +498,87 @@ class AsyncThread:
 
         return stored_to_langchain_messages(await self.render_messages(**options))
 
+    async def append_langchain_messages(
+        self, messages: Sequence[BaseMessage], *, iteration: int | None = None, expected_version: int | None = None, timeout: float | None = None
+    ) -> AppendResult:
+        """Appends LangChain messages as events (``messages/toEvents``, then ``thread/append``)."""
+        events = await self._client.messages_to_events(messages, iteration=iteration, timeout=timeout)
+        return await self.append(events, expected_version=expected_version, timeout=timeout)
+
+
+class Spawning:
+    """What :meth:`AsyncThreadKeeper.spawn` returns: await it for the client, or use it directly
+    as ``async with AsyncThreadKeeper.spawn() as tk:``, which closes the server on the way out."""
+
+    def __init__(self, start: Callable[[], Coroutine[Any, Any, AsyncThreadKeeper]]) -> None:
+        self._start = start
+        self._client: AsyncThreadKeeper | None = None
+
+    def __await__(self) -> Generator[Any, None, AsyncThreadKeeper]:
+        return self._start().__await__()
+
+    async def __aenter__(self) -> AsyncThreadKeeper:
+        self._client = await self._start()
+        return self._client
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._client is not None:
+            await self._client.close()
+
 
 class AsyncThreadKeeper:
     """A connection to one threadkeeper server process, speaking protocol v1 over its stdio.
 
-    Create it with ``await AsyncThreadKeeper.spawn()`` (or ``async with await ...spawn() as tk``);
-    end it with ``await tk.close()``.
+    ``async with AsyncThreadKeeper.spawn() as tk: ...``, or ``tk = await AsyncThreadKeeper.spawn()``
+    and ``await tk.close()`` at the end.
     """
 
-    def __init__(self, connection: Connection, server: InitializeResult) -> None:
+    def __init__(self, connection: Connection, server: InitializeResult, timeout: float | None = None) -> None:
         self._connection = connection
         #: The server's answer to ``initialize``.
         self.server = server
+        #: Seconds a call waits for its answer when it gives no ``timeout`` of its own (``None``: no limit).
+        self.timeout = timeout
 
     @classmethod
-    async def spawn(
+    def spawn(
         cls,
         binary: str | os.PathLike[str] | None = None,
         args: Sequence[str] | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         client_info: Mapping[str, str] | None = None,
-    ) -> AsyncThreadKeeper:
-        """Starts a server process and initializes it.
+        timeout: float | None = None,
+        start_timeout: float | None = START_TIMEOUT_S,
+    ) -> Spawning:
+        """Starts a server process and initializes it: ``async with AsyncThreadKeeper.spawn() as tk``
+        or ``tk = await AsyncThreadKeeper.spawn()``.
 
         ``args`` go to the server as they are (e.g. ``["--store", "memory"]``); none by default,
-        so the server picks its default store.
+        so the server picks its default store. ``timeout`` is the default of every call (seconds;
+        ``None``, the default, waits as long as the call takes). ``start_timeout`` bounds the wait
+        for the server's answer to ``initialize`` (process start included).
         """
+        return Spawning(lambda: cls._start(binary, args, env, cwd, client_info, timeout, start_timeout))
+
+    @classmethod
+    async def _start(
+        cls,
+        binary: str | os.PathLike[str] | None,
+        args: Sequence[str] | None,
+        env: Mapping[str, str] | None,
+        cwd: str | os.PathLike[str] | None,
+        client_info: Mapping[str, str] | None,
+        timeout: float | None,
+        start_timeout: float | None = START_TIMEOUT_S,
+    ) -> AsyncThreadKeeper:
         path = find_binary(binary, env)
         connection = await Connection.start(path, list(args or []), env, cwd)
         try:
             server = await connection.request(
-                "initialize", {"clientInfo": dict(client_info or {"name": "threadkeeper-py"}), "protocolVersion": PROTOCOL_VERSION}
+                "initialize",
+                {"clientInfo": dict(client_info or {"name": "threadkeeper-py"}), "protocolVersion": PROTOCOL_VERSION},
+                timeout=start_timeout,
             )
         except BaseException:
             connection.kill()
@@ -404,7 +587,7 @@ class AsyncThreadKeeper:
         limits = server.get("capabilities", {}).get("limits", {})
         if isinstance(limits.get("maxFrameBytes"), int):
             connection.max_frame_bytes = limits["maxFrameBytes"]
-        return cls(connection, server)
+        return cls(connection, server, timeout)
 
     async def __aenter__(self) -> AsyncThreadKeeper:
         return self
@@ -418,16 +601,21 @@ class AsyncThreadKeeper:
 
     @property
     def pid(self) -> int:
-        return self._connection.process.pid
+        return self._connection.pid
 
     @property
     def returncode(self) -> int | None:
         """The exit status once the process has ended (negative: killed by that signal)."""
-        return self._connection.process.returncode
+        return self._connection.returncode
 
-    async def request(self, method: str, params: Any = None) -> Any:
-        """Sends any request; returns its result or raises :class:`ThreadKeeperError`."""
-        return await self._connection.request(method, params)
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        """Sends any request; returns its result or raises :class:`ThreadKeeperError`.
+
+        ``timeout`` (seconds) overrides the client's default; ``math.inf`` waits without limit.
+        When it passes, the call raises :class:`RequestTimeoutError` and the server is sent
+        ``$/cancelRequest`` for it.
+        """
+        return await self._connection.request(method, params, self.timeout if timeout is None else timeout)
 
     async def notify(self, method: str, params: Any = None) -> None:
         await self._connection.notify(method, params)
@@ -440,75 +628,141 @@ class AsyncThreadKeeper:
     # Threads.
 
     async def open_thread(
-        self, thread_id: str | None = None, *, settings: ThreadSettings | None = None, metadata: Mapping[str, Any] | None = None
+        self,
+        thread_id: str | None = None,
+        *,
+        settings: ThreadSettings | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> AsyncThread:
         """Opens a thread (a new one without ``thread_id``); given settings/metadata replace the stored ones."""
         params = _drop_none(threadId=thread_id, settings=settings, metadata=dict(metadata) if metadata is not None else None)
-        return AsyncThread(self, ThreadInfo.from_wire(await self.request("thread/open", params)))
+        return AsyncThread(self, ThreadInfo.from_wire(await self.request("thread/open", params, timeout=timeout)))
 
-    async def list_threads(self) -> list[ThreadInfo]:
-        result = await self.request("thread/list", {})
+    async def list_threads(self, *, timeout: float | None = None) -> list[ThreadInfo]:
+        result = await self.request("thread/list", {}, timeout=timeout)
         return [ThreadInfo.from_wire(t) for t in result["threads"]]
 
-    async def delete_thread(self, thread_id: str) -> bool:
-        result = await self.request("thread/delete", {"threadId": thread_id})
+    async def delete_thread(self, thread_id: str, *, timeout: float | None = None) -> bool:
+        result = await self.request("thread/delete", {"threadId": thread_id}, timeout=timeout)
         return bool(result["deleted"])
 
-    async def import_thread(self, text: str, format: TurnFormat, *, thread_id: str | None = None) -> AsyncThread:
+    async def import_thread(self, text: str, format: TurnFormat, *, thread_id: str | None = None, timeout: float | None = None) -> AsyncThread:
         """Creates a thread from a turn document made by ``thread.export``.
 
         Without ``thread_id`` the thread gets the document's turn id (the exported thread's id); a
         thread that already exists under that id is not replaced: -32006 (thread exists).
         """
-        info = await self.request("thread/import", _drop_none(text=text, format=format, threadId=thread_id))
+        info = await self.request("thread/import", _drop_none(text=text, format=format, threadId=thread_id), timeout=timeout)
         return AsyncThread(self, ThreadInfo.from_wire(info))
 
     # Stateless methods.
 
-    async def escape_xml(self, text: str) -> str:
-        return str((await self.request("xml/escape", {"text": text}))["text"])
+    async def escape_xml(self, text: str, *, timeout: float | None = None) -> str:
+        return str((await self.request("xml/escape", {"text": text}, timeout=timeout))["text"])
 
-    async def serialize_thread_to_xml(self, events: Sequence[AnyAgentEvent], *, response_prefix: str | None = None, escape: EscapeMode | None = None) -> str:
+    async def serialize_thread_to_xml(
+        self, events: Sequence[EventInput], *, response_prefix: str | None = None, escape: EscapeMode | None = None, timeout: float | None = None
+    ) -> str:
         options = _drop_none(responsePrefix=response_prefix, escape=escape)
         params: dict[str, Any] = {"events": list(events)}
         if options:
             params["options"] = options
-        return str((await self.request("xml/serializeThread", params))["text"])
+        return str((await self.request("xml/serializeThread", params, timeout=timeout))["text"])
 
-    async def parse_thread_xml(self, text: str) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = (await self.request("xml/parseThread", {"text": text}))["events"]
+    async def parse_thread_xml(self, text: str, *, timeout: float | None = None) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = (await self.request("xml/parseThread", {"text": text}, timeout=timeout))["events"]
         return events
 
-    async def messages_to_xml(self, messages: Sequence[StoredMessage]) -> str:
-        return str((await self.request("messages/toXml", {"messages": list(messages)}))["text"])
+    async def messages_to_xml(self, messages: Sequence[StoredMessage], *, timeout: float | None = None) -> str:
+        return str((await self.request("messages/toXml", {"messages": list(messages)}, timeout=timeout))["text"])
 
-    async def messages_to_text(self, messages: Sequence[StoredMessage]) -> str:
-        return str((await self.request("messages/toText", {"messages": list(messages)}))["text"])
+    async def messages_to_text(self, messages: Sequence[StoredMessage], *, timeout: float | None = None) -> str:
+        return str((await self.request("messages/toText", {"messages": list(messages)}, timeout=timeout))["text"])
 
-    async def parse_tool_calls(self, text: str) -> ParsedToolCalls:
-        result: ParsedToolCalls = await self.request("toolCalls/parse", {"text": text})
+    async def parse_tool_calls(self, text: str, *, timeout: float | None = None) -> ParsedToolCalls:
+        result: ParsedToolCalls = await self.request("toolCalls/parse", {"text": text}, timeout=timeout)
+        return result
+
+    # Inverse conversions: the renders' forms back to events.
+
+    async def stored_messages_to_events(
+        self, messages: Sequence[StoredMessage], *, iteration: int | None = None, timeout: float | None = None
+    ) -> list[EventInput]:
+        """LangChain stored messages (the ``messages`` render's form) as events (``messages/toEvents``)."""
+        params = _drop_none(messages=list(messages), iteration=iteration)
+        events: list[EventInput] = (await self.request("messages/toEvents", params, timeout=timeout))["events"]
+        return events
+
+    async def messages_to_events(
+        self, messages: Sequence[BaseMessage], *, iteration: int | None = None, timeout: float | None = None
+    ) -> list[EventInput]:
+        """LangChain messages as events: ``messages_to_dict``, then ``messages/toEvents`` (needs ``langchain-core``)."""
+        from .langchain import langchain_to_stored_messages
+
+        return await self.stored_messages_to_events(langchain_to_stored_messages(messages), iteration=iteration, timeout=timeout)
+
+    async def responses_to_events(
+        self, items: Sequence[Mapping[str, Any]], *, iteration: int | None = None, timeout: float | None = None
+    ) -> list[EventInput]:
+        """OpenAI Responses input items as events (``responses/toEvents``)."""
+        params = _drop_none(items=[dict(item) for item in items], iteration=iteration)
+        events: list[EventInput] = (await self.request("responses/toEvents", params, timeout=timeout))["events"]
+        return events
+
+    # Prompts for command-line models.
+
+    async def prompt_cli(
+        self,
+        *,
+        thread_id: str | None = None,
+        messages: Sequence[StoredMessage] | None = None,
+        tools: Sequence[PromptTool] | None = None,
+        input_encoding: Literal["xml", "text"] | None = None,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> str:
+        """One prompt text for a command-line model, from a thread or stored messages (``prompt/cli``)."""
+        params = _drop_none(
+            threadId=thread_id,
+            messages=list(messages) if messages is not None else None,
+            tools=list(tools) if tools is not None else None,
+            inputEncoding=input_encoding,
+        )
+        wire = render_options(**options)
+        if wire:
+            params["options"] = wire
+        return str((await self.request("prompt/cli", params, timeout=timeout))["prompt"])
+
+    async def parse_reply(self, text: str, iteration: int, *, timeout: float | None = None) -> ParsedReply:
+        """A command-line model's reply as its text, tool calls and the events to append (``prompt/parseReply``)."""
+        result: ParsedReply = await self.request("prompt/parseReply", {"text": text, "iteration": iteration}, timeout=timeout)
         return result
 
     # Turns.
 
-    async def turn_to_yaml(self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None) -> str:
+    async def turn_to_yaml(
+        self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
+    ) -> str:
         options = turn_write_options(redact_encrypted_content, omit_data)
-        return str((await self.request("turns/toYaml", _drop_none(turn=turn, options=options or None)))["text"])
+        return str((await self.request("turns/toYaml", _drop_none(turn=turn, options=options or None), timeout=timeout))["text"])
 
-    async def turn_from_yaml(self, text: str) -> TurnRead:
-        result: TurnRead = await self.request("turns/fromYaml", {"text": text})
+    async def turn_from_yaml(self, text: str, *, timeout: float | None = None) -> TurnRead:
+        result: TurnRead = await self.request("turns/fromYaml", {"text": text}, timeout=timeout)
         return result
 
-    async def turn_to_json(self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None) -> str:
+    async def turn_to_json(
+        self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
+    ) -> str:
         options = turn_write_options(redact_encrypted_content, omit_data)
-        return str((await self.request("turns/toJson", _drop_none(turn=turn, options=options or None)))["text"])
+        return str((await self.request("turns/toJson", _drop_none(turn=turn, options=options or None), timeout=timeout))["text"])
 
-    async def turn_from_json(self, text: str) -> TurnRead:
-        result: TurnRead = await self.request("turns/fromJson", {"text": text})
+    async def turn_from_json(self, text: str, *, timeout: float | None = None) -> TurnRead:
+        result: TurnRead = await self.request("turns/fromJson", {"text": text}, timeout=timeout)
         return result
 
-    async def validate_turn(self, turn: Turn, *, strict: bool | None = None) -> TurnValidation:
-        result: TurnValidation = await self.request("turns/validate", _drop_none(turn=turn, strict=strict))
+    async def validate_turn(self, turn: Turn, *, strict: bool | None = None, timeout: float | None = None) -> TurnValidation:
+        result: TurnValidation = await self.request("turns/validate", _drop_none(turn=turn, strict=strict), timeout=timeout)
         return result
 
     async def close(self) -> int | None:
@@ -517,4 +771,3 @@ class AsyncThreadKeeper:
         Calls made afterwards raise :class:`ServerExitedError`.
         """
         return await self._connection.close()
-

@@ -24,6 +24,8 @@ class ErrorCode:
     SERVER_EXITED = 1
     #: Client side: no server binary could be found.
     BINARY_NOT_FOUND = 2
+    #: Client side: a call got no answer within its timeout (the client sent ``$/cancelRequest``).
+    TIMEOUT = 3
 
 
 class ThreadKeeperError(Exception):
@@ -56,3 +58,14 @@ class BinaryNotFoundError(ThreadKeeperError):
     def __init__(self, message: str, searched: list[str]) -> None:
         super().__init__(ErrorCode.BINARY_NOT_FOUND, message, {"searched": searched})
         self.searched = searched
+
+
+class RequestTimeoutError(ThreadKeeperError, TimeoutError):
+    """A call got no answer within its timeout. The client sent ``$/cancelRequest`` for it, so a
+    read-only request stops on the server; a request that changes state may still complete there
+    (its answer is dropped)."""
+
+    def __init__(self, method: str, timeout: float) -> None:
+        super().__init__(ErrorCode.TIMEOUT, f"{method}: no answer within {timeout:g} s", {"method": method, "timeout": timeout})
+        self.method = method
+        self.timeout = timeout

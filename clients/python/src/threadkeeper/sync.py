@@ -1,32 +1,39 @@
 """The blocking facade: :class:`ThreadKeeper` and :class:`Thread`, the same methods as the
-asyncio client, run on a private event loop in a background thread."""
+asyncio client, run on a private event loop driven by the calling thread (see ``_driven_loop``)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .client import AsyncThread, AsyncThreadKeeper
+from ._driven_loop import CallerDrivenLoop
+from .client import START_TIMEOUT_S, AsyncThread, AsyncThreadKeeper
 from .types import (
     AnthropicRequest,
-    AnyAgentEvent,
     AppendResult,
+    CompactionPlan,
     ContextMode,
     DanglingToolCalls,
     EscapeMode,
+    EventInput,
     EventsPage,
     InitializeResult,
+    IterationSummary,
     OpenAIChatRequest,
     OpenAIResponsesRequest,
+    ParsedReply,
     ParsedToolCalls,
+    PopResult,
+    PromptTool,
     RenderFormat,
     StoredMessage,
     ThreadInfo,
     ThreadSettings,
+    TokenCount,
+    Tokenizer,
     Turn,
     TurnFormat,
     TurnRead,
@@ -40,34 +47,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class _LoopThread:
-    """An event loop running in a daemon thread, for blocking callers."""
-
-    def __init__(self) -> None:
-        #: Raised by calls made after ``stop()``.
-        self.stopped_error: BaseException = RuntimeError("the threadkeeper client is closed")
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="threadkeeper-loop", daemon=True)
-        self._thread.start()
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        if self.loop.is_closed():
-            coroutine.close()
-            raise self.stopped_error
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
-
-    def stop(self) -> None:
-        if self.loop.is_closed():
-            return
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join()
-        self.loop.close()
-
-
 class Thread:
     """One thread on the server (blocking). Obtained from ``open_thread()`` or ``import_thread()``."""
 
-    def __init__(self, runner: _LoopThread, thread: AsyncThread) -> None:
+    def __init__(self, runner: CallerDrivenLoop, thread: AsyncThread) -> None:
+        self._runner = runner
         self._run = runner.run
         self._thread = thread
         self.id = thread.id
@@ -79,11 +63,11 @@ class Thread:
     def info(self) -> ThreadInfo:
         return self._thread.info
 
-    def append(self, events: Sequence[AnyAgentEvent], *, expected_version: int | None = None) -> AppendResult:
-        return self._run(self._thread.append(events, expected_version=expected_version))
+    def append(self, events: Sequence[EventInput], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
+        return self._run(self._thread.append(events, expected_version=expected_version, timeout=timeout))
 
-    def render(self, format: RenderFormat, **options: Any) -> dict[str, Any]:
-        return self._run(self._thread.render(format, **options))
+    def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Any) -> dict[str, Any]:
+        return self._run(self._thread.render(format, timeout=timeout, **options))
 
     def render_xml(
         self,
@@ -94,6 +78,7 @@ class Thread:
         instructions: str | None = None,
         group_tool_calls: bool | None = None,
         incremental: bool = False,
+        timeout: float | None = None,
     ) -> str:
         """See :meth:`AsyncThread.render_xml`, including ``incremental=True``."""
         return self._run(
@@ -104,6 +89,7 @@ class Thread:
                 instructions=instructions,
                 group_tool_calls=group_tool_calls,
                 incremental=incremental,
+                timeout=timeout,
             )
         )
 
@@ -116,11 +102,18 @@ class Thread:
         context_mode: ContextMode | None = None,
         instructions: str | None = None,
         group_tool_calls: bool | None = None,
+        timeout: float | None = None,
     ) -> XmlDelta:
         """See :meth:`AsyncThread.render_xml_delta`."""
         return self._run(
             self._thread.render_xml_delta(
-                from_event, response_prefix=response_prefix, escape=escape, context_mode=context_mode, instructions=instructions, group_tool_calls=group_tool_calls
+                from_event,
+                response_prefix=response_prefix,
+                escape=escape,
+                context_mode=context_mode,
+                instructions=instructions,
+                group_tool_calls=group_tool_calls,
+                timeout=timeout,
             )
         )
 
@@ -133,6 +126,7 @@ class Thread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]:
         return self._run(
             self._thread.render_messages(
@@ -142,6 +136,7 @@ class Thread:
                 escape=escape,
                 group_tool_calls=group_tool_calls,
                 dangling_tool_calls=dangling_tool_calls,
+                timeout=timeout,
             )
         )
 
@@ -154,6 +149,7 @@ class Thread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> str:
         return self._run(
             self._thread.render_text(
@@ -163,6 +159,7 @@ class Thread:
                 escape=escape,
                 group_tool_calls=group_tool_calls,
                 dangling_tool_calls=dangling_tool_calls,
+                timeout=timeout,
             )
         )
 
@@ -175,6 +172,7 @@ class Thread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> OpenAIChatRequest:
         """See :meth:`AsyncThread.render_openai_chat`."""
         return self._run(
@@ -185,6 +183,7 @@ class Thread:
                 escape=escape,
                 group_tool_calls=group_tool_calls,
                 dangling_tool_calls=dangling_tool_calls,
+                timeout=timeout,
             )
         )
 
@@ -197,6 +196,7 @@ class Thread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> OpenAIResponsesRequest:
         """See :meth:`AsyncThread.render_openai_responses`."""
         return self._run(
@@ -207,6 +207,7 @@ class Thread:
                 escape=escape,
                 group_tool_calls=group_tool_calls,
                 dangling_tool_calls=dangling_tool_calls,
+                timeout=timeout,
             )
         )
 
@@ -219,6 +220,7 @@ class Thread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        timeout: float | None = None,
     ) -> AnthropicRequest:
         """See :meth:`AsyncThread.render_anthropic`."""
         return self._run(
@@ -229,26 +231,96 @@ class Thread:
                 escape=escape,
                 group_tool_calls=group_tool_calls,
                 dangling_tool_calls=dangling_tool_calls,
+                timeout=timeout,
             )
         )
 
-    def events(self, *, offset: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        return self._run(self._thread.events(offset=offset, limit=limit))
+    def events(
+        self, *, offset: int | None = None, limit: int | None = None, tail: int | None = None, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        return self._run(self._thread.events(offset=offset, limit=limit, tail=tail, timeout=timeout))
 
-    def events_page(self, *, offset: int | None = None, limit: int | None = None) -> EventsPage:
-        return self._run(self._thread.events_page(offset=offset, limit=limit))
+    def events_page(
+        self, *, offset: int | None = None, limit: int | None = None, tail: int | None = None, timeout: float | None = None
+    ) -> EventsPage:
+        return self._run(self._thread.events_page(offset=offset, limit=limit, tail=tail, timeout=timeout))
 
-    def export(self, format: TurnFormat, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None) -> str:
-        return self._run(self._thread.export(format, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data))
+    def export(
+        self, format: TurnFormat, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
+    ) -> str:
+        return self._run(self._thread.export(format, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data, timeout=timeout))
 
-    def close(self) -> None:
-        self._run(self._thread.close())
+    def tokens(self, format: RenderFormat = "messages", *, tokenizer: Tokenizer | None = None, timeout: float | None = None, **options: Any) -> TokenCount:
+        """See :meth:`AsyncThread.tokens`."""
+        return self._run(self._thread.tokens(format, tokenizer=tokenizer, timeout=timeout, **options))
 
-    def delete(self) -> bool:
-        return self._run(self._thread.delete())
+    def plan_compaction(
+        self, *, max_context_tokens: int | None = None, keep_recent_iterations: int | None = None, timeout: float | None = None
+    ) -> CompactionPlan:
+        """See :meth:`AsyncThread.plan_compaction`."""
+        return self._run(
+            self._thread.plan_compaction(max_context_tokens=max_context_tokens, keep_recent_iterations=keep_recent_iterations, timeout=timeout)
+        )
+
+    def compact(
+        self,
+        summaries: Sequence[IterationSummary],
+        *,
+        keep_recent_iterations: int | None = None,
+        expected_version: int | None = None,
+        timeout: float | None = None,
+    ) -> AppendResult:
+        """See :meth:`AsyncThread.compact`."""
+        return self._run(
+            self._thread.compact(summaries, keep_recent_iterations=keep_recent_iterations, expected_version=expected_version, timeout=timeout)
+        )
+
+    def pop(self, count: int | None = None, *, expected_version: int | None = None, timeout: float | None = None) -> PopResult:
+        """See :meth:`AsyncThread.pop`."""
+        return self._run(self._thread.pop(count, expected_version=expected_version, timeout=timeout))
+
+    def fork(
+        self,
+        *,
+        at_version: int | None = None,
+        at_event: int | None = None,
+        new_thread_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Thread:
+        """See :meth:`AsyncThread.fork`."""
+        forked = self._thread.fork(at_version=at_version, at_event=at_event, new_thread_id=new_thread_id, metadata=metadata, timeout=timeout)
+        return Thread(self._runner, self._run(forked))
+
+    def prompt_cli(
+        self,
+        *,
+        tools: Sequence[PromptTool] | None = None,
+        input_encoding: Literal["xml", "text"] | None = None,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> str:
+        """See :meth:`AsyncThread.prompt_cli`."""
+        return self._run(self._thread.prompt_cli(tools=tools, input_encoding=input_encoding, timeout=timeout, **options))
+
+    def close(self, *, timeout: float | None = None) -> None:
+        self._run(self._thread.close(timeout=timeout))
+
+    def delete(self, *, timeout: float | None = None) -> bool:
+        return self._run(self._thread.delete(timeout=timeout))
+
+    def clear(self, *, timeout: float | None = None) -> ThreadInfo:
+        """See :meth:`AsyncThread.clear`."""
+        return self._run(self._thread.clear(timeout=timeout))
 
     def to_langchain_messages(self, **options: Any) -> list[BaseMessage]:
         return self._run(self._thread.to_langchain_messages(**options))
+
+    def append_langchain_messages(
+        self, messages: Sequence[BaseMessage], *, iteration: int | None = None, expected_version: int | None = None, timeout: float | None = None
+    ) -> AppendResult:
+        """See :meth:`AsyncThread.append_langchain_messages`."""
+        return self._run(self._thread.append_langchain_messages(messages, iteration=iteration, expected_version=expected_version, timeout=timeout))
 
 
 class ThreadKeeper:
@@ -257,7 +329,7 @@ class ThreadKeeper:
     ``with ThreadKeeper.spawn(args=["--store", "memory"]) as tk: ...``
     """
 
-    def __init__(self, runner: _LoopThread, client: AsyncThreadKeeper) -> None:
+    def __init__(self, runner: CallerDrivenLoop, client: AsyncThreadKeeper) -> None:
         self._runner = runner
         self._run = runner.run
         self._client = client
@@ -270,11 +342,17 @@ class ThreadKeeper:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         client_info: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        start_timeout: float | None = START_TIMEOUT_S,
     ) -> ThreadKeeper:
-        """Starts a server process and initializes it; see :meth:`AsyncThreadKeeper.spawn`."""
-        runner = _LoopThread()
+        """Starts a server process and initializes it; see :meth:`AsyncThreadKeeper.spawn`.
+
+        ``timeout`` is the default of every call (seconds; ``None`` waits as long as it takes);
+        ``start_timeout`` bounds the wait for the answer to ``initialize``.
+        """
+        runner = CallerDrivenLoop()
         try:
-            client = runner.run(AsyncThreadKeeper.spawn(binary=binary, args=args, env=env, cwd=cwd, client_info=client_info))
+            client = runner.run(AsyncThreadKeeper._start(binary, args, env, cwd, client_info, timeout, start_timeout))
         except BaseException:
             runner.stop()
             raise
@@ -298,53 +376,110 @@ class ThreadKeeper:
     def pid(self) -> int:
         return self._client.pid
 
-    def request(self, method: str, params: Any = None) -> Any:
-        return self._run(self._client.request(method, params))
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a call waits for its answer when it gives no ``timeout`` of its own (``None``: no limit)."""
+        return self._client.timeout
 
-    def open_thread(self, thread_id: str | None = None, *, settings: ThreadSettings | None = None, metadata: Mapping[str, Any] | None = None) -> Thread:
-        return Thread(self._runner, self._run(self._client.open_thread(thread_id, settings=settings, metadata=metadata)))
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._client.timeout = value
 
-    def list_threads(self) -> list[ThreadInfo]:
-        return self._run(self._client.list_threads())
+    def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        return self._run(self._client.request(method, params, timeout=timeout))
 
-    def delete_thread(self, thread_id: str) -> bool:
-        return self._run(self._client.delete_thread(thread_id))
+    def open_thread(
+        self,
+        thread_id: str | None = None,
+        *,
+        settings: ThreadSettings | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Thread:
+        return Thread(self._runner, self._run(self._client.open_thread(thread_id, settings=settings, metadata=metadata, timeout=timeout)))
 
-    def import_thread(self, text: str, format: TurnFormat, *, thread_id: str | None = None) -> Thread:
-        return Thread(self._runner, self._run(self._client.import_thread(text, format, thread_id=thread_id)))
+    def list_threads(self, *, timeout: float | None = None) -> list[ThreadInfo]:
+        return self._run(self._client.list_threads(timeout=timeout))
 
-    def escape_xml(self, text: str) -> str:
-        return self._run(self._client.escape_xml(text))
+    def delete_thread(self, thread_id: str, *, timeout: float | None = None) -> bool:
+        return self._run(self._client.delete_thread(thread_id, timeout=timeout))
 
-    def serialize_thread_to_xml(self, events: Sequence[AnyAgentEvent], *, response_prefix: str | None = None, escape: EscapeMode | None = None) -> str:
-        return self._run(self._client.serialize_thread_to_xml(events, response_prefix=response_prefix, escape=escape))
+    def import_thread(self, text: str, format: TurnFormat, *, thread_id: str | None = None, timeout: float | None = None) -> Thread:
+        return Thread(self._runner, self._run(self._client.import_thread(text, format, thread_id=thread_id, timeout=timeout)))
 
-    def parse_thread_xml(self, text: str) -> list[dict[str, Any]]:
-        return self._run(self._client.parse_thread_xml(text))
+    def escape_xml(self, text: str, *, timeout: float | None = None) -> str:
+        return self._run(self._client.escape_xml(text, timeout=timeout))
 
-    def messages_to_xml(self, messages: Sequence[StoredMessage]) -> str:
-        return self._run(self._client.messages_to_xml(messages))
+    def serialize_thread_to_xml(
+        self, events: Sequence[EventInput], *, response_prefix: str | None = None, escape: EscapeMode | None = None, timeout: float | None = None
+    ) -> str:
+        return self._run(self._client.serialize_thread_to_xml(events, response_prefix=response_prefix, escape=escape, timeout=timeout))
 
-    def messages_to_text(self, messages: Sequence[StoredMessage]) -> str:
-        return self._run(self._client.messages_to_text(messages))
+    def parse_thread_xml(self, text: str, *, timeout: float | None = None) -> list[dict[str, Any]]:
+        return self._run(self._client.parse_thread_xml(text, timeout=timeout))
 
-    def parse_tool_calls(self, text: str) -> ParsedToolCalls:
-        return self._run(self._client.parse_tool_calls(text))
+    def messages_to_xml(self, messages: Sequence[StoredMessage], *, timeout: float | None = None) -> str:
+        return self._run(self._client.messages_to_xml(messages, timeout=timeout))
 
-    def turn_to_yaml(self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None) -> str:
-        return self._run(self._client.turn_to_yaml(turn, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data))
+    def messages_to_text(self, messages: Sequence[StoredMessage], *, timeout: float | None = None) -> str:
+        return self._run(self._client.messages_to_text(messages, timeout=timeout))
 
-    def turn_from_yaml(self, text: str) -> TurnRead:
-        return self._run(self._client.turn_from_yaml(text))
+    def parse_tool_calls(self, text: str, *, timeout: float | None = None) -> ParsedToolCalls:
+        return self._run(self._client.parse_tool_calls(text, timeout=timeout))
 
-    def turn_to_json(self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None) -> str:
-        return self._run(self._client.turn_to_json(turn, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data))
+    def stored_messages_to_events(
+        self, messages: Sequence[StoredMessage], *, iteration: int | None = None, timeout: float | None = None
+    ) -> list[EventInput]:
+        """See :meth:`AsyncThreadKeeper.stored_messages_to_events`."""
+        return self._run(self._client.stored_messages_to_events(messages, iteration=iteration, timeout=timeout))
 
-    def turn_from_json(self, text: str) -> TurnRead:
-        return self._run(self._client.turn_from_json(text))
+    def messages_to_events(self, messages: Sequence[BaseMessage], *, iteration: int | None = None, timeout: float | None = None) -> list[EventInput]:
+        """See :meth:`AsyncThreadKeeper.messages_to_events`."""
+        return self._run(self._client.messages_to_events(messages, iteration=iteration, timeout=timeout))
 
-    def validate_turn(self, turn: Turn, *, strict: bool | None = None) -> TurnValidation:
-        return self._run(self._client.validate_turn(turn, strict=strict))
+    def responses_to_events(
+        self, items: Sequence[Mapping[str, Any]], *, iteration: int | None = None, timeout: float | None = None
+    ) -> list[EventInput]:
+        """See :meth:`AsyncThreadKeeper.responses_to_events`."""
+        return self._run(self._client.responses_to_events(items, iteration=iteration, timeout=timeout))
+
+    def prompt_cli(
+        self,
+        *,
+        thread_id: str | None = None,
+        messages: Sequence[StoredMessage] | None = None,
+        tools: Sequence[PromptTool] | None = None,
+        input_encoding: Literal["xml", "text"] | None = None,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> str:
+        """See :meth:`AsyncThreadKeeper.prompt_cli`."""
+        return self._run(
+            self._client.prompt_cli(thread_id=thread_id, messages=messages, tools=tools, input_encoding=input_encoding, timeout=timeout, **options)
+        )
+
+    def parse_reply(self, text: str, iteration: int, *, timeout: float | None = None) -> ParsedReply:
+        """See :meth:`AsyncThreadKeeper.parse_reply`."""
+        return self._run(self._client.parse_reply(text, iteration, timeout=timeout))
+
+    def turn_to_yaml(
+        self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
+    ) -> str:
+        return self._run(self._client.turn_to_yaml(turn, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data, timeout=timeout))
+
+    def turn_from_yaml(self, text: str, *, timeout: float | None = None) -> TurnRead:
+        return self._run(self._client.turn_from_yaml(text, timeout=timeout))
+
+    def turn_to_json(
+        self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
+    ) -> str:
+        return self._run(self._client.turn_to_json(turn, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data, timeout=timeout))
+
+    def turn_from_json(self, text: str, *, timeout: float | None = None) -> TurnRead:
+        return self._run(self._client.turn_from_json(text, timeout=timeout))
+
+    def validate_turn(self, turn: Turn, *, strict: bool | None = None, timeout: float | None = None) -> TurnValidation:
+        return self._run(self._client.validate_turn(turn, strict=strict, timeout=timeout))
 
     def close(self) -> int | None:
         """Ends the server and the background loop; returns the exit status."""

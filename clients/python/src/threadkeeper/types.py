@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal, NewType, Union
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
@@ -96,7 +96,21 @@ AgentEvent = Union[
     SummaryEvent,
 ]
 
-#: Any event, including types this version does not know (the server keeps them whole).
+#: An event of a type the union above does not describe (the server keeps it whole), made
+#: explicitly with :func:`custom_event` or ``CustomEvent(d)``; a plain dict literal must be an
+#: :data:`AgentEvent`, so a misspelled key or a wrong value fails type checking.
+CustomEvent = NewType("CustomEvent", dict[str, Any])
+
+
+def custom_event(type: str, iteration: int, **fields: Any) -> CustomEvent:
+    """An event of a type of your own (or any dict you have read back): ``{"type", "iteration", **fields}``."""
+    return CustomEvent({"type": type, "iteration": iteration, **fields})
+
+
+#: What ``append`` and the XML serializer take: known events, or custom ones made explicitly.
+EventInput = Union[AgentEvent, CustomEvent]
+
+#: Any event as read back, including types this version does not know.
 AnyAgentEvent = Union[AgentEvent, dict[str, Any]]
 
 
@@ -390,6 +404,72 @@ class TurnProblem(TypedDict):
 class TurnValidation(TypedDict):
     valid: bool
     problems: list[TurnProblem]
+
+
+# Context size and compaction (``thread/tokens``, ``thread/planCompaction``, ``thread/compact``).
+
+#: ``estimate`` counts without a vocabulary; the others are OpenAI's BPE vocabularies.
+Tokenizer = Literal["estimate", "o200k_base", "cl100k_base"]
+
+
+class RenderBudget(TypedDict):
+    """The ``budget`` render option: drop the oldest iterations until the render fits."""
+
+    maxTokens: int
+    tokenizer: NotRequired[Tokenizer]
+
+
+class IterationTokens(TypedDict):
+    iteration: int
+    tokens: int
+
+
+class TokenCount(TypedDict):
+    tokens: int
+    tokenizer: Tokenizer
+    byIteration: list[IterationTokens]
+
+
+class CompactionPrompt(TypedDict):
+    iteration: int
+    #: The prompt that asks a model to summarize this iteration.
+    prompt: str
+
+
+class CompactionPlan(TypedDict):
+    needed: bool
+    tokens: int
+    iterations: list[CompactionPrompt]
+
+
+class IterationSummary(TypedDict):
+    iteration: int
+    summary: str
+
+
+@dataclass(frozen=True)
+class PopResult:
+    """What ``thread/pop`` answers: the removed events, in thread order, and the new version."""
+
+    events: list[dict[str, Any]]
+    version: int
+
+
+# Prompts for command-line models (``prompt/cli``, ``prompt/parseReply``).
+
+
+class PromptTool(TypedDict):
+    name: str
+    description: NotRequired[str]
+    #: A JSON Schema of the arguments (``{}`` when left out).
+    parameters: NotRequired[dict[str, Any]]
+
+
+class ParsedReply(TypedDict):
+    content: str
+    toolCalls: list[ParsedToolCall]
+    #: The reply as events, ready for ``thread.append``.
+    events: list[EventInput]
 
 
 class InitializeResult(TypedDict):
