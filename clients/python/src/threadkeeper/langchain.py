@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
 
-INSTALL_HINT = "install it with `pip install 'threadkeeper[langchain]'` (or `pip install langchain-core`)."
+INSTALL_HINT = "install it with `pip install 'threadkeeper-sidecar[langchain]'` (or `pip install langchain-core`)."
 
 
 def stored_to_langchain_messages(messages: Sequence[StoredMessage]) -> list[BaseMessage]:
