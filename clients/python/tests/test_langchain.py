@@ -35,7 +35,7 @@ def test_stored_messages_become_langchain_classes() -> None:
 
 def test_missing_langchain_core_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langchain_core.messages", None)  # makes the import fail
-    with pytest.raises(ImportError, match=r"pip install 'threadkeeper\[langchain\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'threadkeeper-sidecar\[langchain\]'"):
         stored_to_langchain_messages(STORED)
 
 

@@ -82,11 +82,12 @@ async def test_messages_events_messages_round_trip(tk: AsyncThreadKeeper) -> Non
     thread = await tk.open_thread()
     await thread.append_langchain_messages(CONVERSATION[1:])
     expected = seen(CONVERSATION[1:])
-    # The AI message's text and its calls come back as two messages, as the renderer writes them;
-    # the tool error keeps its status and gains the label the renderer writes for errors.
-    expected[1:2] = [("ai", "Let me add.", [], None), ("ai", "", expected[1][2], None)]
-    expected[4] = ("tool", "[Error (recoverable)]: adder crashed", None, "error")
-    assert seen(await thread.to_langchain_messages()) == expected
+    # Every message comes back with its id, the AI message's text beside its calls; the tool error
+    # keeps its status and gains the label the renderer writes for errors.
+    expected[3] = ("tool", "[Error (recoverable)]: adder crashed", None, "error")
+    rendered = await thread.to_langchain_messages()
+    assert seen(rendered) == expected
+    assert [m.id for m in rendered] == [m.id for m in CONVERSATION[1:]]
 
 
 async def test_async_chat_history(tk: AsyncThreadKeeper) -> None:
