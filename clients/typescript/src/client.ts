@@ -1,6 +1,8 @@
 import { spawn as spawnProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Connection, type CallOptions } from "./connection.js";
+import type { BaseMessage } from "@langchain/core/messages";
 import { findBinary } from "./discovery.js";
+import { toStoredMessages } from "./langchain.js";
 import { ServerExitedError } from "./errors.js";
 import { Thread } from "./thread.js";
 import type {
@@ -246,16 +248,21 @@ export class ThreadKeeper implements AsyncDisposable {
   }
 
   /**
-   * Stored messages back to events (`messages/toEvents`, the inverse of the "messages" render);
-   * every event gets `iteration` (default 0).
+   * Messages back to events (`messages/toEvents`, the inverse of the "messages" render): stored
+   * messages, or LangChain message objects (converted to the stored form first, which needs
+   * `@langchain/core`). Every event gets `iteration` (default 0) and `timestamp` when given.
    */
-  async messagesToEvents(messages: readonly StoredMessage[], options: { iteration?: number } & CallOptions = {}): Promise<AnyAgentEvent[]> {
+  async messagesToEvents(
+    messages: readonly (StoredMessage | BaseMessage)[],
+    options: { iteration?: number; timestamp?: number } & CallOptions = {},
+  ): Promise<AnyAgentEvent[]> {
     const { signal, timeoutMs, ...rest } = options;
-    return (await this.call<{ events: AnyAgentEvent[] }>("messages/toEvents", { messages, ...rest }, { signal, timeoutMs })).events;
+    const stored = await toStoredMessages(messages);
+    return (await this.call<{ events: AnyAgentEvent[] }>("messages/toEvents", { messages: stored, ...rest }, { signal, timeoutMs })).events;
   }
 
   /** OpenAI Responses input items back to events (`responses/toEvents`, the inverse of "openai-responses"). */
-  async responsesToEvents(items: readonly unknown[], options: { iteration?: number } & CallOptions = {}): Promise<AnyAgentEvent[]> {
+  async responsesToEvents(items: readonly unknown[], options: { iteration?: number; timestamp?: number } & CallOptions = {}): Promise<AnyAgentEvent[]> {
     const { signal, timeoutMs, ...rest } = options;
     return (await this.call<{ events: AnyAgentEvent[] }>("responses/toEvents", { items, ...rest }, { signal, timeoutMs })).events;
   }

@@ -83,7 +83,8 @@ export class Thread {
   private xmlGeneration = 0;
 
   constructor(
-    private readonly client: ThreadKeeper,
+    /** The client this thread's requests go through. */
+    readonly client: ThreadKeeper,
     info: ThreadInfo,
   ) {
     this.id = info.threadId;
@@ -200,6 +201,29 @@ export class Thread {
   async renderAnthropic(options?: ProviderRenderOptions & CallOptions): Promise<AnthropicRequest> {
     const { system, messages } = await this.render("anthropic", options);
     return system === undefined ? { messages } : { system, messages };
+  }
+
+  /**
+   * Appends messages as events (`messages/toEvents`, then `thread/append`): stored messages or
+   * LangChain message objects, each event at `iteration` (default 0).
+   */
+  async appendMessages(
+    messages: readonly (StoredMessage | BaseMessage)[],
+    options: { iteration?: number; timestamp?: number; expectedVersion?: number } & CallOptions = {},
+  ): Promise<AppendResult> {
+    const { expectedVersion, signal, timeoutMs, ...stamp } = options;
+    const events = await this.client.messagesToEvents(messages, { ...stamp, signal, timeoutMs });
+    return this.append(events, { expectedVersion, signal, timeoutMs });
+  }
+
+  /**
+   * Empties the thread, keeping its id, settings and metadata: deletes it and opens it again
+   * (two requests: another client may see it missing in between).
+   */
+  async clear(options: CallOptions = {}): Promise<void> {
+    await this.delete(options);
+    const { settings, metadata } = this.info;
+    this.info = await this.client.call<ThreadInfo>("thread/open", { threadId: this.id, settings, metadata }, options);
   }
 
   /** The stored events, exactly as appended: a page (`offset`, `limit`), or the last `tail`. */
