@@ -255,7 +255,10 @@ export class Thread {
   }
 
   /** Replaces iterations by their summaries (`thread/compact`); answers as `append` does. */
-  async compact(summaries: readonly IterationSummary[], options: { expectedVersion?: number } & CallOptions = {}): Promise<AppendResult> {
+  async compact(
+    summaries: readonly IterationSummary[],
+    options: { expectedVersion?: number; keepRecentIterations?: number } & CallOptions = {},
+  ): Promise<AppendResult> {
     const [params, call] = splitCallOptions(options);
     const result = await this.client.call<AppendResult>("thread/compact", { threadId: this.id, summaries, ...params }, call);
     this.forgetXmlLines();
