@@ -27,6 +27,8 @@ interface ResponseMessage {
   error?: { code: number; message: string; data?: unknown };
 }
 
+const noCleanup = () => {};
+
 export interface ConnectionHooks {
   /** Called when the first request starts waiting and when the last one is settled. */
   onBusy(busy: boolean): void;
@@ -77,23 +79,26 @@ export class Connection {
       return Promise.reject(new ThreadKeeperError(ErrorCodes.LimitExceeded, `limit exceeded: maxFrameBytes is ${this.maxFrameBytes}, got ${bytes}`, data));
     }
     return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const abandon = (error: ThreadKeeperError) => {
-        if (!this.settle(id)) return;
-        this.notify("$/cancelRequest", { id });
-        reject(error);
-      };
-      const onAbort = () => abandon(new CancelledError(`${method} was cancelled`, signal!.reason));
-      if (signal) signal.addEventListener("abort", onAbort, { once: true });
-      if (timeoutMs !== undefined) timer = setTimeout(() => abandon(new TimeoutError(method, timeoutMs)), timeoutMs);
-      const cleanup = () => {
-        if (timer) clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      };
-      this.pending.set(id, { resolve, reject, cleanup });
+      this.pending.set(id, { resolve, reject, cleanup: signal || timeoutMs !== undefined ? this.watch(id, method, reject, signal, timeoutMs) : noCleanup });
       if (this.pending.size === 1) this.hooks.onBusy(true);
       this.output.write(encodeFrame(json));
     });
+  }
+
+  /** Abandons call `id` on abort or timeout: rejects it and sends `$/cancelRequest`. Returns the undo. */
+  private watch(id: number, method: string, reject: (error: unknown) => void, signal: AbortSignal | undefined, timeoutMs: number | undefined): () => void {
+    const abandon = (error: ThreadKeeperError) => {
+      if (!this.settle(id)) return;
+      this.notify("$/cancelRequest", { id });
+      reject(error);
+    };
+    const onAbort = () => abandon(new CancelledError(`${method} was cancelled`, signal!.reason));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => abandon(new TimeoutError(method, timeoutMs)), timeoutMs);
+    return () => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
   }
 
   /** Sends a notification (no answer). Nothing is sent once the connection is closed. */

@@ -18,8 +18,13 @@ export function encodeFrame(json: string): Buffer {
   return frame;
 }
 
+/** What the server writes: the one header, in this case. */
+const PLAIN_HEADER = /^Content-Length: (\d+)$/;
+
 /** The number in a header block's Content-Length, or a reason the block is not a header. */
 function contentLength(block: string): number | string {
+  const plain = PLAIN_HEADER.exec(block);
+  if (plain) return Number(plain[1]);
   let length: number | undefined;
   for (const line of block.split(/\r?\n/)) {
     const colon = line.indexOf(":");
