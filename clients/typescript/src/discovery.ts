@@ -1,9 +1,15 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BinaryNotFoundError } from "./errors.js";
 
 const EXECUTABLE = process.platform === "win32" ? "threadkeeper.exe" : "threadkeeper";
+
+const BUILD_HINT =
+  "Install threadkeeper with its optional dependencies (npm installs the package holding this platform's " +
+  "binary unless they are omitted), or build the server with `cargo build --release` in the threadkeeper " +
+  "repository (it lands in target/release/threadkeeper)";
 
 export interface FindBinaryOptions {
   /** An explicit path (or a bare name looked up on PATH). */
@@ -32,6 +38,40 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
+/**
+ * The npm packages that can carry this platform's binary (the `optionalDependencies` of this
+ * package; npm installs the one whose `os`/`cpu`/`libc` match).
+ */
+export function platformPackageNames(platform: string = process.platform, arch: string = process.arch): string[] {
+  if (platform !== "linux") return [`threadkeeper-${platform}-${arch}`];
+  return [`threadkeeper-linux-${arch}-gnu`, `threadkeeper-linux-${arch}-musl`];
+}
+
+/** glibc or musl (asked only when both Linux packages are installed: the report takes ~10 ms). */
+function runsOnGlibc(): boolean {
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  return Boolean(report?.header?.glibcVersionRuntime);
+}
+
+/** The binary of an installed platform package, as seen from this package's location. */
+function bundledBinary(searched: string[]): string | undefined {
+  const require = createRequire(import.meta.url);
+  const installed: string[] = [];
+  for (const name of platformPackageNames()) {
+    searched.push(`the ${name} package`);
+    try {
+      const candidate = join(dirname(require.resolve(`${name}/package.json`)), "bin", EXECUTABLE);
+      if (isExecutableFile(candidate)) installed.push(candidate);
+    } catch {
+      // not installed: npm skipped it for this platform, or optional dependencies were omitted
+    }
+  }
+  // An npm that ignores `libc` installs both: a gnu build does not start on musl, while the
+  // static musl build runs on both.
+  if (installed.length > 1) return runsOnGlibc() ? installed[0] : installed[1];
+  return installed[0];
+}
+
 function checkoutCandidates(startDir: string, env: NodeJS.ProcessEnv): string[] {
   const candidates: string[] = [];
   if (env.CARGO_TARGET_DIR) candidates.push(join(resolve(env.CARGO_TARGET_DIR), "release", EXECUTABLE));
@@ -58,21 +98,25 @@ function resolveNamed(value: string, env: NodeJS.ProcessEnv, origin: string, sea
   throw new BinaryNotFoundError(
     `threadkeeper binary not found: ${origin} is ${JSON.stringify(value)}, which is not an executable file` +
       (looksLikePath ? "" : " on PATH") +
-      ". Build it with `cargo build --release` in the threadkeeper repository " +
-      "(it lands in target/release/threadkeeper).",
+      `. ${BUILD_HINT}.`,
     searched,
   );
 }
 
 /**
- * Finds the server binary: the explicit `binary`, then `THREADKEEPER_BIN`, then `threadkeeper`
- * on PATH, then `target/release/threadkeeper` of the checkout this package sits in.
+ * Finds the server binary: the explicit `binary`, then `THREADKEEPER_BIN` (an override, as a
+ * developer testing another build wants it), then the binary bundled in this platform's package
+ * (`threadkeeper-<os>-<cpu>[-<libc>]`, installed with this one), then `threadkeeper` on PATH,
+ * then `target/release/threadkeeper` of the checkout this package sits in.
  */
 export function findBinary(options: FindBinaryOptions = {}): string {
   const env = options.env ?? process.env;
   const searched: string[] = [];
   if (options.binary) return resolveNamed(options.binary, env, "the binary option", searched);
   if (env.THREADKEEPER_BIN) return resolveNamed(env.THREADKEEPER_BIN, env, "THREADKEEPER_BIN", searched);
+
+  const bundled = bundledBinary(searched);
+  if (bundled) return bundled;
 
   const fromPath = onPath(EXECUTABLE, env);
   searched.push(`PATH (${EXECUTABLE})`);
@@ -85,8 +129,7 @@ export function findBinary(options: FindBinaryOptions = {}): string {
   throw new BinaryNotFoundError(
     "threadkeeper binary not found. Looked at: " +
       searched.join(", ") +
-      ". Build it with `cargo build --release` in the threadkeeper repository, " +
-      "then pass { binary } to ThreadKeeper.spawn, set THREADKEEPER_BIN, or put it on PATH.",
+      `. ${BUILD_HINT}; or pass { binary } to ThreadKeeper.spawn, set THREADKEEPER_BIN, or put it on PATH.`,
     searched,
   );
 }
