@@ -13,6 +13,8 @@ import {
   type Thread,
   type ThreadKeeper,
 } from "../../src/index.js";
+import { ThreadChatMessageHistory } from "../../src/langchain-history.js";
+import { ThreadSession } from "../../src/openai-agents.js";
 
 export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgentEvent): Promise<void> {
   // Event fields.
@@ -93,5 +95,15 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   await thread.events({ offset: 2, tail: 3 });
   // @ts-expect-error a fork at a version and at an event at once
   await thread.fork({ atVersion: 2, atEvent: 5 });
+
+  // Adapters.
+  // @ts-expect-error the history wants a thread, not the client
+  new ThreadChatMessageHistory(tk);
+  // @ts-expect-error strings instead of LangChain messages
+  await new ThreadChatMessageHistory(thread).addMessages(["hi"]);
+  // @ts-expect-error OpenAI chat messages where LangChain messages are expected
+  await tk.messagesToEvents([{ role: "user", content: "hi" }]);
+  // @ts-expect-error the session's iteration as a string
+  new ThreadSession(thread, { iteration: "1" });
   console.log(lc);
 }
