@@ -70,7 +70,13 @@ export class Connection {
     const { signal, timeoutMs } = options;
     if (signal?.aborted) return Promise.reject(new CancelledError(`${method} was cancelled before it was sent`, signal.reason));
     const id = this.nextId++;
-    const json = JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+    let json: string;
+    try {
+      json = JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+    } catch (error) {
+      // A BigInt or a cycle in the params: nothing was sent.
+      return Promise.reject(new ThreadKeeperError(ErrorCodes.InvalidParams, `${method}: the params cannot be sent as JSON: ${String(error)}`, undefined, { cause: error }));
+    }
     const bytes = Buffer.byteLength(json, "utf8");
     if (bytes > this.maxFrameBytes) {
       // The server could not say which request a frame it refuses belonged to (its error has

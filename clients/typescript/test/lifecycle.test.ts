@@ -244,3 +244,15 @@ function isAlive(pid: number): boolean {
 async function waitUntil(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
 }
+
+describe("params that are not JSON", () => {
+  test("a cycle or a BigInt rejects the call (-32602, nothing sent); the connection goes on", async () => {
+    await using tk = await spawnMemory();
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const error = await rejectsWithCode(tk.call("xml/escape", cycle), ErrorCodes.InvalidParams);
+    assert.match(error.message, /xml\/escape: the params cannot be sent as JSON/);
+    await rejectsWithCode(tk.call("xml/escape", { text: 1n }), ErrorCodes.InvalidParams);
+    assert.equal(await tk.escapeXml("<"), "&lt;");
+  });
+});
