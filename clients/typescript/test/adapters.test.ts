@@ -113,7 +113,6 @@ class ScriptedModel implements Model {
     return { usage, output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "It is 4." }] }] };
   }
 
-  // eslint-disable-next-line require-yield
   async *getStreamedResponse(): AsyncIterable<never> {
     throw new Error("not used");
   }

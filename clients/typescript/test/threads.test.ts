@@ -92,6 +92,8 @@ describe("threads", () => {
       unknownEvent({ type: "rpc_log", iteration: 5, jsonrpc: "2.0", id: 1, result: { error: { code: -1 } } }),
     ];
     await thread.append(events);
+    // A known type is refused at run time too (its fields would go unchecked).
+    assert.throws(() => unknownEvent({ type: "tool_call" as string as "x", iteration: 0 }), /"tool_call" is a known event type/);
     const back = await thread.events();
     assert.deepEqual(back, events);
     assert.deepEqual(back.map((e) => Object.keys(e)), events.map((e) => Object.keys(e)), "same key order");
