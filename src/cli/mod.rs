@@ -1,7 +1,8 @@
-//! Command-line interface: `serve` (the default), `render`, `convert`.
+//! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`.
 
 mod convert;
 mod input;
+mod prompt;
 mod render;
 mod serve;
 
@@ -27,6 +28,9 @@ enum Command {
     Render(render::RenderArgs),
     /// Convert a thread between events and turn documents (YAML or JSON).
     Convert(convert::ConvertArgs),
+    /// Print the prompt a CLI model gets for a thread file: the tools and how to call them,
+    /// then the thread as XML or text.
+    Prompt(prompt::PromptArgs),
 }
 
 /// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
@@ -55,5 +59,6 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Serve(args)) => serve::run(args),
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Convert(args)) => convert::run(args),
+        Some(Command::Prompt(args)) => prompt::run(args),
     }
 }

@@ -50,6 +50,52 @@ pub fn write_object(out: &mut String, map: &Map<String, Value>) {
     out.push('}');
 }
 
+/// `JSON.stringify(value, null, 2)`: each array item and object member on its own line, indented
+/// two spaces per level, `"key": value` with one space; empty arrays and objects stay `[]`, `{}`.
+pub fn to_string_pretty(value: &Value) -> String {
+    let mut out = String::new();
+    write_pretty(&mut out, value, 0);
+    out
+}
+
+fn write_pretty(out: &mut String, value: &Value, depth: usize) {
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write_pretty(out, item, depth + 1);
+            }
+            newline(out, depth);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write_string(out, key);
+                out.push_str(": ");
+                write_pretty(out, item, depth + 1);
+            }
+            newline(out, depth);
+            out.push('}');
+        }
+        other => write_value(out, other),
+    }
+}
+
 /// Appends a JSON string literal with JavaScript's escapes: `"` `\\` `\b` `\f` `\n` `\r` `\t`,
 /// other C0 controls as lowercase `\u00xx`; everything else (DEL, U+2028, emoji) verbatim.
 pub fn write_string(out: &mut String, s: &str) {
@@ -236,6 +282,18 @@ fn write_exponent_form(out: &mut String, x: f64) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pretty_is_json_stringify_with_two_spaces() {
+        // As node prints JSON.stringify(v, null, 2) for the same value.
+        let value = json!({"a": [1, 1.5e21, [], {}, {"b": null}], "": "x\n\u{2028}", "e": [[]]});
+        assert_eq!(
+            to_string_pretty(&value),
+            "{\n  \"a\": [\n    1,\n    1.5e+21,\n    [],\n    {},\n    {\n      \"b\": null\n    }\n  ],\n  \"\": \"x\\n\u{2028}\",\n  \"e\": [\n    []\n  ]\n}"
+        );
+        assert_eq!(to_string_pretty(&json!([])), "[]");
+        assert_eq!(to_string_pretty(&json!("s")), "\"s\"");
+    }
 
     fn num(text: &str) -> String {
         let v: Value = serde_json::from_str(text).unwrap();

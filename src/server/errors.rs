@@ -38,7 +38,7 @@ pub fn from_service(error: ServiceError) -> ErrorObjectOwned {
         ServiceError::VersionConflict { thread_id, current_version } => {
             (VERSION_CONFLICT, Some(json!({ "threadId": thread_id, "currentVersion": current_version })))
         }
-        ServiceError::ThreadExists { thread_id } => (THREAD_EXISTS, Some(json!({ "threadId": thread_id }))),
+        ServiceError::ThreadExists { thread_id, .. } => (THREAD_EXISTS, Some(json!({ "threadId": thread_id }))),
         ServiceError::Limit { limit, value, max } => {
             (LIMIT_EXCEEDED, Some(json!({ "limit": limit, "value": value, "max": max })))
         }

@@ -12,7 +12,7 @@ use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
 use crate::providers::Provider;
 use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered};
-use crate::store::ThreadSettings;
+use crate::store::{ForkPoint, ThreadSettings};
 use crate::xml::{EscapeMode, XmlOptions};
 use jsonrpsee::types::{ErrorObjectOwned, Params};
 use serde::{Deserialize, Serialize};
@@ -106,9 +106,41 @@ struct RenderParams {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct EventsParams {
     thread_id: String,
-    #[serde(default)]
-    offset: u64,
+    offset: Option<u64>,
     limit: Option<u64>,
+    /// The last N events; not with `offset`.
+    tail: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PopParams {
+    thread_id: String,
+    #[serde(default = "one")]
+    count: u64,
+    expected_version: Option<u64>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ForkParams {
+    thread_id: String,
+    at_version: Option<u64>,
+    at_event: Option<u64>,
+    new_thread_id: Option<String>,
+    metadata: Option<Map<String, Value>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PopResult {
+    #[serde(serialize_with = "shared_events")]
+    events: Vec<Arc<StoredEvent>>,
+    version: u64,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +193,7 @@ pub fn table(context: Context) -> MethodTable {
     register_threads(&mut m);
     register_stateless(&mut m);
     super::turn_methods::register(&mut m);
+    super::prompt_methods::register(&mut m);
     m
 }
 
@@ -236,10 +269,35 @@ fn register_threads(m: &mut MethodTable) {
 
     m.register("thread/events", Policy::THREAD_READ, |params, ctx| async move {
         let p: EventsParams = parse(&params)?;
-        let EventPage { version, event_count, events } =
-            ctx.service.events(&p.thread_id, p.offset, p.limit).await.map_err(from_service)?;
+        let page = match p.tail {
+            Some(_) if p.offset.is_some() || p.limit.is_some() => {
+                return Err(invalid_params("tail", "not with offset or limit (tail counts from the end)"))
+            }
+            Some(tail) => ctx.service.events_tail(&p.thread_id, tail).await,
+            None => ctx.service.events(&p.thread_id, p.offset.unwrap_or(0), p.limit).await,
+        };
+        let EventPage { version, event_count, events } = page.map_err(from_service)?;
         // Stored events are already the JSON to send: shared, not copied, and not re-serialized.
         RpcResult::Ok(EventsResult { version, event_count, events })
+    });
+
+    m.register("thread/pop", Policy::THREAD_WRITE, |params, ctx| async move {
+        let p: PopParams = parse(&params)?;
+        let (events, record) =
+            ctx.service.pop(&p.thread_id, p.count, p.expected_version).await.map_err(from_service)?;
+        RpcResult::Ok(PopResult { events, version: record.version })
+    });
+
+    m.register("thread/fork", Policy::THREAD_WRITE, |params, ctx| async move {
+        let p: ForkParams = parse(&params)?;
+        let at = match (p.at_version, p.at_event) {
+            (Some(_), Some(_)) => return Err(invalid_params("atEvent", "not with atVersion (give one fork point)")),
+            (Some(version), None) => ForkPoint::Version(version),
+            (None, Some(events)) => ForkPoint::Events(events),
+            (None, None) => ForkPoint::Whole,
+        };
+        let record = ctx.service.fork(&p.thread_id, at, p.new_thread_id, p.metadata).await.map_err(from_service)?;
+        RpcResult::Ok(ThreadInfo::from(record))
     });
 
     m.register("thread/list", Policy::SERVICE_READ, |params, ctx| async move {

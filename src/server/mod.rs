@@ -10,6 +10,7 @@ pub mod errors;
 pub mod framing;
 pub mod methods;
 pub mod outbox;
+mod prompt_methods;
 mod sniff;
 pub mod table;
 mod turn_methods;

@@ -14,7 +14,7 @@ use crate::convert::messages_to_prompt;
 use crate::event::{AgentEvent, EventError, StoredEvent};
 use crate::messages::{ContextMode, DanglingToolCalls};
 use crate::providers::Provider;
-use crate::store::{OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
+use crate::store::{ForkPoint, ForkThread, OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
 use crate::turns::TurnError;
 use crate::xml::EscapeMode;
 pub use documents::{read_turn, write_turn};
@@ -59,8 +59,9 @@ pub enum ServiceError {
     NotFound { thread_id: String },
     #[error("version conflict: thread {thread_id:?} is at version {current_version}")]
     VersionConflict { thread_id: String, current_version: u64 },
-    #[error("thread exists: thread {thread_id:?} already exists; pass threadId to import under another id")]
-    ThreadExists { thread_id: String },
+    /// `hint` says how to pick another id, for the method at hand.
+    #[error("thread exists: thread {thread_id:?} already exists; {hint}")]
+    ThreadExists { thread_id: String, hint: &'static str },
     #[error("limit exceeded: {limit} is {max}, got {value}")]
     Limit { limit: &'static str, value: u64, max: u64 },
     #[error("invalid params: {}", if path.is_empty() { reason.clone() } else { format!("{path}: {reason}") })]
@@ -88,6 +89,10 @@ impl From<StoreError> for ServiceError {
             StoreError::Full { limit } => {
                 ServiceError::Limit { limit: "maxThreadsInMemory", value: limit + 1, max: limit }
             }
+            StoreError::Exists { thread_id } => {
+                ServiceError::ThreadExists { thread_id, hint: "pass newThreadId to fork under another id" }
+            }
+            StoreError::OutOfRange { field, reason } => ServiceError::InvalidParams { path: field.into(), reason },
             StoreError::Unavailable(reason) => ServiceError::Store(reason),
         }
     }
@@ -254,10 +259,12 @@ impl ThreadService {
             }
             other => other?,
         };
-        if appended.event_count == (state.events.len() + events.len()) as u64 {
+        // Ours was the only change since we last looked (a pop elsewhere could restore the count).
+        let only_ours = appended.version == state.record.version + 1;
+        if only_ours && appended.event_count == (state.events.len() + events.len()) as u64 {
             state.apply(&events, stored, appended);
         } else {
-            // Others appended since we last looked, so ours landed after theirs: read them all.
+            // Others changed the thread since we last looked, so ours landed after theirs: read them all.
             // The append is durable already; if reading fails, the next read catches up.
             if let Err(e) = self.catch_up(&mut state).await {
                 tracing::warn!(error = ?e, "appended, but could not read others' events yet");
@@ -301,6 +308,80 @@ impl ThreadService {
         })
     }
 
+    /// The last `count` events (all of them when there are fewer).
+    pub async fn events_tail(&self, thread_id: &str, count: u64) -> ServiceResult<EventPage> {
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        self.catch_up(&mut state).await?;
+        let start = state.events.len().saturating_sub(usize::try_from(count).unwrap_or(usize::MAX));
+        Ok(EventPage {
+            version: state.record.version,
+            event_count: state.record.event_count,
+            events: state.events[start..].to_vec(),
+        })
+    }
+
+    /// Removes the last `count` events; returns them, in thread order, with the thread after.
+    pub async fn pop(
+        &self,
+        thread_id: &str,
+        count: u64,
+        expected_version: Option<u64>,
+    ) -> ServiceResult<(Vec<Arc<StoredEvent>>, ThreadRecord)> {
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        let popped = self.store.pop(thread_id, expected_version, count, now_ms()).await;
+        let popped = match popped {
+            Err(StoreError::VersionConflict { .. }) if self.store.is_shared() => {
+                // Someone else changed the thread: catch up so the next render shows it.
+                self.catch_up(&mut state).await?;
+                popped?
+            }
+            other => other?,
+        };
+        let record = ThreadRecord {
+            version: popped.version,
+            event_count: popped.event_count,
+            updated_at: popped.updated_at,
+            ..state.record.clone()
+        };
+        // Renderers only grow, so the thread's state starts anew from the events that remain.
+        let only_ours = popped.version == state.record.version + 1;
+        if only_ours && state.events.len() as u64 == popped.event_count + popped.events.len() as u64 {
+            let mut events = std::mem::take(&mut state.events);
+            events.truncate(popped.event_count as usize);
+            *state = ThreadState::new(record.clone(), events, self.limits.keep_renders_up_to_bytes);
+        } else {
+            // Others changed the thread since we last looked: read what the store holds. The pop
+            // is durable already; if reading fails, the next read notices the pop and reloads.
+            match self.store.events_from(thread_id, 0).await {
+                Ok((record, events)) => *state = ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes),
+                Err(e) => tracing::warn!(error = ?e, "popped, but could not read the thread again yet"),
+            }
+        }
+        Ok((popped.events, record))
+    }
+
+    /// Creates a thread holding a prefix of `source_id` (see [`ForkPoint`]), with its settings
+    /// and, unless `metadata` is given, its metadata.
+    pub async fn fork(
+        &self,
+        source_id: &str,
+        at: ForkPoint,
+        thread_id: Option<String>,
+        metadata: Option<Map<String, Value>>,
+    ) -> ServiceResult<ThreadRecord> {
+        let thread_id = match thread_id {
+            Some(id) => {
+                check_thread_id(&id)?;
+                id
+            }
+            None => new_thread_id(),
+        };
+        let request = ForkThread { source_id: source_id.to_owned(), at, thread_id, metadata, now: now_ms() };
+        Ok(self.store.fork(request).await?)
+    }
+
     pub async fn info(&self, thread_id: &str) -> ServiceResult<ThreadRecord> {
         let shared = self.load(thread_id).await?;
         let mut state = shared.lock().await;
@@ -336,7 +417,7 @@ impl ThreadService {
         check_thread_id(&thread_id)?;
         if let Some(record) = self.store.record(&thread_id).await? {
             if must_be_new {
-                return Err(ServiceError::ThreadExists { thread_id });
+                return Err(ServiceError::ThreadExists { thread_id, hint: "pass threadId to import under another id" });
             }
             if record.version != 0 {
                 return Err(ServiceError::VersionConflict { thread_id, current_version: record.version });
@@ -407,8 +488,12 @@ impl ThreadService {
         }
         let from = state.events.len() as u64;
         let (record, events) = self.store.events_from(&state.record.thread_id, from).await?;
-        if record.event_count < from || record.created_at != state.record.created_at {
-            // Deleted and made anew elsewhere: what we hold belongs to the old thread.
+        let rewound = record.event_count < from
+            || record.created_at != state.record.created_at
+            || (record.version != state.record.version
+                && self.store.rewound_since(&record.thread_id, state.record.version, from).await?);
+        if rewound {
+            // Deleted and made anew, or popped, elsewhere: some events we hold are gone.
             let (record, events) = self.store.events_from(&record.thread_id, 0).await?;
             *state = ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes);
         } else if !events.is_empty()

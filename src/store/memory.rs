@@ -1,6 +1,7 @@
 //! The in-memory store: threads live as long as the process, or until closed.
 
-use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
+use super::history::{check_pop, fork_version, prefix_len, VersionLog};
+use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
 use std::collections::HashMap;
@@ -9,8 +10,22 @@ use std::sync::{Arc, Mutex};
 struct Entry {
     record: ThreadRecord,
     events: Vec<Arc<StoredEvent>>,
+    /// The event count after each version, indexed by version (the version log).
+    counts: Vec<u64>,
     /// Creation order, for `list`.
     serial: u64,
+}
+
+/// Versions after `v` (indices past it) and the count at `v`, as the fork rules read them.
+struct Counts<'a>(&'a [u64]);
+
+impl VersionLog for Counts<'_> {
+    fn count_at(&self, version: u64) -> StoreResult<Option<u64>> {
+        Ok(self.0.get(version as usize).copied())
+    }
+    fn lowest_count_after(&self, version: u64) -> StoreResult<Option<u64>> {
+        Ok(self.0.iter().skip(version as usize + 1).min().copied())
+    }
 }
 
 /// Threads in a `HashMap`, bounded by a thread count.
@@ -69,7 +84,8 @@ impl Store for MemoryStore {
             };
             let serial = inner.next_serial;
             inner.next_serial += 1;
-            inner.threads.insert(request.thread_id, Entry { record: record.clone(), events: Vec::new(), serial });
+            let entry = Entry { record: record.clone(), events: Vec::new(), counts: vec![0], serial };
+            inner.threads.insert(request.thread_id, entry);
             Ok(record)
         });
         async move { result }.boxed()
@@ -118,7 +134,81 @@ impl Store for MemoryStore {
             entry.record.version += 1;
             entry.record.event_count = entry.events.len() as u64;
             entry.record.updated_at = now;
+            entry.counts.push(entry.record.event_count);
             Ok(Appended { version: entry.record.version, event_count: entry.record.event_count, updated_at: now })
+        });
+        async move { result }.boxed()
+    }
+
+    fn pop(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        count: u64,
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Popped>> {
+        let result = self.with(|inner| {
+            let Some(entry) = inner.threads.get_mut(thread_id) else {
+                return Err(StoreError::NotFound { thread_id: thread_id.to_owned() });
+            };
+            if let Some(expected) = expected_version {
+                if expected != entry.record.version {
+                    return Err(StoreError::VersionConflict {
+                        thread_id: thread_id.to_owned(),
+                        current_version: entry.record.version,
+                    });
+                }
+            }
+            check_pop(count, entry.events.len() as u64)?;
+            let events = entry.events.split_off(entry.events.len() - count as usize);
+            entry.record.version += 1;
+            entry.record.event_count = entry.events.len() as u64;
+            entry.record.updated_at = now;
+            entry.counts.push(entry.record.event_count);
+            let record = &entry.record;
+            Ok(Popped { events, version: record.version, event_count: record.event_count, updated_at: now })
+        });
+        async move { result }.boxed()
+    }
+
+    fn fork(&self, request: ForkThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
+        let result = self.with(|inner| {
+            let Some(source) = inner.threads.get(&request.source_id) else {
+                return Err(StoreError::NotFound { thread_id: request.source_id.clone() });
+            };
+            let prefix =
+                prefix_len(request.at, source.record.version, source.events.len() as u64, &Counts(&source.counts))?;
+            if inner.threads.contains_key(&request.thread_id) {
+                return Err(StoreError::Exists { thread_id: request.thread_id.clone() });
+            }
+            if inner.threads.len() as u64 >= self.max_threads {
+                return Err(StoreError::Full { limit: self.max_threads });
+            }
+            let version = fork_version(prefix);
+            let record = ThreadRecord {
+                thread_id: request.thread_id.clone(),
+                version,
+                event_count: prefix,
+                settings: source.record.settings.clone(),
+                metadata: request.metadata.unwrap_or_else(|| source.record.metadata.clone()),
+                created_at: request.now,
+                updated_at: request.now,
+            };
+            // The events are shared, not copied: a fork costs one pointer per event.
+            let events = source.events[..prefix as usize].to_vec();
+            let counts = if version == 0 { vec![0] } else { vec![0, prefix] };
+            let serial = inner.next_serial;
+            inner.next_serial += 1;
+            inner.threads.insert(request.thread_id, Entry { record: record.clone(), events, counts, serial });
+            Ok(record)
+        });
+        async move { result }.boxed()
+    }
+
+    fn rewound_since(&self, thread_id: &str, version: u64, event_count: u64) -> BoxFuture<'_, StoreResult<bool>> {
+        let result = self.with(|inner| match inner.threads.get(thread_id) {
+            Some(entry) => Ok(Counts(&entry.counts).lowest_count_after(version)?.is_some_and(|c| c < event_count)),
+            None => Err(StoreError::NotFound { thread_id: thread_id.to_owned() }),
         });
         async move { result }.boxed()
     }

@@ -1,11 +1,16 @@
-//! Where threads live: an append-only event log per thread, behind one trait.
+//! Where threads live: an event log per thread, behind one trait.
+//!
+//! Events are appended, and taken back only from the end (`pop`); every change moves the
+//! thread's version on by one, and each version's event count is kept, so a version names one
+//! state of the thread for good (forks at a version, readers noticing pops).
 //!
 //! The service keeps rendered state in memory and treats the store as the source of truth:
-//! every append is acknowledged only after the store has it. Durable stores (SQLite,
+//! every change is acknowledged only after the store has it. Durable stores (SQLite,
 //! PostgreSQL) implement the same trait as the in-memory one.
 
 mod codec;
 mod data_dir;
+mod history;
 mod memory;
 mod postgres;
 mod spec;
@@ -57,6 +62,39 @@ pub struct Appended {
     pub updated_at: u64,
 }
 
+/// The result of a successful pop: the events removed, in thread order, and the thread after.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Popped {
+    pub events: Vec<Arc<StoredEvent>>,
+    pub version: u64,
+    pub event_count: u64,
+    pub updated_at: u64,
+}
+
+/// Which prefix of a thread a fork takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForkPoint {
+    /// Every event the thread holds now.
+    Whole,
+    /// The first this many events.
+    Events(u64),
+    /// The events the thread held right after this version, which must still be its first
+    /// events (no pop since has removed any of them).
+    Version(u64),
+}
+
+/// A new thread holding a prefix of another.
+#[derive(Clone, Debug)]
+pub struct ForkThread {
+    pub source_id: String,
+    pub at: ForkPoint,
+    pub thread_id: String,
+    /// `None` copies the source's metadata.
+    pub metadata: Option<Map<String, Value>>,
+    /// Milliseconds since the Unix epoch.
+    pub now: u64,
+}
+
 /// Which kind of store backs the server (reported by `initialize`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,6 +115,13 @@ pub enum StoreError {
     /// The store refuses to hold more threads.
     #[error("the store holds its limit of {limit} threads")]
     Full { limit: u64 },
+    /// A thread with this id exists already (a fork's new id).
+    #[error("thread {thread_id:?} already exists")]
+    Exists { thread_id: String },
+    /// A request's number does not fit the thread (`field` names it), e.g. popping more
+    /// events than there are.
+    #[error("{field}: {reason}")]
+    OutOfRange { field: &'static str, reason: String },
     /// The backing database failed or is unreachable.
     #[error("store unavailable: {0}")]
     Unavailable(String),
@@ -94,10 +139,11 @@ pub struct OpenThread {
     pub now: u64,
 }
 
-/// An append-only event log of threads.
+/// The event logs of threads.
 ///
-/// Implementations must make `append` atomic (all events or none) and durable before it
-/// returns, and must detect `expected_version` conflicts themselves (not read-then-write).
+/// Implementations must make `append`, `pop` and `fork` atomic (all or nothing) and durable
+/// before they return, and must detect `expected_version` conflicts themselves (not
+/// read-then-write).
 pub trait Store: Send + Sync + 'static {
     fn kind(&self) -> StoreKind;
 
@@ -123,6 +169,26 @@ pub trait Store: Send + Sync + 'static {
         events: &[Arc<StoredEvent>],
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>>;
+
+    /// Removes the last `count` events (at least 1) as one change that moves the version on,
+    /// all or nothing. `expected_version` conflicts as for `append`; `count` past the thread's
+    /// length is [`StoreError::OutOfRange`].
+    fn pop(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        count: u64,
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Popped>>;
+
+    /// Creates `request.thread_id` holding the prefix of the source that `request.at` names,
+    /// with the source's settings; at version 1 (the prefix counts as its first append), or 0
+    /// when the prefix is empty. [`StoreError::Exists`] when the new id is taken.
+    fn fork(&self, request: ForkThread) -> BoxFuture<'_, StoreResult<ThreadRecord>>;
+
+    /// Whether a pop after `version` left the thread with fewer than `event_count` events, so
+    /// a reader holding that many events must read the thread anew rather than catch up.
+    fn rewound_since(&self, thread_id: &str, version: u64, event_count: u64) -> BoxFuture<'_, StoreResult<bool>>;
 
     /// Every thread's record, oldest first.
     fn list(&self) -> BoxFuture<'_, StoreResult<Vec<ThreadRecord>>>;

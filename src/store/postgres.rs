@@ -8,7 +8,10 @@
 //! catches up with others' appends in one query.
 
 use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
-use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
+use super::history::{check_pop, fork_version, prefix_len, VersionLog};
+use super::{
+    Appended, ForkPoint, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
+};
 use crate::event::StoredEvent;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use futures_util::future::{BoxFuture, FutureExt};
@@ -84,6 +87,50 @@ WITH cur AS (
     FROM app WHERE t.thread_key = app.thread_key
 )
 SELECT cur.version, app.version, app.first_seq + app.event_count FROM cur LEFT JOIN app ON true";
+
+/// Pops in one statement, as an append does: claims `(thread, version + 1)` with a version row
+/// whose `first_seq` is the count left (and `event_count` 0), deletes the events from there on
+/// and moves the thread on. Yields the version and count found and, when the pop happened, the
+/// new version and the removed events.
+const POP_SQL: &str = "
+WITH cur AS (
+    SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1
+), app AS (
+    INSERT INTO threadkeeper_appends (thread_key, version, first_seq, event_count, appended_at)
+    SELECT thread_key, version + 1, event_count - $3, 0, $4
+    FROM cur WHERE ($2::bigint IS NULL OR version = $2::bigint) AND event_count >= $3
+    RETURNING thread_key, version, first_seq
+), del AS (
+    DELETE FROM threadkeeper_events e USING app
+    WHERE e.thread_key = app.thread_key AND e.seq >= app.first_seq
+    RETURNING e.seq, e.body
+), upd AS (
+    UPDATE threadkeeper_threads t SET version = app.version, event_count = app.first_seq, updated_at = $4
+    FROM app WHERE t.thread_key = app.thread_key
+)
+SELECT cur.version, cur.event_count, app.version, del.seq, del.body
+FROM cur LEFT JOIN app ON true LEFT JOIN del ON true ORDER BY del.seq";
+
+/// The count after a version and the lowest count after it, from the version rows (each row's
+/// `first_seq + event_count` is the count that version left).
+const VERSION_LOG_SQL: &str = "
+SELECT (SELECT first_seq + event_count FROM threadkeeper_appends WHERE thread_key = $1 AND version = $2),
+       (SELECT min(first_seq + event_count) FROM threadkeeper_appends WHERE thread_key = $1 AND version > $2)";
+
+/// A version log read ahead for one fork point.
+struct FetchedLog {
+    count_at: Option<u64>,
+    lowest_after: Option<u64>,
+}
+
+impl VersionLog for FetchedLog {
+    fn count_at(&self, _version: u64) -> StoreResult<Option<u64>> {
+        Ok(self.count_at)
+    }
+    fn lowest_count_after(&self, _version: u64) -> StoreResult<Option<u64>> {
+        Ok(self.lowest_after)
+    }
+}
 
 pub struct PostgresStore {
     pool: Pool,
@@ -173,6 +220,158 @@ impl PostgresStore {
                 Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version: current as u64 })
             }
         })
+    }
+}
+
+impl PostgresStore {
+    /// After a change lost a race to another: the error to give up with, or `None` (after a
+    /// short back-off) to try again with fresh numbers.
+    async fn after_lost_race(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        attempt: u32,
+        now: u64,
+    ) -> Option<StoreError> {
+        let thread_id = thread_id.to_owned();
+        if expected_version.is_some() {
+            // Another server took that version first (or deleted the thread).
+            return Some(match self.record(&thread_id).await {
+                Ok(Some(record)) => StoreError::VersionConflict { thread_id, current_version: record.version },
+                Ok(None) => StoreError::NotFound { thread_id },
+                Err(e) => e,
+            });
+        }
+        if attempt >= MAX_APPEND_ATTEMPTS {
+            return Some(StoreError::Unavailable(format!(
+                "PostgreSQL: gave up changing thread {thread_id:?} after {attempt} attempts lost to concurrent changes"
+            )));
+        }
+        // Back off a little, differently per attempt, so racing servers spread out.
+        let jitter = (now as u32 ^ attempt.wrapping_mul(2_654_435_761)) % 4;
+        tokio::time::sleep(Duration::from_millis(u64::from(attempt.min(8) + jitter))).await;
+        None
+    }
+
+    async fn try_pop(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        count: u64,
+        now: u64,
+    ) -> Result<StoreResult<Popped>, tokio_postgres::Error> {
+        let client = match self.client().await {
+            Ok(client) => client,
+            Err(e) => return Ok(Err(e)),
+        };
+        let statement = client.prepare_cached(POP_SQL).await?;
+        self.count();
+        let expected = expected_version.map(|v| v as i64);
+        let rows = client.query(&statement, &[&thread_id, &expected, &seq_bound(count), &(now as i64)]).await?;
+        let Some(first) = rows.first() else {
+            return Ok(Err(StoreError::NotFound { thread_id: thread_id.to_owned() }));
+        };
+        let (current, event_count): (i64, i64) = (first.get(0), first.get(1));
+        let Some(version) = first.get::<_, Option<i64>>(2) else {
+            if expected_version.is_some_and(|v| v != current as u64) {
+                let current_version = current as u64;
+                return Ok(Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version }));
+            }
+            return Ok(check_pop(count, event_count as u64)
+                .and(Err(StoreError::Unavailable("PostgreSQL: the pop changed nothing".into()))));
+        };
+        let mut events = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let seq: Option<i64> = row.get(3);
+            let body: Option<&str> = row.get(4);
+            if let (Some(seq), Some(body)) = (seq, body) {
+                match decode_event(thread_id, seq as u64, body) {
+                    Ok(event) => events.push(Arc::new(event)),
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+        }
+        let event_count = (event_count - seq_bound(count)) as u64;
+        Ok(Ok(Popped { events, version: version as u64, event_count, updated_at: now }))
+    }
+
+    async fn try_fork(&self, request: &ForkThread) -> StoreResult<ThreadRecord> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        // The share lock holds off pops and appends of the source until the copy is made.
+        self.count();
+        let source = tx
+            .query_opt(
+                "SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1 FOR SHARE",
+                &[&request.source_id],
+            )
+            .await
+            .map_err(pg_error)?;
+        let Some(source) = source else {
+            return Err(StoreError::NotFound { thread_id: request.source_id.clone() });
+        };
+        let (key, version, event_count): (i64, i64, i64) = (source.get(0), source.get(1), source.get(2));
+        let log = match request.at {
+            ForkPoint::Version(v) if v > 0 && v <= version as u64 => {
+                self.count();
+                let row = tx.query_one(VERSION_LOG_SQL, &[&key, &seq_bound(v)]).await.map_err(pg_error)?;
+                let read = |i| row.get::<_, Option<i64>>(i).map(|c| c as u64);
+                FetchedLog { count_at: read(0), lowest_after: read(1) }
+            }
+            _ => FetchedLog { count_at: None, lowest_after: None },
+        };
+        let prefix = prefix_len(request.at, version as u64, event_count as u64, &log)?;
+        let new_version = fork_version(prefix) as i64;
+        let metadata = request.metadata.as_ref().map(encode_json).transpose()?;
+        let now = request.now as i64;
+        let sql = format!(
+            "INSERT INTO threadkeeper_threads AS t
+                (thread_id, version, event_count, settings, metadata, created_at, updated_at)
+             SELECT $2, $3, $4, s.settings, coalesce($5, s.metadata), $6, $6
+             FROM threadkeeper_threads s WHERE s.thread_key = $1
+             ON CONFLICT (thread_id) DO NOTHING
+             RETURNING t.thread_key, {RECORD_COLUMNS}"
+        );
+        self.count();
+        let inserted = tx
+            .query_opt(&sql, &[&key, &request.thread_id, &new_version, &(prefix as i64), &metadata, &now])
+            .await
+            .map_err(pg_error)?;
+        let Some(inserted) = inserted else {
+            return Err(StoreError::Exists { thread_id: request.thread_id.clone() });
+        };
+        let new_key: i64 = inserted.get(0);
+        // One statement copies the prefix inside the database; no event passes through here.
+        self.count();
+        tx.execute(
+            "INSERT INTO threadkeeper_events (thread_key, seq, body)
+             SELECT $2, seq, body FROM threadkeeper_events WHERE thread_key = $1 AND seq < $3",
+            &[&key, &new_key, &(prefix as i64)],
+        )
+        .await
+        .map_err(pg_error)?;
+        if new_version > 0 {
+            self.count();
+            tx.execute(
+                "INSERT INTO threadkeeper_appends (thread_key, version, first_seq, event_count, appended_at)
+                 VALUES ($1, $2, 0, $3, $4)",
+                &[&new_key, &new_version, &(prefix as i64), &now],
+            )
+            .await
+            .map_err(pg_error)?;
+        }
+        let record = RawRecord {
+            thread_id: inserted.get(1),
+            version: inserted.get(2),
+            event_count: inserted.get(3),
+            settings: inserted.get(4),
+            metadata: inserted.get(5),
+            created_at: inserted.get(6),
+            updated_at: inserted.get(7),
+        }
+        .decode()?;
+        tx.commit().await.map_err(pg_error)?;
+        Ok(record)
     }
 }
 
@@ -353,28 +552,67 @@ impl Store for PostgresStore {
                         return Err(StoreError::NotFound { thread_id })
                     }
                     Err(e) if lost_race(&e) => {
-                        if expected_version.is_some() {
-                            // Another server took that version first (or deleted the thread).
-                            return Err(match self.record(&thread_id).await? {
-                                Some(record) => {
-                                    StoreError::VersionConflict { thread_id, current_version: record.version }
-                                }
-                                None => StoreError::NotFound { thread_id },
-                            });
+                        if let Some(error) = self.after_lost_race(&thread_id, expected_version, attempt, now).await {
+                            return Err(error);
                         }
-                        if attempt >= MAX_APPEND_ATTEMPTS {
-                            return Err(StoreError::Unavailable(format!(
-                                "PostgreSQL: gave up appending to thread {thread_id:?} after {attempt} \
-                                 attempts lost to concurrent appends"
-                            )));
-                        }
-                        // Back off a little, differently per attempt, so racing servers spread out.
-                        let jitter = (now as u32 ^ attempt.wrapping_mul(2_654_435_761)) % 4;
-                        tokio::time::sleep(Duration::from_millis(u64::from(attempt.min(8) + jitter))).await;
                     }
                     Err(e) => return Err(pg_error(e)),
                 }
             }
+        }
+        .boxed()
+    }
+
+    fn pop(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        count: u64,
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Popped>> {
+        let thread_id = thread_id.to_owned();
+        async move {
+            if count == 0 {
+                check_pop(count, 0)?;
+            }
+            let mut attempt = 0;
+            loop {
+                attempt += 1;
+                match self.try_pop(&thread_id, expected_version, count, now).await {
+                    Ok(result) => return result,
+                    Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
+                        return Err(StoreError::NotFound { thread_id })
+                    }
+                    Err(e) if lost_race(&e) => {
+                        if let Some(error) = self.after_lost_race(&thread_id, expected_version, attempt, now).await {
+                            return Err(error);
+                        }
+                    }
+                    Err(e) => return Err(pg_error(e)),
+                }
+            }
+        }
+        .boxed()
+    }
+
+    fn fork(&self, request: ForkThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
+        // A fork racing another to the same new id waits for it, then finds the id taken.
+        async move { self.try_fork(&request).await }.boxed()
+    }
+
+    fn rewound_since(&self, thread_id: &str, version: u64, event_count: u64) -> BoxFuture<'_, StoreResult<bool>> {
+        let thread_id = thread_id.to_owned();
+        async move {
+            let rows = self
+                .query(
+                    "SELECT min(a.first_seq + a.event_count) FROM threadkeeper_appends a
+                     JOIN threadkeeper_threads t ON t.thread_key = a.thread_key
+                     WHERE t.thread_id = $1 AND a.version > $2",
+                    &[&thread_id, &seq_bound(version)],
+                )
+                .await?;
+            let lowest: Option<i64> = rows.first().and_then(|row| row.get(0));
+            Ok(lowest.is_some_and(|count| (count as u64) < event_count))
         }
         .boxed()
     }

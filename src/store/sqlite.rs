@@ -11,7 +11,8 @@
 //! a busy timeout) and readers catch up, so the store reports itself as shared.
 
 use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
-use super::{Appended, OpenThread, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
+use super::history::{check_pop, fork_version, prefix_len, VersionLog};
+use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
@@ -20,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The schema this version writes; `PRAGMA user_version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Marks the file as ours (`PRAGMA application_id`, "TkTh").
 const APPLICATION_ID: i64 = 0x546b_5468;
@@ -44,6 +45,15 @@ const MIGRATIONS: &[&str] = &[
         body       TEXT NOT NULL,
         PRIMARY KEY (thread_key, seq)
     ) WITHOUT ROWID;",
+    // 1 → 2: the event count after every version, for forks at a version and for readers to
+    // notice pops. Versions before the upgrade are unknown; each thread's current one is not.
+    "CREATE TABLE versions (
+        thread_key  INTEGER NOT NULL,
+        version     INTEGER NOT NULL,
+        event_count INTEGER NOT NULL,
+        PRIMARY KEY (thread_key, version)
+    ) WITHOUT ROWID;
+    INSERT INTO versions (thread_key, version, event_count) SELECT thread_key, version, event_count FROM threads;",
 ];
 
 /// How long a write waits for another process holding the database lock.
@@ -290,6 +300,50 @@ fn read_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
     })
 }
 
+/// Moves the thread to `version` holding `count` events, and logs the count.
+fn set_version(conn: &Connection, key: i64, version: i64, count: i64, now: u64) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE threads SET version = ?2, event_count = ?3, updated_at = ?4 WHERE thread_key = ?1")?
+        .execute(params![key, version, count, now as i64])?;
+    conn.prepare_cached("INSERT INTO versions (thread_key, version, event_count) VALUES (?1, ?2, ?3)")?
+        .execute(params![key, version, count])?;
+    Ok(())
+}
+
+/// The key, version and event count of a thread.
+fn select_current(conn: &Connection, thread_id: &str) -> rusqlite::Result<Option<(i64, i64, i64)>> {
+    conn.prepare_cached("SELECT thread_key, version, event_count FROM threads WHERE thread_id = ?1")?
+        .query_row([thread_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()
+}
+
+/// One thread's version log, read inside the caller's transaction.
+struct Versions<'a> {
+    conn: &'a Connection,
+    key: i64,
+}
+
+impl VersionLog for Versions<'_> {
+    fn count_at(&self, version: u64) -> StoreResult<Option<u64>> {
+        let sql = "SELECT event_count FROM versions WHERE thread_key = ?1 AND version = ?2";
+        self.query(sql, version)
+    }
+    fn lowest_count_after(&self, version: u64) -> StoreResult<Option<u64>> {
+        let sql = "SELECT min(event_count) FROM versions WHERE thread_key = ?1 AND version > ?2";
+        self.query(sql, version)
+    }
+}
+
+impl Versions<'_> {
+    fn query(&self, sql: &str, version: u64) -> StoreResult<Option<u64>> {
+        let row = self.conn.prepare_cached(sql).and_then(|mut stmt| {
+            stmt.query_row(params![self.key, seq_bound(version)], |r| r.get::<_, Option<i64>>(0)).optional()
+        });
+        // The caller's Fail keeps SQLite's own error; this path reports it as unavailable.
+        row.map(|count| count.flatten().map(|c| c as u64))
+            .map_err(|e| StoreError::Unavailable(format!("reading the version log: {}", describe(&e))))
+    }
+}
+
 fn select_record(conn: &Connection, thread_id: &str) -> Result<Option<ThreadRecord>, Fail> {
     let sql = format!("SELECT {RECORD_COLUMNS} FROM threads t WHERE t.thread_id = ?1");
     let raw = conn.prepare_cached(&sql)?.query_row([thread_id], read_record).optional()?;
@@ -394,13 +448,99 @@ impl Store for SqliteStore {
                 }
             }
             let (version, count) = (version + 1, count + bodies.len() as i64);
-            tx.prepare_cached(
-                "UPDATE threads SET version = ?2, event_count = ?3, updated_at = ?4 WHERE thread_key = ?1",
-            )?
-            .execute(params![key, version, count, now as i64])?;
+            set_version(&tx, key, version, count, now)?;
             // Returns once the commit is on disk (synchronous = FULL).
             tx.commit()?;
             Ok(Appended { version: version as u64, event_count: count as u64, updated_at: now })
+        })
+    }
+
+    fn pop(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        count: u64,
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Popped>> {
+        let thread_id = thread_id.to_owned();
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let Some((key, version, event_count)) = select_current(&tx, &thread_id)? else {
+                return Err(StoreError::NotFound { thread_id }.into());
+            };
+            if let Some(expected) = expected_version {
+                if expected != version as u64 {
+                    return Err(StoreError::VersionConflict { thread_id, current_version: version as u64 }.into());
+                }
+            }
+            check_pop(count, event_count as u64)?;
+            let keep = event_count - count as i64;
+            let mut events = Vec::with_capacity(count as usize);
+            {
+                let mut select =
+                    tx.prepare_cached("SELECT seq, body FROM events WHERE thread_key = ?1 AND seq >= ?2 ORDER BY seq")?;
+                let mut rows = select.query(params![key, keep])?;
+                while let Some(row) = rows.next()? {
+                    let seq: i64 = row.get(0)?;
+                    let body: String = row.get(1)?;
+                    events.push(Arc::new(decode_event(&thread_id, seq as u64, &body)?));
+                }
+            }
+            tx.prepare_cached("DELETE FROM events WHERE thread_key = ?1 AND seq >= ?2")?.execute(params![key, keep])?;
+            set_version(&tx, key, version + 1, keep, now)?;
+            tx.commit()?;
+            Ok(Popped { events, version: version as u64 + 1, event_count: keep as u64, updated_at: now })
+        })
+    }
+
+    fn fork(&self, request: ForkThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
+        self.call(move |conn| {
+            let metadata = request.metadata.as_ref().map(encode_json).transpose()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let Some((source, version, event_count)) = select_current(&tx, &request.source_id)? else {
+                return Err(StoreError::NotFound { thread_id: request.source_id }.into());
+            };
+            let log = Versions { conn: &tx, key: source };
+            let prefix = prefix_len(request.at, version as u64, event_count as u64, &log)?;
+            let version = fork_version(prefix) as i64;
+            let inserted = tx.execute(
+                "INSERT INTO threads (thread_id, version, event_count, settings, metadata, created_at, updated_at)
+                 SELECT ?2, ?3, ?4, settings, coalesce(?5, metadata), ?6, ?6 FROM threads WHERE thread_key = ?1
+                 ON CONFLICT (thread_id) DO NOTHING",
+                params![source, request.thread_id, version, prefix as i64, metadata, request.now as i64],
+            )?;
+            if inserted == 0 {
+                return Err(StoreError::Exists { thread_id: request.thread_id }.into());
+            }
+            let key = tx.last_insert_rowid();
+            // One statement copies the prefix inside the database; no event passes through here.
+            tx.execute(
+                "INSERT INTO events (thread_key, seq, body) SELECT ?2, seq, body FROM events
+                 WHERE thread_key = ?1 AND seq < ?3",
+                params![source, key, prefix as i64],
+            )?;
+            if version > 0 {
+                tx.execute(
+                    "INSERT INTO versions (thread_key, version, event_count) VALUES (?1, ?2, ?3)",
+                    params![key, version, prefix as i64],
+                )?;
+            }
+            let record = select_record(&tx, &request.thread_id)?
+                .ok_or_else(|| StoreError::Unavailable("the fork vanished while it was made".into()))?;
+            tx.commit()?;
+            Ok(record)
+        })
+    }
+
+    fn rewound_since(&self, thread_id: &str, version: u64, event_count: u64) -> BoxFuture<'_, StoreResult<bool>> {
+        let thread_id = thread_id.to_owned();
+        self.call(move |conn| {
+            let tx = conn.transaction()?;
+            let Some((key, _, _)) = select_current(&tx, &thread_id)? else {
+                return Err(StoreError::NotFound { thread_id }.into());
+            };
+            let lowest = Versions { conn: &tx, key }.lowest_count_after(version)?;
+            Ok(lowest.is_some_and(|count| count < event_count))
         })
     }
 
@@ -420,10 +560,14 @@ impl Store for SqliteStore {
         let thread_id = thread_id.to_owned();
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute(
-                "DELETE FROM events WHERE thread_key = (SELECT thread_key FROM threads WHERE thread_id = ?1)",
-                [&thread_id],
-            )?;
+            for table in ["events", "versions"] {
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE thread_key = (SELECT thread_key FROM threads WHERE thread_id = ?1)"
+                    ),
+                    [&thread_id],
+                )?;
+            }
             let deleted = tx.execute("DELETE FROM threads WHERE thread_id = ?1", [&thread_id])?;
             tx.commit()?;
             Ok(deleted > 0)

@@ -197,7 +197,7 @@ fn a_database_from_a_newer_version_is_refused_untouched() {
     assert_eq!(
         stderr.trim_end(),
         format!(
-            "threadkeeper: cannot open the store {}: database {} has schema version 99, newer than the 1 this \
+            "threadkeeper: cannot open the store {}: database {} has schema version 99, newer than the 2 this \
              threadkeeper understands; refusing to open it (use a newer threadkeeper)",
             sqlite(&path),
             path.display()

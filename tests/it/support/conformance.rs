@@ -19,7 +19,8 @@ use std::sync::Arc;
 use threadkeeper::event::StoredEvent;
 use threadkeeper::service::{Limits, ServiceError, ThreadService};
 use threadkeeper::store::{
-    Appended, MemoryStore, OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings,
+    Appended, ForkPoint, ForkThread, MemoryStore, OpenThread, Store, StoreError, StoreKind, ThreadRecord,
+    ThreadSettings,
 };
 use threadkeeper::AgentEvent;
 
@@ -117,6 +118,13 @@ macro_rules! conformance_suite {
             concurrent_opens_make_one_thread,
             delete_racing_appends_leaves_nothing_behind,
             the_service_evicts_and_reloads_threads_unchanged,
+            pop_removes_the_last_events_and_moves_the_version_on,
+            pop_conflicts_as_appends_do_and_changes_nothing,
+            fork_holds_the_prefix_it_names,
+            a_fork_and_its_source_change_independently,
+            pops_and_forks_survive_a_fresh_instance,
+            concurrent_pops_and_appends_all_land_once,
+            a_service_notices_pops_by_another_instance,
         );
     };
     (@tests $setup:path; $($check:ident),* $(,)?) => {
@@ -774,4 +782,306 @@ pub async fn the_service_evicts_and_reloads_threads_unchanged(b: Backing) {
         let appended = service.append(&id(n), more, Some(1)).await.unwrap();
         assert_eq!((appended.version, appended.event_count), (2, sample.len() as u64 + 1), "{}", id(n));
     }
+}
+
+// ---- undo and branch ----
+
+async fn pop(
+    store: &dyn Store,
+    thread_id: &str,
+    expected: Option<u64>,
+    count: u64,
+    now: u64,
+) -> (Vec<String>, u64, u64) {
+    let popped = store.pop(thread_id, expected, count, now).await.unwrap_or_else(|e| panic!("pop {thread_id}: {e}"));
+    assert_eq!(popped.updated_at, now);
+    (texts(&popped.events), popped.version, popped.event_count)
+}
+
+fn fork_request(source: &str, at: ForkPoint, thread_id: &str) -> ForkThread {
+    ForkThread { source_id: source.into(), at, thread_id: thread_id.into(), metadata: None, now: T0 + 500 }
+}
+
+fn out_of_range(field: &'static str, reason: &str) -> StoreError {
+    StoreError::OutOfRange { field, reason: reason.into() }
+}
+
+pub async fn pop_removes_the_last_events_and_moves_the_version_on(b: Backing) {
+    let store = &*b.store;
+    open(store, "t", T0).await;
+    append(store, "t", None, &batch(1, 3)).await;
+    append(store, "t", None, &batch(2, 2)).await;
+    // The removed events come back in thread order; the version moves on, the count back.
+    assert_eq!(
+        pop(store, "t", None, 3, T0 + 7).await,
+        (texts(&[batch(1, 3)[2..].to_vec(), batch(2, 2)].concat()), 3, 2)
+    );
+    let (rec, events) = all_events(store, "t").await;
+    assert_eq!((rec.version, rec.event_count, rec.updated_at), (3, 2, T0 + 7));
+    assert_eq!(events, texts(&batch(1, 2)));
+    // The default of one, and appends after a pop land right after what is left.
+    assert_eq!(pop(store, "t", Some(3), 1, T0 + 8).await, (texts(&batch(1, 2)[1..]), 4, 1));
+    assert_eq!(
+        append(store, "t", Some(4), &batch(3, 2)).await,
+        Appended { version: 5, event_count: 3, updated_at: T0 }
+    );
+    assert_eq!(all_events(store, "t").await.1, texts(&[batch(1, 1), batch(3, 2)].concat()));
+    // Every event may go.
+    assert_eq!(pop(store, "t", None, 3, T0 + 9).await.2, 0);
+    assert_eq!(all_events(store, "t").await.1, Vec::<String>::new());
+
+    // Numbers that do not fit change nothing.
+    let before = all_events(store, "t").await;
+    assert_eq!(
+        store.pop("t", None, 1, T0).await.unwrap_err(),
+        out_of_range("count", "the thread has 0 events, fewer than 1")
+    );
+    append(store, "t", None, &batch(4, 2)).await;
+    let before_after_append = all_events(store, "t").await;
+    assert_ne!(before, before_after_append);
+    assert_eq!(
+        store.pop("t", None, 3, T0).await.unwrap_err(),
+        out_of_range("count", "the thread has 2 events, fewer than 3")
+    );
+    assert_eq!(store.pop("t", None, 0, T0).await.unwrap_err(), out_of_range("count", "must be at least 1"));
+    assert_eq!(
+        store.pop("t", None, u64::MAX, T0).await.unwrap_err().to_string(),
+        "count: the thread has 2 events, fewer than 18446744073709551615"
+    );
+    assert_eq!(all_events(store, "t").await, before_after_append, "a refused pop changed the thread");
+    assert_eq!(store.pop("absent", None, 1, T0).await.unwrap_err(), not_found("absent"));
+    assert_eq!(store.pop("absent", Some(0), 1, T0).await.unwrap_err(), not_found("absent"));
+}
+
+pub async fn pop_conflicts_as_appends_do_and_changes_nothing(b: Backing) {
+    let store = &*b.store;
+    open(store, "t", T0).await;
+    append(store, "t", None, &batch(1, 4)).await;
+    pop(store, "t", Some(1), 1, T0).await;
+    let before = all_events(store, "t").await;
+    for stale in [0, 1, 3, u64::MAX] {
+        assert_eq!(
+            store.pop("t", Some(stale), 1, T0 + 1).await.unwrap_err(),
+            conflict("t", 2),
+            "expectedVersion {stale}"
+        );
+        // A conflict wins over a count that does not fit.
+        assert_eq!(store.pop("t", Some(stale), 99, T0 + 1).await.unwrap_err(), conflict("t", 2));
+    }
+    assert_eq!(all_events(store, "t").await, before, "a conflict changed the thread");
+    // Appends expecting the version before the pop conflict too: the pop was a change.
+    assert_eq!(store.append("t", Some(1), &batch(9, 1), T0).await.unwrap_err(), conflict("t", 2));
+    assert_eq!(pop(store, "t", Some(2), 2, T0 + 2).await.1, 3);
+}
+
+pub async fn fork_holds_the_prefix_it_names(b: Backing) {
+    let store = &*b.store;
+    let settings = ThreadSettings { instructions: Some("Be brief.".into()), ..Default::default() };
+    let metadata = map(json!({"zeta": 1, "alpha": true}));
+    store
+        .open(OpenThread {
+            thread_id: "src".into(),
+            settings: Some(settings.clone()),
+            metadata: Some(metadata.clone()),
+            now: T0,
+        })
+        .await
+        .unwrap();
+    append(store, "src", None, &batch(1, 2)).await; // v1: 2 events
+    append(store, "src", None, &batch(2, 3)).await; // v2: 5
+    pop(store, "src", None, 2, T0).await; // v3: 3
+    append(store, "src", None, &batch(4, 1)).await; // v4: 4
+    let all = all_events(store, "src").await.1;
+
+    let whole = store.fork(fork_request("src", ForkPoint::Whole, "whole")).await.unwrap();
+    let expected = ThreadRecord {
+        thread_id: "whole".into(),
+        version: 1,
+        event_count: 4,
+        settings: settings.clone(),
+        metadata: metadata.clone(),
+        created_at: T0 + 500,
+        updated_at: T0 + 500,
+    };
+    assert_eq!(whole, expected);
+    assert_eq!(all_events(store, "whole").await, (expected, all.clone()));
+
+    for (at, id, count) in [
+        (ForkPoint::Events(2), "e2", 2),
+        (ForkPoint::Events(0), "e0", 0),
+        (ForkPoint::Events(4), "e4", 4),
+        (ForkPoint::Version(0), "v0", 0),
+        (ForkPoint::Version(1), "v1", 2),
+        (ForkPoint::Version(3), "v3", 3),
+        (ForkPoint::Version(4), "v4", 4),
+    ] {
+        let forked = store.fork(fork_request("src", at, id)).await.unwrap_or_else(|e| panic!("{at:?}: {e}"));
+        assert_eq!((forked.version, forked.event_count), (u64::from(count > 0), count as u64), "{at:?}");
+        assert_eq!(all_events(store, id).await.1, all[..count].to_vec(), "{at:?}");
+    }
+    // Metadata given replaces the source's.
+    let mut request = fork_request("src", ForkPoint::Events(1), "own-metadata");
+    request.metadata = Some(map(json!({"branch": "b"})));
+    let forked = store.fork(request).await.unwrap();
+    assert_eq!((forked.metadata, forked.settings), (map(json!({"branch": "b"})), settings));
+
+    let before = list(store).await;
+    let refused = [
+        (ForkPoint::Events(5), "atEvent", "the thread has 4 events, fewer than 5"),
+        (ForkPoint::Version(5), "atVersion", "the thread is at version 4, before 5"),
+        (ForkPoint::Version(2), "atVersion", "events of version 2 were popped since, so its events are gone"),
+    ];
+    for (at, field, reason) in refused {
+        assert_eq!(store.fork(fork_request("src", at, "new")).await.unwrap_err(), out_of_range(field, reason));
+    }
+    assert_eq!(
+        store.fork(fork_request("src", ForkPoint::Whole, "e2")).await.unwrap_err(),
+        StoreError::Exists { thread_id: "e2".into() }
+    );
+    assert_eq!(
+        store.fork(fork_request("src", ForkPoint::Whole, "src")).await.unwrap_err(),
+        StoreError::Exists { thread_id: "src".into() }
+    );
+    assert_eq!(store.fork(fork_request("absent", ForkPoint::Whole, "new")).await.unwrap_err(), not_found("absent"));
+    assert_eq!(list(store).await, before, "a refused fork made or changed a thread");
+    assert_eq!(all_events(store, "e2").await.1, all[..2].to_vec());
+}
+
+pub async fn a_fork_and_its_source_change_independently(b: Backing) {
+    let store = &*b.store;
+    open(store, "src", T0).await;
+    append(store, "src", None, &batch(1, 3)).await;
+    store.fork(fork_request("src", ForkPoint::Events(2), "branch")).await.unwrap();
+    // Each side goes its own way: pops and appends on one never show on the other.
+    append(store, "branch", Some(1), &batch(2, 2)).await;
+    pop(store, "src", Some(1), 3, T0).await;
+    append(store, "src", Some(2), &batch(3, 1)).await;
+    pop(store, "branch", Some(2), 1, T0).await;
+    assert_eq!(all_events(store, "src").await.1, texts(&batch(3, 1)));
+    assert_eq!(all_events(store, "branch").await.1, texts(&[batch(1, 2), batch(2, 1)].concat()));
+    // A fork of a fork, at a version of the fork.
+    store.fork(fork_request("branch", ForkPoint::Version(1), "twig")).await.unwrap();
+    assert_eq!(all_events(store, "twig").await.1, texts(&batch(1, 2)));
+    // Deleting the source leaves its forks whole.
+    assert!(store.delete("src").await.unwrap());
+    assert_eq!(all_events(store, "branch").await.1, texts(&[batch(1, 2), batch(2, 1)].concat()));
+    assert_eq!(ids(&list(store).await), ["branch", "twig"]);
+}
+
+pub async fn pops_and_forks_survive_a_fresh_instance(b: Backing) {
+    let store = &*b.store;
+    open(store, "t", T0).await;
+    append(store, "t", None, &batch(1, 3)).await;
+    pop(store, "t", None, 1, T0 + 1).await;
+    append(store, "t", None, &batch(2, 2)).await;
+    store.fork(fork_request("t", ForkPoint::Version(2), "f")).await.unwrap();
+    let Some(fresh) = b.another().await else {
+        eprintln!("{}: threads live in the instance only; nothing to reload (checked elsewhere)", b.name);
+        return;
+    };
+    assert_eq!(list(&*fresh).await, list(store).await);
+    for id in ["t", "f"] {
+        assert_eq!(all_events(&*fresh, id).await, all_events(store, id).await, "{id}");
+    }
+    // The version log came back too: forks at versions, and pops noticed.
+    fresh.fork(fork_request("t", ForkPoint::Version(3), "g")).await.unwrap();
+    assert_eq!(all_events(&*fresh, "g").await.1, texts(&[batch(1, 2), batch(2, 2)].concat()));
+    assert_eq!(
+        fresh.fork(fork_request("t", ForkPoint::Version(1), "h")).await.unwrap_err(),
+        out_of_range("atVersion", "events of version 1 were popped since, so its events are gone")
+    );
+    assert!(fresh.rewound_since("t", 1, 3).await.unwrap());
+    assert!(!fresh.rewound_since("t", 2, 2).await.unwrap());
+    assert!(!fresh.rewound_since("t", 0, 2).await.unwrap());
+    assert_eq!(pop(&*fresh, "t", Some(3), 4, T0 + 2).await.1, 4);
+    assert_eq!(store.append("t", Some(3), &[], T0).await.unwrap_err(), conflict("t", 4));
+    assert_eq!(all_events(store, "t").await.1, Vec::<String>::new());
+}
+
+pub async fn concurrent_pops_and_appends_all_land_once(b: Backing) {
+    const ROUNDS: u64 = 40;
+    let (one, two) = b.two_writers().await;
+    open(&*one, "race", T0).await;
+    append(&*one, "race", None, &batch(0, 2 * ROUNDS)).await;
+    // Without expectedVersion every change lands, each once.
+    let appender = {
+        let one = one.clone();
+        tokio::spawn(async move {
+            for n in 1..=ROUNDS {
+                one.append("race", None, &batch(n, 2), T0).await.unwrap_or_else(|e| panic!("append {n}: {e}"));
+            }
+        })
+    };
+    let popper = {
+        let two = two.clone();
+        tokio::spawn(async move {
+            let mut removed = 0;
+            for n in 1..=ROUNDS {
+                let popped = two.pop("race", None, 1, T0).await.unwrap_or_else(|e| panic!("pop {n}: {e}"));
+                assert_eq!(popped.events.len(), 1);
+                removed += 1;
+            }
+            removed
+        })
+    };
+    appender.await.unwrap();
+    let removed = popper.await.unwrap();
+    let (rec, events) = one.events_from("race", 0).await.unwrap();
+    assert_eq!((rec.version, rec.event_count), (1 + 2 * ROUNDS, 2 * ROUNDS + 2 * ROUNDS - removed));
+    assert_eq!(events.len() as u64, rec.event_count);
+    assert_eq!(texts(&events), texts(&two.events_from("race", 0).await.unwrap().1));
+    // With expectedVersion a pop and an append racing for one version have one winner.
+    for round in 0..ROUNDS {
+        let version = one.record("race").await.unwrap().unwrap().version;
+        let (a, p) = tokio::join!(
+            one.append("race", Some(version), &batch(500 + round, 1), T0),
+            two.pop("race", Some(version), 1, T0),
+        );
+        match (&a, &p) {
+            (Ok(won), Err(lost)) => assert_eq!((won.version, lost), (version + 1, &conflict("race", version + 1))),
+            (Err(lost), Ok(won)) => assert_eq!((won.version, lost), (version + 1, &conflict("race", version + 1))),
+            _ => panic!("round {round}: exactly one change may win: {a:?} {p:?}"),
+        }
+    }
+    let (rec, events) = two.events_from("race", 0).await.unwrap();
+    assert_eq!((rec.version, rec.event_count), (1 + 3 * ROUNDS, events.len() as u64));
+}
+
+pub async fn a_service_notices_pops_by_another_instance(b: Backing) {
+    let (one, two) = b.two_writers().await;
+    let (writer, reader) = (ThreadService::new(one, Limits::default()), ThreadService::new(two, Limits::default()));
+    let events = |tag: u64| {
+        let values = (0..3)
+            .map(|i| json!({"type": "message", "iteration": tag, "role": "user", "content": format!("{tag}.{i}")}));
+        values.collect::<Vec<_>>()
+    };
+    writer.open(Some("shared".into()), None, None).await.unwrap();
+    writer.append("shared", writer.validate_events(events(1)).unwrap(), None).await.unwrap();
+    assert_eq!(reader.snapshot("shared").await.unwrap().1.len(), 3);
+    // Pop two and append two: the count is back where the reader saw it, the events are not.
+    let (popped, record) = writer.pop("shared", 2, Some(1)).await.unwrap();
+    assert_eq!((popped.len(), record.version, record.event_count), (2, 2, 1));
+    writer.append("shared", writer.validate_events(events(2)[..2].to_vec()).unwrap(), Some(2)).await.unwrap();
+    if b.store.is_shared() {
+        // The reader appends without reading first: its append lands after the writer's
+        // changes, and what it holds afterwards is the store's thread, not its own stale one.
+        let appended = reader.append("shared", reader.validate_events(events(3)[..1].to_vec()).unwrap(), None).await;
+        assert_eq!(appended.map(|r| (r.version, r.event_count)), Ok((4, 4)));
+        let (wrec, wevents) = writer.snapshot("shared").await.unwrap();
+        let (rrec, revents) = reader.snapshot("shared").await.unwrap();
+        assert_eq!((rrec, texts(&revents)), (wrec, texts(&wevents)), "the reader caught up past a pop");
+        // And the same for a reader that pops.
+        writer.pop("shared", 1, None).await.unwrap();
+        writer.append("shared", writer.validate_events(events(4)[..1].to_vec()).unwrap(), None).await.unwrap();
+        let (popped, _) = reader.pop("shared", 1, None).await.unwrap();
+        assert_eq!(texts(&popped), texts(&writer.validate_events(events(4)[..1].to_vec()).unwrap().stored));
+        let (wrec, wevents) = writer.snapshot("shared").await.unwrap();
+        let (rrec, revents) = reader.snapshot("shared").await.unwrap();
+        assert_eq!((rrec, texts(&revents)), (wrec, texts(&wevents)), "the reader's pop");
+    } else {
+        eprintln!("{}: one instance, one service state; nothing to catch up", b.name);
+    }
+    let (_, wevents) = writer.snapshot("shared").await.unwrap();
+    let n = wevents.len();
+    assert_eq!(texts(&wevents)[n - 2..], texts(&writer.events_tail("shared", 2).await.unwrap().events)[..]);
 }
