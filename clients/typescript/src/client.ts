@@ -272,7 +272,7 @@ export class ThreadKeeper implements AsyncDisposable {
   }
 
   /** A CLI model's prompt for `messages` (`prompt/cli`); a thread's is `thread.promptCli()`. */
-  async promptCli(messages: readonly StoredMessage[], options: PromptCliOptions & CallOptions = {}): Promise<string> {
+  async promptCli(messages: readonly StoredMessage[], options: Omit<PromptCliOptions, "options"> & CallOptions = {}): Promise<string> {
     const { signal, timeoutMs, ...rest } = options;
     return (await this.call<{ prompt: string }>("prompt/cli", { messages, ...rest }, { signal, timeoutMs })).prompt;
   }

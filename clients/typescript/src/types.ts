@@ -427,6 +427,7 @@ export interface ToolSpec {
 export interface PromptCliOptions {
   tools?: ToolSpec[];
   inputEncoding?: "xml" | "text";
+  /** The render options of the thread's messages (`thread.promptCli` only). */
   options?: ProviderRenderOptions;
 }
 

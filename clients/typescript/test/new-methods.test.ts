@@ -88,3 +88,26 @@ describe("undo and branching", () => {
     assert.deepEqual(await thread.events(), events);
   });
 });
+
+describe("CLI prompts", () => {
+  const tools = [{ name: "calculator", description: "Evaluates an expression.", parameters: { type: "object", properties: { expression: { type: "string" } } } }];
+
+  test("promptCli for a thread and for messages; parseReply gives events to append", async () => {
+    const thread = await tk.openThread({ settings: { instructions: "Be brief." } });
+    await thread.append(loopEvents(4));
+    const prompt = await thread.promptCli({ tools, inputEncoding: "xml" });
+    assert.match(prompt, /calculator/);
+    assert.match(prompt, /Be brief\./);
+    assert.equal(await tk.promptCli(await thread.renderMessages(), { tools, inputEncoding: "xml" }), prompt);
+
+    const reply = await tk.parseReply('Let me compute.\n```json\n{"tool_calls": [{"name": "calculator", "args": {"expression": "6*7"}, "id": "c9"}]}\n```', 5);
+    assert.equal(reply.content, "Let me compute.");
+    assert.deepEqual(reply.toolCalls, [{ id: "c9", name: "calculator", args: { expression: "6*7" } }]);
+    assert.deepEqual(
+      reply.events.map((e) => [e.type, e.iteration]),
+      [["message", 5], ["tool_call", 5]],
+    );
+    await thread.append(reply.events);
+    assert.equal((await thread.events({ tail: 1 }))[0]!.type, "tool_call");
+  });
+});
