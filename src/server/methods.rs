@@ -349,6 +349,8 @@ fn register_stateless(m: &mut MethodTable) {
         Ok(json!({ "text": crate::convert::messages_to_prompt(&p.messages) }))
     });
 
+    super::inverse_methods::register(m);
+
     m.register_sync("toolCalls/parse", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: TextParams = parse(&params)?;
         serde_json::to_value(crate::convert::parse_tool_calls(&p.text))

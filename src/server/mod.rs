@@ -8,6 +8,7 @@ mod cancel;
 pub mod dispatch;
 pub mod errors;
 pub mod framing;
+mod inverse_methods;
 pub mod methods;
 pub mod outbox;
 mod prompt_methods;

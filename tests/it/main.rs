@@ -10,6 +10,7 @@ mod strategies;
 mod cli;
 mod convert;
 mod framing_props;
+mod inverse;
 mod messages;
 mod prompt;
 mod protocol;

@@ -1,0 +1,196 @@
+//! Events from OpenAI Responses input items: the inverse of the `openai-responses` projection.
+//!
+//! Items are read into the stored messages the projection was made from, and those go through
+//! the same conversion as `messages/toEvents`, so both inverses read labels and repairs alike:
+//!
+//! | item | read as |
+//! |---|---|
+//! | `message` user | human message (its label, if any, decides the event) |
+//! | `message` system / developer | system message → `message` system |
+//! | `message` assistant | AI message with its text |
+//! | `function_call` (consecutive ones together) | one AI message with those calls; `arguments` parsed as JSON |
+//! | `function_call_output` | tool message; an output labelled as an error or a not-completed answer is read with `status: "error"` (the Responses form has no status) |
+//! | `reasoning` | a `turn_block` event carrying the reasoning block the projection replays |
+//!
+//! Any other item type is refused, naming the item: nothing is dropped unseen.
+
+use super::from_messages::{sources_to_events, EventStamp, Source};
+use crate::event::{json_type, AgentEvent, EventError};
+use crate::messages::{Content, MessageType, StoredMessage, ToolCall};
+use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
+use serde_json::{Map, Value};
+
+/// Output labels that mean the tool message was rendered with `status: "error"`.
+const ERROR_OUTPUT_LABELS: &[&str] =
+    &["[Error (recoverable)]: ", "[Error (non-recoverable)]: ", "[Tool call not completed]: "];
+
+/// The events of Responses input items. Errors name the item and field: `items[3].call_id: missing`.
+pub fn responses_to_events(items: &[Value], stamp: &EventStamp) -> Result<Vec<AgentEvent>, EventError> {
+    let mut pieces: Vec<Piece> = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        read_item(item, index, &mut pieces)?;
+    }
+    let sources: Vec<Source<'_>> = pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Message { message, index } => Source::Message { message, path: format!("items[{index}]") },
+            Piece::Event(fields) => Source::Event(fields.clone()),
+        })
+        .collect();
+    sources_to_events(&sources, stamp)
+}
+
+/// An item read: a message (consecutive function calls share one), or a ready event.
+enum Piece {
+    Message { message: StoredMessage, index: usize },
+    Event(Map<String, Value>),
+}
+
+fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), EventError> {
+    let path = format!("items[{index}]");
+    let fields =
+        item.as_object().ok_or_else(|| fault(&path, format!("expected an object, found {}", json_type(item))))?;
+    // An input message may leave out `type` (the API's "easy input message").
+    let item_type = match fields.get("type") {
+        None if fields.contains_key("role") => "message",
+        None => return Err(fault(&format!("{path}.type"), "missing")),
+        Some(Value::String(name)) => name.as_str(),
+        Some(other) => {
+            return Err(fault(&format!("{path}.type"), format!("expected a string, found {}", json_type(other))))
+        }
+    };
+    let message = match item_type {
+        "message" => read_message(fields, &path)?,
+        "function_call" => {
+            let call = read_call(fields, &path)?;
+            if let Some(Piece::Message { message, .. }) = out.last_mut() {
+                if message.message_type == MessageType::Ai && !message.tool_calls().is_empty() {
+                    message.data.tool_calls.get_or_insert_with(Vec::new).push(call);
+                    return Ok(());
+                }
+            }
+            StoredMessage::ai_tool_calls(vec![call])
+        }
+        "function_call_output" => read_output(fields, &path)?,
+        "reasoning" => {
+            out.push(Piece::Event(reasoning_event(fields, &path)?));
+            return Ok(());
+        }
+        other => {
+            return Err(fault(
+                &format!("{path}.type"),
+                format!(
+                "unsupported item type {other:?}: expected message, function_call, function_call_output or reasoning"
+            ),
+            ))
+        }
+    };
+    out.push(Piece::Message { message, index });
+    Ok(())
+}
+
+fn read_message(fields: &Map<String, Value>, path: &str) -> Result<StoredMessage, EventError> {
+    let role = string(fields, "role", path)?;
+    let text = content_text(fields.get("content"), &format!("{path}.content"))?;
+    let mut message = match role {
+        "user" => StoredMessage::human(text),
+        "system" | "developer" => StoredMessage::system(text),
+        "assistant" => StoredMessage::ai(text),
+        other => {
+            return Err(fault(
+                &format!("{path}.role"),
+                format!("expected user, system, developer or assistant, found {other:?}"),
+            ))
+        }
+    };
+    if let Some(id) = fields.get("id").filter(|id| id.is_string()) {
+        message.data.extra.insert("id".into(), id.clone());
+    }
+    Ok(message)
+}
+
+/// A message's content: a string, or parts whose `text` (`input_text`, `output_text`, `text`)
+/// is joined; parts without text (images, files, refusals) carry none.
+fn content_text(content: Option<&Value>, path: &str) -> Result<String, EventError> {
+    match content {
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(Value::Array(parts)) => Ok(parts
+            .iter()
+            .filter(|part| {
+                matches!(part.get("type").and_then(Value::as_str), Some("input_text" | "output_text" | "text"))
+            })
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect()),
+        None => Err(fault(path, "missing")),
+        Some(other) => Err(fault(path, format!("expected a string or a list of parts, found {}", json_type(other)))),
+    }
+}
+
+fn read_call(fields: &Map<String, Value>, path: &str) -> Result<ToolCall, EventError> {
+    let id = string(fields, "call_id", path)?;
+    let name = string(fields, "name", path)?;
+    let arguments = match fields.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone())),
+        Some(other) => other.clone(),
+    };
+    // Every provider needs an object; anything else is kept whole under `input`, as
+    // `toolCalls/parse` and `xml/parseThread` keep it.
+    let args = match arguments {
+        Value::Object(args) => args,
+        other => Map::from_iter([("input".to_owned(), other)]),
+    };
+    Ok(ToolCall::new(id, name, args))
+}
+
+fn read_output(fields: &Map<String, Value>, path: &str) -> Result<StoredMessage, EventError> {
+    let id = string(fields, "call_id", path)?;
+    let mut message = match fields.get("output") {
+        Some(Value::String(text)) => StoredMessage::tool(id, text.clone()),
+        Some(Value::Array(_)) => {
+            StoredMessage::tool(id, content_text(fields.get("output"), &format!("{path}.output"))?)
+        }
+        None => return Err(fault(&format!("{path}.output"), "missing")),
+        Some(other) => {
+            let mut message = StoredMessage::tool(id, String::new());
+            message.data.content = Content::Other(Box::new(other.clone()));
+            message
+        }
+    };
+    let content = message.content_str().unwrap_or_default();
+    if ERROR_OUTPUT_LABELS.iter().any(|label| content.starts_with(label)) {
+        message.data.extra.insert("status".into(), Value::String("error".into()));
+    }
+    Ok(message)
+}
+
+/// The `turn_block` event whose reasoning block the projection replays as this item: the
+/// payload keeps `item_id` (the item's `id`), `summary` and `encrypted_content` as given.
+fn reasoning_event(fields: &Map<String, Value>, path: &str) -> Result<Map<String, Value>, EventError> {
+    let id = string(fields, "id", path)?;
+    let mut payload = Map::new();
+    if let Some(encrypted) = fields.get("encrypted_content").filter(|v| !v.is_null()) {
+        payload.insert("encrypted_content".into(), encrypted.clone());
+    }
+    payload.insert("item_id".into(), Value::String(id.to_owned()));
+    payload.insert("summary".into(), fields.get("summary").cloned().unwrap_or_else(|| Value::Array(Vec::new())));
+    let mut block = Map::new();
+    block.insert("kind".into(), "reasoning".into());
+    block.insert("payload".into(), Value::Object(payload));
+    let mut event = Map::new();
+    event.insert("type".into(), TURN_BLOCK_EVENT_TYPE.into());
+    event.insert("block".into(), Value::Object(block));
+    Ok(event)
+}
+
+fn string<'a>(fields: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str, EventError> {
+    match fields.get(key) {
+        Some(Value::String(text)) => Ok(text),
+        None => Err(fault(&format!("{path}.{key}"), "missing")),
+        Some(other) => Err(fault(&format!("{path}.{key}"), format!("expected a string, found {}", json_type(other)))),
+    }
+}
+
+fn fault(path: &str, reason: impl Into<String>) -> EventError {
+    EventError { path: path.to_owned(), reason: reason.into() }
+}

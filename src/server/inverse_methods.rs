@@ -1,0 +1,52 @@
+//! The inverses of the renders: `messages/toEvents` and `responses/toEvents`.
+
+use super::errors::invalid_params;
+use super::table::{MethodTable, Policy};
+use super::wire::parse;
+use crate::convert::{messages_to_events, responses_to_events, EventStamp};
+use crate::event::{AgentEvent, EventError};
+use crate::messages::StoredMessage;
+use jsonrpsee::types::ErrorObjectOwned;
+use serde::Deserialize;
+use serde_json::{json, Number, Value};
+
+type RpcResult<T> = Result<T, ErrorObjectOwned>;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MessagesParams {
+    messages: Vec<StoredMessage>,
+    iteration: Option<Number>,
+    timestamp: Option<Number>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ItemsParams {
+    items: Vec<Value>,
+    iteration: Option<Number>,
+    timestamp: Option<Number>,
+}
+
+pub(super) fn register(m: &mut MethodTable) {
+    m.register_sync("messages/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+        let p: MessagesParams = parse(&params)?;
+        converted(messages_to_events(&p.messages, &stamp(p.iteration, p.timestamp)))
+    });
+
+    m.register_sync("responses/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+        let p: ItemsParams = parse(&params)?;
+        converted(responses_to_events(&p.items, &stamp(p.iteration, p.timestamp)))
+    });
+}
+
+/// Iteration 0 unless given; no timestamp unless given (events need none).
+fn stamp(iteration: Option<Number>, timestamp: Option<Number>) -> EventStamp {
+    EventStamp { iteration: iteration.unwrap_or_else(|| 0.into()), timestamp }
+}
+
+/// The `{events}` result of a conversion, or `-32602` naming the input that does not convert.
+fn converted(events: Result<Vec<AgentEvent>, EventError>) -> RpcResult<Value> {
+    let events = events.map_err(|e| invalid_params(&e.path, &e.reason))?;
+    Ok(json!({ "events": events.into_iter().map(AgentEvent::into_value).collect::<Vec<_>>() }))
+}
