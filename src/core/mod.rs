@@ -2,6 +2,7 @@
 //! no I/O and knows nothing of threads being kept, stores or the protocol; everything else in
 //! the crate builds on it.
 //!
+//! - [`context`]: token counts, upstream's summarization rounds as a view of the log, budgets;
 //! - [`event`]: events as hosts send them, validated, and their compact stored form;
 //! - [`xml`]: the `<thread>` document (seed 000), written and read back;
 //! - [`messages`]: standard and XML context modes as LangChain messages (seeds 001, 002), valid
@@ -12,6 +13,7 @@
 //! - [`js_json`] and [`json_text`]: JSON written exactly as JavaScript writes it, and read as
 //!   JavaScript hosts send it.
 
+pub mod context;
 pub mod convert;
 pub mod event;
 pub mod js_json;

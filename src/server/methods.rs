@@ -64,10 +64,11 @@ struct AppendParams {
     expected_version: Option<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-enum Format {
+pub(super) enum Format {
     Xml,
+    #[default]
     Messages,
     Text,
     #[serde(rename = "openai-chat")]
@@ -79,7 +80,7 @@ enum Format {
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RenderOptionsParams {
+pub(super) struct RenderOptionsParams {
     context_mode: Option<ContextMode>,
     instructions: Option<String>,
     response_prefix: Option<String>,
@@ -91,6 +92,8 @@ struct RenderOptionsParams {
     #[serde(default)]
     dangling_tool_calls: DanglingToolCalls,
     from_event: Option<u64>,
+    /// Render within a token budget (`thread/render` only).
+    pub(super) budget: Option<super::context_methods::BudgetParams>,
 }
 
 #[derive(Deserialize)]
@@ -194,6 +197,7 @@ pub fn table(context: Context) -> MethodTable {
     register_stateless(&mut m);
     super::turn_methods::register(&mut m);
     super::prompt_methods::register(&mut m);
+    super::context_methods::register(&mut m);
     m
 }
 
@@ -242,26 +246,11 @@ fn register_threads(m: &mut MethodTable) {
 
     m.register_raw("thread/render", Policy::THREAD_READ, |params, ctx| async move {
         let p: RenderParams = parse(&params)?;
-        let o = p.options.unwrap_or_default();
-        let format = match p.format {
-            Format::Xml => RenderFormat::Xml,
-            Format::Messages => RenderFormat::Messages,
-            Format::Text => RenderFormat::Text,
-            Format::OpenAiChat => RenderFormat::Provider(Provider::OpenAiChat),
-            Format::OpenAiResponses => RenderFormat::Provider(Provider::OpenAiResponses),
-            Format::Anthropic => RenderFormat::Provider(Provider::Anthropic),
-        };
-        if o.from_event.is_some() && !matches!(p.format, Format::Xml) {
-            return Err(invalid_params("options.fromEvent", "applies to format \"xml\" only"));
+        let mut o = p.options.unwrap_or_default();
+        if let Some(budget) = o.budget.take() {
+            return super::context_methods::render_within_budget(&ctx, p.thread_id, p.format, o, budget).await;
         }
-        let options = RenderOptions {
-            from_event: o.from_event,
-            context_mode: o.context_mode,
-            instructions: o.instructions,
-            response_prefix: o.response_prefix,
-            escape: o.escape,
-            dangling_tool_calls: o.dangling_tool_calls,
-        };
+        let (format, options) = render_args(p.format, o)?;
         let rendered =
             ctx.service.render(&p.thread_id, format, options, &cancel::current()).await.map_err(from_service)?;
         Ok(render_result(rendered))
@@ -358,9 +347,33 @@ fn register_stateless(m: &mut MethodTable) {
     });
 }
 
+/// What `thread/render` (and `thread/tokens`) are asked for, checked.
+pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(RenderFormat, RenderOptions)> {
+    if o.from_event.is_some() && !matches!(format, Format::Xml) {
+        return Err(invalid_params("options.fromEvent", "applies to format \"xml\" only"));
+    }
+    let format = match format {
+        Format::Xml => RenderFormat::Xml,
+        Format::Messages => RenderFormat::Messages,
+        Format::Text => RenderFormat::Text,
+        Format::OpenAiChat => RenderFormat::Provider(Provider::OpenAiChat),
+        Format::OpenAiResponses => RenderFormat::Provider(Provider::OpenAiResponses),
+        Format::Anthropic => RenderFormat::Provider(Provider::Anthropic),
+    };
+    let options = RenderOptions {
+        from_event: o.from_event,
+        context_mode: o.context_mode,
+        instructions: o.instructions,
+        response_prefix: o.response_prefix,
+        escape: o.escape,
+        dangling_tool_calls: o.dangling_tool_calls,
+    };
+    Ok((format, options))
+}
+
 /// A render's result as JSON text: what the renderer wrote is spliced in, never parsed into a
 /// tree or copied message by message.
-fn render_result(rendered: Rendered) -> Box<RawValue> {
+pub(super) fn render_result(rendered: Rendered) -> Box<RawValue> {
     let text = match rendered {
         Rendered::Xml { version, text } => to_json(&json_shapes::Text { format: "xml", version, text: &text }),
         Rendered::Text { version, text } => to_json(&json_shapes::Text { format: "text", version, text: &text }),

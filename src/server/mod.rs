@@ -5,6 +5,7 @@
 //! module that turns params into calls on the thread service.
 
 mod cancel;
+mod context_methods;
 pub mod dispatch;
 pub mod errors;
 pub mod framing;

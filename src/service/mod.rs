@@ -4,6 +4,7 @@
 //! [`ThreadState`]s. Callers are expected to order the requests of one thread (the server does
 //! it with one lane per thread); the per-thread mutex only guards against the rest.
 
+mod context;
 mod documents;
 mod lru;
 mod state;
@@ -17,6 +18,7 @@ use crate::providers::Provider;
 use crate::store::{ForkPoint, ForkThread, OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
 use crate::turns::TurnError;
 use crate::xml::EscapeMode;
+pub use context::{Budget, BudgetedRender, CompactionPlanned, TokenCount};
 pub use documents::{read_turn, write_turn};
 use lru::Lru;
 use serde_json::{Map, Value};
@@ -602,7 +604,8 @@ fn render_with_renderers(
         RenderFormat::Xml => match options.from_event {
             None => Rendered::Xml { version, text: state.xml_renderer(options.escape).document(prefix.as_deref()) },
             Some(from) => {
-                let event_count = state.events.len() as u64;
+                // Positions in the compacted view: a round rewrites it, so clients start again.
+                let event_count = state.view().len() as u64;
                 if from > event_count {
                     return Err(ServiceError::InvalidParams {
                         path: "options.fromEvent".into(),

@@ -10,6 +10,7 @@
 //! it needs from them and [`ThreadState::release_renderers`] lets it go afterwards, so such a
 //! thread costs time per render in proportion to its length, and memory only while rendering.
 
+use crate::context::{CompactedView, Tokenizer, ViewChange};
 use crate::event::{AgentEvent, StoredEvent};
 use crate::messages::{
     xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
@@ -25,6 +26,8 @@ pub struct ThreadState {
     pub record: ThreadRecord,
     /// The events as stored (compact JSON); renderers get them parsed once, as they arrive.
     pub events: Vec<Arc<StoredEvent>>,
+    /// The list upstream would hold after its compaction rounds, which every render shows.
+    view: CompactedView,
     /// Summaries as the system message presents them; kept eagerly, it grows only with summaries.
     injection: ContextInjection,
     /// Renderers by escape mode, each with the end offset of every event's line.
@@ -35,6 +38,9 @@ pub struct ThreadState {
     event_bytes: usize,
     /// Renderers are kept while `event_bytes` is at most this.
     keep_renderers_up_to: usize,
+    /// Per escape mode and tokenizer, the measure of each view event's `<event>` line so far
+    /// ([`Tokenizer::measure`]): counts after an append measure only the new lines.
+    line_measures: Vec<(EscapeMode, Tokenizer, Vec<u64>)>,
 }
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
@@ -60,12 +66,57 @@ pub fn give_back_memory() {
 
 impl ThreadState {
     pub fn new(record: ThreadRecord, events: Vec<Arc<StoredEvent>>, keep_renderers_up_to: usize) -> Self {
-        let mut injection = ContextInjection::new();
+        Self::with_view(record, events, keep_renderers_up_to, CompactedView::new())
+    }
+
+    /// A thread whose events are already a compacted view (taken from another thread's):
+    /// rendered as they are, their rounds not replayed again. Budgeted renders use it.
+    pub fn verbatim(record: ThreadRecord, events: Vec<Arc<StoredEvent>>) -> Self {
+        Self::with_view(record, events, usize::MAX, CompactedView::verbatim())
+    }
+
+    fn with_view(
+        record: ThreadRecord,
+        events: Vec<Arc<StoredEvent>>,
+        keep_renderers_up_to: usize,
+        mut view: CompactedView,
+    ) -> Self {
         for event in &events {
-            injection.push(&event.parse());
+            view.push(&event.parse());
         }
         let event_bytes = events.iter().map(|e| e.json().len()).sum();
-        ThreadState { record, events, injection, xml: Vec::new(), standard: None, event_bytes, keep_renderers_up_to }
+        let mut state = ThreadState {
+            record,
+            events,
+            view,
+            injection: ContextInjection::new(),
+            xml: Vec::new(),
+            standard: None,
+            event_bytes,
+            keep_renderers_up_to,
+            line_measures: Vec::new(),
+        };
+        state.rebuild_injection();
+        state
+    }
+
+    /// The compacted view every render shows.
+    pub fn view(&self) -> &CompactedView {
+        &self.view
+    }
+
+    /// The view's events, in upstream's order.
+    pub fn view_events(&self) -> impl ExactSizeIterator<Item = &Arc<StoredEvent>> + '_ {
+        self.view.positions().map(|at| &self.events[at])
+    }
+
+    /// The injection reads only the view's summaries, so it is rebuilt from them after a round.
+    fn rebuild_injection(&mut self) {
+        let mut injection = ContextInjection::new();
+        for item in self.view.items().iter().filter(|item| item.is_summary) {
+            injection.push(&self.events[item.position].parse());
+        }
+        self.injection = injection;
     }
 
     /// Whether renderers stay kept between renders (the thread is small enough).
@@ -84,16 +135,28 @@ impl ThreadState {
 
     /// Records events the store has acknowledged.
     pub fn apply(&mut self, events: &[AgentEvent], stored: Vec<Arc<StoredEvent>>, appended: Appended) {
-        self.injection.extend(events);
+        let mut rewritten = false;
+        for event in events {
+            rewritten |= self.view.push(event) == ViewChange::Rewritten;
+        }
         self.event_bytes += stored.iter().map(|e| e.json().len()).sum::<usize>();
-        self.release_renderers();
-        for (renderer, ends) in &mut self.xml {
-            push_all(renderer, ends, events.iter());
-        }
-        if let Some(builder) = &mut self.standard {
-            builder.extend(events);
-        }
         self.events.extend(stored);
+        if rewritten {
+            // A compaction round reordered the view: renderers start again from it, once.
+            self.rebuild_injection();
+            self.xml = Vec::new();
+            self.standard = None;
+            self.line_measures = Vec::new();
+        } else {
+            self.injection.extend(events);
+            self.release_renderers();
+            for (renderer, ends) in &mut self.xml {
+                push_all(renderer, ends, events.iter());
+            }
+            if let Some(builder) = &mut self.standard {
+                builder.extend(events);
+            }
+        }
         self.record.version = appended.version;
         self.record.event_count = appended.event_count;
         self.record.updated_at = appended.updated_at;
@@ -122,6 +185,54 @@ impl ThreadState {
         &renderer.lines()[start..]
     }
 
+    /// Each view event's `<event>` line (the share [`crate::context`] attributes to its
+    /// iteration), in view order.
+    pub fn xml_event_lines(&mut self, escape: EscapeMode) -> impl Iterator<Item = &str> + '_ {
+        let index = self.xml_index(escape);
+        let (renderer, ends) = &self.xml[index];
+        let lines = renderer.lines();
+        ends.iter().scan(0, move |start, &end| {
+            let line = &lines[*start..end];
+            *start = end;
+            Some(line)
+        })
+    }
+
+    /// The measure of every view event's `<event>` line, measuring only lines not measured
+    /// before; gives up once `cancel` fires (what was measured is kept).
+    pub fn line_measures(
+        &mut self,
+        escape: EscapeMode,
+        tokenizer: Tokenizer,
+        cancel: &CancellationToken,
+    ) -> Result<&[u64], Cancelled> {
+        let index = match self.line_measures.iter().position(|(e, t, _)| *e == escape && *t == tokenizer) {
+            Some(index) => index,
+            None => {
+                self.line_measures.push((escape, tokenizer, Vec::new()));
+                self.line_measures.len() - 1
+            }
+        };
+        let measured = self.line_measures[index].2.len();
+        if measured < self.view.len() {
+            let mut measures = std::mem::take(&mut self.line_measures[index].2);
+            self.prepare(None, escape, cancel)?;
+            let mut cancelled = false;
+            for (i, line) in self.xml_event_lines(escape).enumerate().skip(measured) {
+                if i % EVENTS_BETWEEN_CHECKS == 0 && cancel.is_cancelled() {
+                    cancelled = true;
+                    break;
+                }
+                measures.push(tokenizer.measure(line));
+            }
+            self.line_measures[index].2 = measures;
+            if cancelled {
+                return Err(Cancelled);
+            }
+        }
+        Ok(&self.line_measures[index].2)
+    }
+
     /// Builds the renderer a render in `mode` (or of the XML document, `None`) needs unless it
     /// is kept already — the one part of a render whose cost grows with the thread — and gives
     /// up, keeping nothing, once `cancel` fires.
@@ -134,15 +245,17 @@ impl ThreadState {
         match mode {
             Some(ContextMode::Standard) if self.standard.is_none() => {
                 let mut builder = StandardMessages::new();
-                for_each_parsed(&self.events, cancel, |event| builder.push(event))?;
+                for_each_parsed(self.view_events(), cancel, |event| builder.push(event))?;
                 self.standard = Some(builder);
             }
             Some(ContextMode::Standard) => {}
             None | Some(ContextMode::Xml) if self.xml.iter().any(|(r, _)| r.escape() == escape) => {}
             None | Some(ContextMode::Xml) => {
                 let mut renderer = XmlRenderer::new(escape);
-                let mut ends = Vec::with_capacity(self.events.len());
-                for_each_parsed(&self.events, cancel, |event| push_all(&mut renderer, &mut ends, [event].into_iter()))?;
+                let mut ends = Vec::with_capacity(self.view.len());
+                for_each_parsed(self.view_events(), cancel, |event| {
+                    push_all(&mut renderer, &mut ends, [event].into_iter())
+                })?;
                 self.xml.push((renderer, ends));
             }
         }
@@ -241,18 +354,16 @@ pub struct Cancelled;
 const EVENTS_BETWEEN_CHECKS: usize = 1024;
 
 /// Parses the events one at a time for `f`, stopping when `cancel` fires.
-fn for_each_parsed(
-    events: &[Arc<StoredEvent>],
+pub fn for_each_parsed<'a>(
+    events: impl Iterator<Item = &'a Arc<StoredEvent>>,
     cancel: &CancellationToken,
     mut f: impl FnMut(&AgentEvent),
 ) -> Result<(), Cancelled> {
-    for chunk in events.chunks(EVENTS_BETWEEN_CHECKS) {
-        if cancel.is_cancelled() {
+    for (i, event) in events.enumerate() {
+        if i % EVENTS_BETWEEN_CHECKS == 0 && cancel.is_cancelled() {
             return Err(Cancelled);
         }
-        for event in chunk {
-            f(&event.parse());
-        }
+        f(&event.parse());
     }
     Ok(())
 }
@@ -302,7 +413,7 @@ mod tests {
         let mut out = Vec::new();
         out.push(state.xml_renderer(EscapeMode::default()).document(Some("go")));
         state.release_renderers();
-        for from in 0..=state.events.len() {
+        for from in 0..=state.view().len() {
             out.push(state.xml_lines_from(EscapeMode::default(), from).to_owned());
             state.release_renderers();
         }
@@ -327,7 +438,7 @@ mod tests {
 
     fn event(kind: u8, id: u8, n: usize) -> Value {
         let id = format!("call_{}", id % 3);
-        match kind % 6 {
+        match kind % 7 {
             0 => json!({"type": "message", "role": "user", "content": format!("question {n} <&>"), "iteration": n}),
             1 => json!({"type": "message", "role": "assistant", "content": format!("answer {n}"), "iteration": n}),
             2 => {
@@ -337,7 +448,12 @@ mod tests {
             4 => {
                 json!({"type": "error", "error": "failed", "recoverable": n % 2 == 0, "toolCallId": id, "iteration": n})
             }
-            _ => json!({"type": "human_input_requested", "question": "why?", "iteration": n}),
+            5 => json!({"type": "human_input_requested", "question": "why?", "iteration": n}),
+            // A compaction round of one summary: the view is rewritten.
+            _ => {
+                json!({"type": "summary", "summarizedIterations": [n.saturating_sub(2)], "summary": "s", "iteration": n.saturating_sub(2),
+                "compaction": {"round": n, "cutoff": n.saturating_sub(2)}})
+            }
         }
     }
 
@@ -390,7 +506,7 @@ mod tests {
     proptest! {
         #[test]
         fn renders_are_the_same_whether_renderers_are_kept_or_not(
-            batches in prop::collection::vec(prop::collection::vec((0u8..6, 0u8..4), 0..6), 1..5),
+            batches in prop::collection::vec(prop::collection::vec((0u8..7, 0u8..4), 0..6), 1..5),
         ) {
             let mut kept = thread(usize::MAX);
             let mut released = thread(0);

@@ -8,6 +8,7 @@ mod support;
 mod strategies;
 
 mod cli;
+mod context;
 mod convert;
 mod framing_props;
 mod inverse;

@@ -343,3 +343,36 @@ mod model {
         }
     }
 }
+
+/// Compaction rounds are events too: popping a round's summaries undoes the round, and a fork
+/// of a compacted thread shows the same compacted view.
+#[test]
+fn a_compaction_round_can_be_popped_and_forked() {
+    let mut server = Server::start(Wire::Ndjson, "memory");
+    let events: Vec<Value> = (0..6).flat_map(|i| [numbered_event(i, 0), numbered_event(i, 1)]).collect();
+    fresh_thread(&mut server, "t", &events);
+    let before = renders(&mut server, "t");
+    let plan = server.ok("thread/planCompaction", json!({"threadId": "t", "keepRecentIterations": 2}));
+    let summaries: Vec<Value> = plan["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|it| json!({"iteration": it["iteration"], "summary": format!("did {}", it["iteration"])}))
+        .collect();
+    assert!(!summaries.is_empty());
+    server.ok(
+        "thread/compact",
+        json!({"threadId": "t", "summaries": summaries, "keepRecentIterations": 2, "expectedVersion": 1}),
+    );
+    let compacted = renders(&mut server, "t");
+    assert_ne!(compacted, before, "the round changes what the model sees");
+
+    let fork = server.ok("thread/fork", json!({"threadId": "t", "newThreadId": "copy"}));
+    assert_eq!(fork["threadId"], "copy");
+    assert_eq!(renders(&mut server, "copy"), compacted);
+
+    server.ok("thread/pop", json!({"threadId": "t", "count": summaries.len()}));
+    assert_eq!(events_of(&mut server, "t"), events);
+    assert_eq!(renders(&mut server, "t"), before, "popping the round's summaries undoes it");
+    assert_eq!(renders(&mut server, "copy"), compacted, "the fork keeps its own events");
+}

@@ -1,0 +1,185 @@
+//! Context-window methods (issue 13): `thread/tokens`, `thread/planCompaction`,
+//! `thread/compact`, and `thread/render`'s `budget` option.
+
+use super::cancel;
+use super::errors::from_service;
+use super::methods::{render_args, render_result, Format, RenderOptionsParams};
+use super::table::{Context, MethodTable, Policy};
+use super::wire::parse;
+use crate::context::Tokenizer;
+use crate::service::{Budget, BudgetedRender};
+use jsonrpsee::types::ErrorObjectOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Number};
+use std::sync::Arc;
+
+type RpcResult<T> = Result<T, ErrorObjectOwned>;
+
+/// Upstream's defaults (deep-factor-agent's `ContextManager`).
+const DEFAULT_MAX_CONTEXT_TOKENS: u64 = 150_000;
+const DEFAULT_KEEP_RECENT_ITERATIONS: u64 = 3;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TokensParams {
+    thread_id: String,
+    #[serde(default)]
+    format: Format,
+    #[serde(default)]
+    options: Option<RenderOptionsParams>,
+    #[serde(default)]
+    tokenizer: Tokenizer,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PlanParams {
+    thread_id: String,
+    #[serde(default = "default_max_context_tokens")]
+    max_context_tokens: u64,
+    #[serde(default = "default_keep_recent_iterations")]
+    keep_recent_iterations: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CompactParams {
+    thread_id: String,
+    summaries: Vec<SummaryParams>,
+    #[serde(default = "default_keep_recent_iterations")]
+    keep_recent_iterations: u64,
+    expected_version: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SummaryParams {
+    iteration: Number,
+    summary: String,
+}
+
+/// `thread/render`'s `options.budget`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct BudgetParams {
+    max_tokens: u64,
+    #[serde(default)]
+    tokenizer: Tokenizer,
+}
+
+fn default_max_context_tokens() -> u64 {
+    DEFAULT_MAX_CONTEXT_TOKENS
+}
+
+fn default_keep_recent_iterations() -> u64 {
+    DEFAULT_KEEP_RECENT_ITERATIONS
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct IterationTokens {
+    iteration: Number,
+    tokens: u64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TokensResult {
+    tokens: u64,
+    tokenizer: &'static str,
+    by_iteration: Vec<IterationTokens>,
+}
+
+#[derive(Serialize)]
+struct PlannedPrompt {
+    iteration: Number,
+    prompt: String,
+}
+
+#[derive(Serialize)]
+struct PlanResult {
+    needed: bool,
+    tokens: u64,
+    iterations: Vec<PlannedPrompt>,
+}
+
+pub fn register(m: &mut MethodTable) {
+    m.register("thread/tokens", Policy::THREAD_READ, |params, ctx| async move {
+        let p: TokensParams = parse(&params)?;
+        let options = p.options.unwrap_or_default();
+        if options.budget.is_some() {
+            return Err(super::errors::invalid_params("options.budget", "applies to thread/render only"));
+        }
+        let (format, options) = render_args(p.format, options)?;
+        let count = ctx
+            .service
+            .tokens(&p.thread_id, format, options, p.tokenizer, &cancel::current())
+            .await
+            .map_err(from_service)?;
+        RpcResult::Ok(TokensResult {
+            tokens: count.tokens,
+            tokenizer: count.tokenizer.name(),
+            by_iteration: count
+                .by_iteration
+                .into_iter()
+                .map(|(iteration, tokens)| IterationTokens { iteration, tokens })
+                .collect(),
+        })
+    });
+
+    m.register("thread/planCompaction", Policy::THREAD_READ, |params, ctx| async move {
+        let p: PlanParams = parse(&params)?;
+        let plan = ctx
+            .service
+            .plan_compaction(&p.thread_id, p.max_context_tokens, p.keep_recent_iterations as f64)
+            .await
+            .map_err(from_service)?;
+        RpcResult::Ok(PlanResult {
+            needed: plan.needed,
+            tokens: plan.tokens,
+            iterations: plan
+                .iterations
+                .into_iter()
+                .map(|(iteration, prompt)| PlannedPrompt { iteration, prompt })
+                .collect(),
+        })
+    });
+
+    m.register("thread/compact", Policy::THREAD_WRITE, |params, ctx| async move {
+        let p: CompactParams = parse(&params)?;
+        let summaries = p.summaries.into_iter().map(|s| (s.iteration.as_f64().unwrap_or(0.0), s.summary)).collect();
+        let record = ctx
+            .service
+            .compact(&p.thread_id, summaries, p.keep_recent_iterations as f64, p.expected_version)
+            .await
+            .map_err(from_service)?;
+        RpcResult::Ok(json!({
+            "threadId": record.thread_id,
+            "version": record.version,
+            "eventCount": record.event_count,
+        }))
+    });
+}
+
+/// `thread/render` with `options.budget`: the render's result plus what was dropped to fit.
+pub(super) async fn render_within_budget(
+    ctx: &Arc<Context>,
+    thread_id: String,
+    format: Format,
+    options: RenderOptionsParams,
+    budget: BudgetParams,
+) -> RpcResult<Box<RawValue>> {
+    let (format, options) = render_args(format, options)?;
+    let budget = Budget { max_tokens: budget.max_tokens, tokenizer: budget.tokenizer };
+    let BudgetedRender { rendered, dropped, tokens } = ctx
+        .service
+        .render_within_budget(&thread_id, format, options, budget, &cancel::current())
+        .await
+        .map_err(from_service)?;
+    let body = render_result(rendered);
+    let fields = body.get().strip_suffix('}').expect("a render's result is a JSON object");
+    let dropped = serde_json::to_string(&dropped).expect("numbers serialize");
+    let text = format!(r#"{fields},"dropped":{{"iterations":{dropped}}},"tokens":{tokens}}}"#);
+    Ok(RawValue::from_string(text).expect("spliced JSON stays JSON"))
+}

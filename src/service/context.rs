@@ -1,0 +1,350 @@
+//! Token counts, compaction rounds and renders within a budget, on open threads.
+//!
+//! Every render shows the thread's compacted view (see [`crate::context::view`]): the list
+//! upstream would hold after its summarization rounds. Here the host asks what that list
+//! costs, what upstream would summarize next, records a round, or renders within a budget.
+
+use super::state::{Cancelled, ThreadState};
+use super::{now_ms, OFFLOAD_RENDERS_FROM_EVENTS};
+use super::{off_loop, render_now, RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
+use crate::context::{
+    choose_dropped, drop_points, iteration_number, plan_compaction, summarizer_prompt, summary_event, BudgetChoice,
+    BudgetItem, CompactionMarker, CompactionPlan, Tokenizer,
+};
+use crate::event::{AgentEvent, StoredEvent};
+use crate::store::ThreadRecord;
+use serde_json::{Number, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// `thread/tokens`: the tokens of a rendering, whole and per iteration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenCount {
+    pub tokens: u64,
+    pub tokenizer: Tokenizer,
+    /// In ascending iteration order.
+    pub by_iteration: Vec<(Number, u64)>,
+}
+
+/// `thread/planCompaction`: upstream's trigger and its next round's summarizer prompts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactionPlanned {
+    pub needed: bool,
+    pub tokens: u64,
+    pub iterations: Vec<(Number, String)>,
+}
+
+/// A render's token budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    pub max_tokens: u64,
+    pub tokenizer: Tokenizer,
+}
+
+/// A render that fits its budget, and what it left out to fit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetedRender {
+    pub rendered: Rendered,
+    pub dropped: Vec<Number>,
+    pub tokens: u64,
+}
+
+impl ThreadService {
+    /// Counts the tokens of the model input `thread/render` gives for the same arguments.
+    pub async fn tokens(
+        &self,
+        thread_id: &str,
+        format: RenderFormat,
+        options: RenderOptions,
+        tokenizer: Tokenizer,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<TokenCount> {
+        reject_from_event(&options)?;
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock_owned().await;
+        self.catch_up(&mut state).await?;
+        if state.view().len() < OFFLOAD_RENDERS_FROM_EVENTS {
+            return count_now(&mut state, format, options, tokenizer, cancel);
+        }
+        off_loop(cancel, move |token| count_now(&mut state, format, options, tokenizer, token)).await
+    }
+
+    /// What upstream's context manager would do now with the thread's compacted view.
+    pub async fn plan_compaction(
+        &self,
+        thread_id: &str,
+        max_context_tokens: u64,
+        keep_recent_iterations: f64,
+    ) -> ServiceResult<CompactionPlanned> {
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        self.catch_up(&mut state).await?;
+        let tokens = state.view().upstream_tokens();
+        let plan = plan_compaction(state.view().items(), keep_recent_iterations);
+        let iterations = plan
+            .map(|plan| {
+                plan.iterations
+                    .iter()
+                    .map(|planned| (iteration_number(planned.iteration), prompt_of(&state, &planned.view_positions)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(CompactionPlanned { needed: tokens > max_context_tokens, tokens, iterations })
+    }
+
+    /// Records a compaction round: the summaries of exactly the iterations upstream would
+    /// summarize now, appended in one append, each marked with the round. Nothing is appended
+    /// when upstream would summarize nothing and no summary is given.
+    pub async fn compact(
+        &self,
+        thread_id: &str,
+        summaries: Vec<(f64, String)>,
+        keep_recent_iterations: f64,
+        expected_version: Option<u64>,
+    ) -> ServiceResult<ThreadRecord> {
+        let (events, seen_version) = {
+            let shared = self.load(thread_id).await?;
+            let mut state = shared.lock().await;
+            self.catch_up(&mut state).await?;
+            if expected_version.is_some_and(|v| v != state.record.version) {
+                return Err(ServiceError::VersionConflict {
+                    thread_id: thread_id.to_owned(),
+                    current_version: state.record.version,
+                });
+            }
+            let plan = plan_compaction(state.view().items(), keep_recent_iterations);
+            let round = state.view().rounds() + 1;
+            let events = round_events(plan.as_ref(), &summaries, round, now_ms())?;
+            if events.is_empty() {
+                return Ok(state.record.clone());
+            }
+            (events, state.record.version)
+        };
+        let summaries = events.len();
+        let valid = self.validate_events(events)?;
+        // The round was planned on this version: a write in between would change the plan.
+        let record = self.append(thread_id, valid, Some(seen_version)).await?;
+        tracing::debug!(thread_id, summaries, version = record.version, "compaction round appended");
+        Ok(record)
+    }
+
+    /// Renders, leaving out the oldest unsummarized iterations until the rendering fits.
+    pub async fn render_within_budget(
+        &self,
+        thread_id: &str,
+        format: RenderFormat,
+        options: RenderOptions,
+        budget: Budget,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<BudgetedRender> {
+        if options.from_event.is_some() {
+            return Err(ServiceError::InvalidParams {
+                path: "options.fromEvent".into(),
+                reason: "cannot be used with options.budget".into(),
+            });
+        }
+        let shared = self.load(thread_id).await?;
+        let mut state = shared.lock().await;
+        self.catch_up(&mut state).await?;
+        let record = state.record.clone();
+        let view: Vec<Arc<StoredEvent>> = state.view_events().cloned().collect();
+        drop(state);
+        if view.len() < OFFLOAD_RENDERS_FROM_EVENTS {
+            return budgeted_now(record, view, format, options, budget, cancel);
+        }
+        off_loop(cancel, move |token| budgeted_now(record, view, format, options, budget, token)).await
+    }
+}
+
+fn reject_from_event(options: &RenderOptions) -> ServiceResult<()> {
+    match options.from_event {
+        Some(_) => Err(ServiceError::InvalidParams {
+            path: "options.fromEvent".into(),
+            reason: "counts are of whole renderings; leave it out".into(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The summarizer prompt of the view events at `view_positions`.
+fn prompt_of(state: &ThreadState, view_positions: &[usize]) -> String {
+    let items = state.view().items();
+    let events: Vec<AgentEvent> = view_positions.iter().map(|&at| state.events[items[at].position].parse()).collect();
+    summarizer_prompt(&events)
+}
+
+/// The round's summary events, in upstream's order; the summaries must name exactly the
+/// planned iterations, each once.
+fn round_events(
+    plan: Option<&CompactionPlan>,
+    summaries: &[(f64, String)],
+    round: u64,
+    timestamp: u64,
+) -> ServiceResult<Vec<Value>> {
+    let planned: Vec<f64> = plan.map(|p| p.iterations.iter().map(|i| i.iteration).collect()).unwrap_or_default();
+    let mut by_iteration: HashMap<u64, &str> = HashMap::new();
+    for (i, (iteration, summary)) in summaries.iter().enumerate() {
+        let key = (iteration + 0.0).to_bits();
+        if !planned.iter().any(|p| (p + 0.0).to_bits() == key) {
+            return Err(invalid(
+                format!("summaries[{i}].iteration"),
+                format!("iteration {} is not one to summarize now; planned: {}", show(*iteration), list(&planned)),
+            ));
+        }
+        if by_iteration.insert(key, summary).is_some() {
+            return Err(invalid(format!("summaries[{i}].iteration"), format!("iteration {} twice", show(*iteration))));
+        }
+    }
+    if let Some(missing) = planned.iter().find(|p| !by_iteration.contains_key(&(*p + 0.0).to_bits())) {
+        return Err(invalid(
+            "summaries".into(),
+            format!("no summary of iteration {}; a round summarizes all of: {}", show(*missing), list(&planned)),
+        ));
+    }
+    let Some(plan) = plan else { return Ok(Vec::new()) };
+    let marker = CompactionMarker { round, cutoff: plan.cutoff };
+    Ok(planned
+        .iter()
+        .map(|&iteration| {
+            let summary = by_iteration[&(iteration + 0.0).to_bits()];
+            Value::Object(summary_event(&iteration_number(iteration), summary, timestamp, &marker))
+        })
+        .collect())
+}
+
+fn invalid(path: String, reason: String) -> ServiceError {
+    ServiceError::InvalidParams { path, reason }
+}
+
+fn show(iteration: f64) -> String {
+    iteration_number(iteration).to_string()
+}
+
+fn list(iterations: &[f64]) -> String {
+    if iterations.is_empty() {
+        return "none".into();
+    }
+    iterations.iter().map(|&i| show(i)).collect::<Vec<_>>().join(", ")
+}
+
+/// The model input of a rendering, as the tokenizer sees it: the text of a text format, the
+/// JSON text of a message format.
+fn model_input(rendered: &Rendered) -> &str {
+    match rendered {
+        Rendered::Xml { text, .. } | Rendered::Text { text, .. } => text,
+        Rendered::Messages { json, .. } | Rendered::Provider { json, .. } => json,
+        Rendered::XmlDelta { lines, .. } => lines,
+    }
+}
+
+fn count_now(
+    state: &mut ThreadState,
+    format: RenderFormat,
+    options: RenderOptions,
+    tokenizer: Tokenizer,
+    cancel: &CancellationToken,
+) -> ServiceResult<TokenCount> {
+    let counted = count_with_renderers(state, format, options, tokenizer, cancel);
+    state.release_renderers();
+    counted
+}
+
+fn count_with_renderers(
+    state: &mut ThreadState,
+    format: RenderFormat,
+    options: RenderOptions,
+    tokenizer: Tokenizer,
+    cancel: &CancellationToken,
+) -> ServiceResult<TokenCount> {
+    let escape = options.escape;
+    let tokens = match format {
+        // The document is "<thread>\n", the event lines, then the tail: its measure adds up
+        // from the kept line measures, so an append costs only its own lines.
+        RenderFormat::Xml => {
+            let prefix = options.response_prefix.or_else(|| state.record.settings.response_prefix.clone());
+            let mut tail = String::from("</thread>");
+            if let Some(prefix) = prefix.filter(|p| !p.is_empty()) {
+                tail.push('\n');
+                tail.push_str(&prefix);
+            }
+            let lines: u64 =
+                state.line_measures(escape, tokenizer, cancel).map_err(|_| ServiceError::Cancelled)?.iter().sum();
+            tokenizer.tokens_of_measure(tokenizer.measure("<thread>\n") + lines + tokenizer.measure(&tail))
+        }
+        _ => {
+            let rendered = super::render_with_renderers(state, format, options, cancel)?;
+            tokenizer.count(model_input(&rendered))
+        }
+    };
+    let by_iteration = by_iteration(state, escape, tokenizer, cancel).map_err(|_| ServiceError::Cancelled)?;
+    Ok(TokenCount { tokens, tokenizer, by_iteration })
+}
+
+/// Each iteration's share: the tokens of its view events' `<event>` lines, joined in view
+/// order (their measures add up). The same in every format, so shares compare across formats.
+fn by_iteration(
+    state: &mut ThreadState,
+    escape: crate::xml::EscapeMode,
+    tokenizer: Tokenizer,
+    cancel: &CancellationToken,
+) -> Result<Vec<(Number, u64)>, Cancelled> {
+    let iterations: Vec<f64> = state.view().items().iter().map(|item| item.iteration + 0.0).collect();
+    let measures = state.line_measures(escape, tokenizer, cancel)?;
+    let mut shares: HashMap<u64, (f64, u64)> = HashMap::new();
+    for (iteration, measure) in iterations.into_iter().zip(measures) {
+        shares.entry(iteration.to_bits()).or_insert((iteration, 0)).1 += measure;
+    }
+    let mut shares: Vec<(f64, u64)> = shares.into_values().collect();
+    shares.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(shares
+        .into_iter()
+        .map(|(iteration, measure)| (iteration_number(iteration), tokenizer.tokens_of_measure(measure)))
+        .collect())
+}
+
+fn budgeted_now(
+    record: ThreadRecord,
+    view: Vec<Arc<StoredEvent>>,
+    format: RenderFormat,
+    options: RenderOptions,
+    budget: Budget,
+    cancel: &CancellationToken,
+) -> ServiceResult<BudgetedRender> {
+    let parsed: Vec<AgentEvent> = view.iter().map(|e| e.parse()).collect();
+    let items: Vec<BudgetItem<'_>> = parsed.iter().map(budget_item).collect();
+    let points = drop_points(&items);
+    // The view without its `count` oldest droppable iterations, rendered.
+    let render_without = |count: usize| -> ServiceResult<Rendered> {
+        // The dropped iterations are the `count` oldest: all up to the newest of them.
+        let newest_dropped = count.checked_sub(1).map(|last| points.iterations[last]);
+        let kept: Vec<Arc<StoredEvent>> = view
+            .iter()
+            .zip(&items)
+            .filter(|(_, item)| item.is_summary || newest_dropped.is_none_or(|newest| item.iteration + 0.0 > newest))
+            .map(|(event, _)| event.clone())
+            .collect();
+        let mut state = ThreadState::verbatim(record.clone(), kept);
+        render_now(&mut state, format, options.clone(), cancel)
+    };
+    let measure = |count: usize| render_without(count).map(|r| budget.tokenizer.count(model_input(&r)));
+    match choose_dropped(&points.counts, budget.max_tokens, measure)? {
+        BudgetChoice::Fits { dropped, tokens } => Ok(BudgetedRender {
+            rendered: render_without(dropped)?,
+            dropped: points.iterations[..dropped].iter().map(|&i| iteration_number(i)).collect(),
+            tokens,
+        }),
+        BudgetChoice::TooBig { tokens } => {
+            Err(ServiceError::Limit { limit: "options.budget.maxTokens", value: tokens, max: budget.max_tokens })
+        }
+    }
+}
+
+fn budget_item(event: &AgentEvent) -> BudgetItem<'_> {
+    let links_a_call = matches!(event.event_type(), "tool_call" | "tool_result" | "error");
+    BudgetItem {
+        iteration: event.iteration().as_f64().unwrap_or(0.0),
+        is_summary: event.event_type() == "summary",
+        tool_call_id: event.fields().get("toolCallId").and_then(Value::as_str).filter(|_| links_a_call),
+    }
+}
