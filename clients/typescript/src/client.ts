@@ -1,22 +1,16 @@
 import { spawn as spawnProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
-import {
-  CancellationTokenSource,
-  ConnectionError,
-  createMessageConnection,
-  ErrorCodes as RpcErrorCodes,
-  ResponseError,
-  StreamMessageReader,
-  StreamMessageWriter,
-  type CancellationToken,
-  type MessageConnection,
-} from "vscode-jsonrpc/node";
+import { Connection, type CallOptions } from "./connection.js";
+import type { BaseMessage } from "@langchain/core/messages";
 import { findBinary } from "./discovery.js";
-import { ErrorCodes, ServerExitedError, ThreadKeeperError } from "./errors.js";
+import { toStoredMessages } from "./langchain.js";
+import { ServerExitedError } from "./errors.js";
 import { Thread } from "./thread.js";
 import type {
   AnyAgentEvent,
   InitializeResult,
+  ParsedReply,
   ParsedToolCalls,
+  PromptCliOptions,
   SerializeOptions,
   StoredMessage,
   ThreadInfo,
@@ -27,6 +21,8 @@ import type {
   TurnValidation,
   TurnWriteOptions,
 } from "./types.js";
+
+export type { CallOptions } from "./connection.js";
 
 export interface SpawnOptions {
   /** Path of the server binary (or a name looked up on PATH); see `findBinary` for the default. */
@@ -40,9 +36,11 @@ export interface SpawnOptions {
   clientInfo?: { name: string; version?: string };
   /** Called with everything the server writes to stderr (its logs). */
   onStderr?: (text: string) => void;
+  /** The `timeoutMs` of every call that gives none (see `CallOptions`); none by default. */
+  timeoutMs?: number;
 }
 
-export interface OpenThreadOptions {
+export interface OpenThreadOptions extends CallOptions {
   threadId?: string;
   settings?: ThreadSettings;
   metadata?: Record<string, unknown>;
@@ -76,71 +74,36 @@ class StderrTail {
   }
 }
 
-interface Pending {
-  reject(error: unknown): void;
-}
-
-/** How long a failed write waits for the process exit that explains it. */
-const EXIT_REPORT_WAIT_MS = 2_000;
-
-/** A write to the server failed, or the connection is closed: the process is likely gone. */
-function isTransportFailure(error: unknown): boolean {
-  if (error instanceof ThreadKeeperError) return error.code === RpcErrorCodes.MessageWriteError && error.data === undefined;
-  return error instanceof ConnectionError;
-}
-
-const FRAME_LIMIT = /^limit exceeded: maxFrameBytes is (\d+), got (\d+)$/;
-
-function toThreadKeeperError(error: unknown): unknown {
-  if (!(error instanceof ResponseError)) return error;
-  const oversize = error.code === RpcErrorCodes.MessageWriteError ? FRAME_LIMIT.exec(error.message) : null;
-  if (oversize) {
-    // Refused before sending (see `FrameEncoder`): the same error the server would give.
-    const data = { limit: "maxFrameBytes", value: Number(oversize[2]), max: Number(oversize[1]) };
-    return new ThreadKeeperError(ErrorCodes.LimitExceeded, error.message, data, { cause: error });
-  }
-  return new ThreadKeeperError(error.code, error.message, error.data, { cause: error });
-}
-
-/**
- * Encodes messages as vscode-jsonrpc does, and refuses a request larger than the server's
- * `maxFrameBytes`: the server cannot read the id of a frame it refuses, so its error (id null)
- * could not be matched to the call, which would wait forever.
- */
-class FrameEncoder {
-  readonly name = "application/json";
-  maxFrameBytes = Number.POSITIVE_INFINITY;
-
-  async encode(message: unknown): Promise<Uint8Array> {
-    const bytes = Buffer.from(JSON.stringify(message), "utf8");
-    if (bytes.byteLength > this.maxFrameBytes) {
-      throw new Error(`limit exceeded: maxFrameBytes is ${this.maxFrameBytes}, got ${bytes.byteLength}`);
-    }
-    return bytes;
-  }
-}
-
 /**
  * A connection to one threadkeeper server process, speaking protocol v1 over its stdio.
- * Create it with `ThreadKeeper.spawn()`; end it with `close()`.
+ * Create it with `ThreadKeeper.spawn()` (or `spawn()`); end it with `close()`, or let
+ * `await using` do it. While no call is waiting, the process and its pipes do not keep Node
+ * running: a script that forgets `close()` still exits, and the server then sees its stdin
+ * close and exits too.
  */
-export class ThreadKeeper {
+export class ThreadKeeper implements AsyncDisposable {
   /** The server's answer to `initialize`. */
   readonly server: InitializeResult;
   readonly binary: string;
 
   private readonly child: ChildProcessWithoutNullStreams;
-  private readonly connection: MessageConnection;
-  private readonly pending = new Set<Pending>();
+  private readonly connection: Connection;
   private readonly exitedPromise: Promise<ExitStatus>;
-  private stopped: ThreadKeeperError | undefined;
+  private readonly defaultTimeoutMs: number | undefined;
+  private stopped: ServerExitedError | undefined;
+  /** Set by `close()`: the process is kept referenced until it has exited. */
+  private closing = false;
 
-  private constructor(binary: string, child: ChildProcessWithoutNullStreams, connection: MessageConnection, exited: Promise<ExitStatus>) {
+  private constructor(binary: string, child: ChildProcessWithoutNullStreams, exited: Promise<ExitStatus>, timeoutMs: number | undefined) {
     this.binary = binary;
     this.child = child;
-    this.connection = connection;
     this.exitedPromise = exited;
+    this.defaultTimeoutMs = timeoutMs;
     this.server = undefined as unknown as InitializeResult; // set by spawn() after initialize
+    this.connection = new Connection(child.stdout, child.stdin, {
+      onBusy: (busy) => this.keepAlive(busy || this.closing),
+      onStray: () => {},
+    });
   }
 
   /** Starts a server process and initializes it. */
@@ -159,13 +122,6 @@ export class ThreadKeeper {
     // A write to a dead process fails with EPIPE; the exit handler reports it instead.
     child.stdin.on("error", () => {});
 
-    const encoder = new FrameEncoder();
-    const connection = createMessageConnection(
-      new StreamMessageReader(child.stdout),
-      new StreamMessageWriter(child.stdin, { charset: "utf-8", contentTypeEncoder: encoder }),
-    );
-    connection.onError(() => {});
-
     let spawnError: Error | undefined;
     const exited = new Promise<ExitStatus>((resolve) => {
       child.on("error", (error) => {
@@ -175,9 +131,8 @@ export class ThreadKeeper {
       });
       child.on("close", (exitCode, signal) => resolve({ exitCode, signal }));
     });
-    const self = new ThreadKeeper(binary, child, connection, exited);
+    const self = new ThreadKeeper(binary, child, exited, options.timeoutMs);
     void exited.then((status) => self.onExit(status, tail.text(), spawnError));
-    connection.listen();
 
     try {
       const result = await self.call<InitializeResult>("initialize", {
@@ -186,12 +141,20 @@ export class ThreadKeeper {
       });
       (self as { server: InitializeResult }).server = result;
       const limits = result.capabilities.limits as { maxFrameBytes?: unknown } | undefined;
-      if (typeof limits?.maxFrameBytes === "number") encoder.maxFrameBytes = limits.maxFrameBytes;
+      if (typeof limits?.maxFrameBytes === "number") self.connection.maxFrameBytes = limits.maxFrameBytes;
     } catch (error) {
       child.kill("SIGKILL");
       throw error;
     }
     return self;
+  }
+
+  /** Refs the process and its pipes while calls wait (or while closing), unrefs them otherwise. */
+  private keepAlive(on: boolean): void {
+    for (const handle of [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as { ref?(): void; unref?(): void }[]) {
+      if (on) handle.ref?.();
+      else handle.unref?.();
+    }
   }
 
   private onExit(status: ExitStatus, stderr: string, spawnError: Error | undefined): void {
@@ -206,58 +169,20 @@ export class ThreadKeeper {
         spawnError,
       );
     }
-    for (const p of this.pending) p.reject(this.stopped);
-    this.pending.clear();
-    this.connection.dispose();
+    this.connection.close(this.stopped);
+    this.keepAlive(false);
   }
 
   /**
    * Sends any request; resolves with its result or rejects with a `ThreadKeeperError`. Aborting
-   * `signal` sends `$/cancelRequest`: a read-only request still running then rejects with -32800.
+   * `signal`, or `timeoutMs` passing, rejects at once with a `CancelledError` (-32800; a
+   * `TimeoutError` for the timeout) and sends `$/cancelRequest`: a read-only request stops on
+   * the server, a request that changes state still completes there.
    */
-  call<T = unknown>(method: string, params?: object, options: { signal?: AbortSignal } = {}): Promise<T> {
+  call<T = unknown>(method: string, params?: object, options: CallOptions = {}): Promise<T> {
     if (this.stopped) return Promise.reject(this.stopped);
-    const { signal } = options;
-    if (signal?.aborted) return Promise.reject(new ThreadKeeperError(ErrorCodes.Cancelled, "request cancelled before it was sent"));
-    let token: CancellationToken | undefined;
-    if (signal) {
-      const source = new CancellationTokenSource();
-      signal.addEventListener("abort", () => source.cancel(), { once: true });
-      token = source.token;
-    }
-    return new Promise<T>((resolve, reject) => {
-      const entry: Pending = { reject };
-      this.pending.add(entry);
-      let sent: Promise<T>;
-      try {
-        if (params === undefined) sent = token ? this.connection.sendRequest<T>(method, token) : this.connection.sendRequest<T>(method);
-        else sent = token ? this.connection.sendRequest<T>(method, params, token) : this.connection.sendRequest<T>(method, params);
-      } catch (error) {
-        sent = Promise.reject(error);
-      }
-      sent.then(
-        (result) => {
-          this.pending.delete(entry);
-          resolve(result);
-        },
-        (error: unknown) => {
-          this.pending.delete(entry);
-          const converted = toThreadKeeperError(error);
-          if (this.stopped || !isTransportFailure(converted)) {
-            reject(this.stopped ?? converted);
-            return;
-          }
-          // The pipe broke before the exit was seen: report the exit (status, stderr) instead.
-          void this.exitedWithin(EXIT_REPORT_WAIT_MS).then(() => reject(this.stopped ?? converted));
-        },
-      );
-    });
-  }
-
-  private async exitedWithin(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.exitedPromise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-    clearTimeout(timer);
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    return this.connection.request(method, params, timeoutMs === options.timeoutMs ? options : { ...options, timeoutMs }) as Promise<T>;
   }
 
   /** Resolves when the server process has ended. */
@@ -273,17 +198,18 @@ export class ThreadKeeper {
   // Threads.
 
   async openThread(options: OpenThreadOptions = {}): Promise<Thread> {
-    const info = await this.call<ThreadInfo>("thread/open", options);
+    const { signal, timeoutMs, ...params } = options;
+    const info = await this.call<ThreadInfo>("thread/open", params, { signal, timeoutMs });
     return new Thread(this, info);
   }
 
-  async listThreads(): Promise<ThreadInfo[]> {
-    return (await this.call<{ threads: ThreadInfo[] }>("thread/list", {})).threads;
+  async listThreads(options: CallOptions = {}): Promise<ThreadInfo[]> {
+    return (await this.call<{ threads: ThreadInfo[] }>("thread/list", {}, options)).threads;
   }
 
   /** Deletes a thread; `false` when there was none. */
-  async deleteThread(threadId: string): Promise<boolean> {
-    return (await this.call<{ deleted: boolean }>("thread/delete", { threadId })).deleted;
+  async deleteThread(threadId: string, options: CallOptions = {}): Promise<boolean> {
+    return (await this.call<{ deleted: boolean }>("thread/delete", { threadId }, options)).deleted;
   }
 
   /**
@@ -291,57 +217,92 @@ export class ThreadKeeper {
    * gets the document's turn id (the exported thread's id); a thread that already has events
    * under that id is not replaced: -32006 (thread exists).
    */
-  async importThread(text: string, format: TurnFormat, options: { threadId?: string } = {}): Promise<Thread> {
-    const info = await this.call<ThreadInfo>("thread/import", { text, format, ...options });
+  async importThread(text: string, format: TurnFormat, options: { threadId?: string } & CallOptions = {}): Promise<Thread> {
+    const { signal, timeoutMs, ...rest } = options;
+    const info = await this.call<ThreadInfo>("thread/import", { text, format, ...rest }, { signal, timeoutMs });
     return new Thread(this, info);
   }
 
   // Stateless methods.
 
-  async escapeXml(text: string): Promise<string> {
-    return (await this.call<{ text: string }>("xml/escape", { text })).text;
+  async escapeXml(text: string, options: CallOptions = {}): Promise<string> {
+    return (await this.call<{ text: string }>("xml/escape", { text }, options)).text;
   }
 
-  async serializeThreadToXml(events: readonly AnyAgentEvent[], options?: SerializeOptions): Promise<string> {
-    return (await this.call<{ text: string }>("xml/serializeThread", options ? { events, options } : { events })).text;
+  async serializeThreadToXml(events: readonly AnyAgentEvent[], options: SerializeOptions & CallOptions = {}): Promise<string> {
+    const { signal, timeoutMs, ...serialize } = options;
+    const params = Object.keys(serialize).length > 0 ? { events, options: serialize } : { events };
+    return (await this.call<{ text: string }>("xml/serializeThread", params, { signal, timeoutMs })).text;
   }
 
-  async parseThreadXml(text: string): Promise<AnyAgentEvent[]> {
-    return (await this.call<{ events: AnyAgentEvent[] }>("xml/parseThread", { text })).events;
+  async parseThreadXml(text: string, options: CallOptions = {}): Promise<AnyAgentEvent[]> {
+    return (await this.call<{ events: AnyAgentEvent[] }>("xml/parseThread", { text }, options)).events;
   }
 
-  async messagesToXml(messages: readonly StoredMessage[]): Promise<string> {
-    return (await this.call<{ text: string }>("messages/toXml", { messages })).text;
+  async messagesToXml(messages: readonly StoredMessage[], options: CallOptions = {}): Promise<string> {
+    return (await this.call<{ text: string }>("messages/toXml", { messages }, options)).text;
   }
 
-  async messagesToText(messages: readonly StoredMessage[]): Promise<string> {
-    return (await this.call<{ text: string }>("messages/toText", { messages })).text;
+  async messagesToText(messages: readonly StoredMessage[], options: CallOptions = {}): Promise<string> {
+    return (await this.call<{ text: string }>("messages/toText", { messages }, options)).text;
   }
 
-  async parseToolCalls(text: string): Promise<ParsedToolCalls> {
-    return this.call<ParsedToolCalls>("toolCalls/parse", { text });
+  /**
+   * Messages back to events (`messages/toEvents`, the inverse of the "messages" render): stored
+   * messages, or LangChain message objects (converted to the stored form first, which needs
+   * `@langchain/core`). Every event gets `iteration` (default 0) and `timestamp` when given.
+   */
+  async messagesToEvents(
+    messages: readonly (StoredMessage | BaseMessage)[],
+    options: { iteration?: number; timestamp?: number } & CallOptions = {},
+  ): Promise<AnyAgentEvent[]> {
+    const { signal, timeoutMs, ...rest } = options;
+    const stored = await toStoredMessages(messages);
+    return (await this.call<{ events: AnyAgentEvent[] }>("messages/toEvents", { messages: stored, ...rest }, { signal, timeoutMs })).events;
+  }
+
+  /** OpenAI Responses input items back to events (`responses/toEvents`, the inverse of "openai-responses"). */
+  async responsesToEvents(items: readonly unknown[], options: { iteration?: number; timestamp?: number } & CallOptions = {}): Promise<AnyAgentEvent[]> {
+    const { signal, timeoutMs, ...rest } = options;
+    return (await this.call<{ events: AnyAgentEvent[] }>("responses/toEvents", { items, ...rest }, { signal, timeoutMs })).events;
+  }
+
+  async parseToolCalls(text: string, options: CallOptions = {}): Promise<ParsedToolCalls> {
+    return this.call<ParsedToolCalls>("toolCalls/parse", { text }, options);
+  }
+
+  /** A CLI model's prompt for `messages` (`prompt/cli`); a thread's is `thread.promptCli()`. */
+  async promptCli(messages: readonly StoredMessage[], options: Omit<PromptCliOptions, "options"> & CallOptions = {}): Promise<string> {
+    const { signal, timeoutMs, ...rest } = options;
+    return (await this.call<{ prompt: string }>("prompt/cli", { messages, ...rest }, { signal, timeoutMs })).prompt;
+  }
+
+  /** A CLI model's reply text as content, tool calls and the events to append (`prompt/parseReply`). */
+  async parseReply(text: string, iteration: number, options: CallOptions = {}): Promise<ParsedReply> {
+    return this.call<ParsedReply>("prompt/parseReply", { text, iteration }, options);
   }
 
   // Turns.
 
-  async turnToYaml(turn: Turn, options?: TurnWriteOptions): Promise<string> {
-    return (await this.call<{ text: string }>("turns/toYaml", options ? { turn, options } : { turn })).text;
+  async turnToYaml(turn: Turn, options: TurnWriteOptions & CallOptions = {}): Promise<string> {
+    return (await this.call<{ text: string }>("turns/toYaml", turnParams(turn, options), options)).text;
   }
 
-  async turnFromYaml(text: string): Promise<TurnRead> {
-    return this.call<TurnRead>("turns/fromYaml", { text });
+  async turnFromYaml(text: string, options: CallOptions = {}): Promise<TurnRead> {
+    return this.call<TurnRead>("turns/fromYaml", { text }, options);
   }
 
-  async turnToJson(turn: Turn, options?: TurnWriteOptions): Promise<string> {
-    return (await this.call<{ text: string }>("turns/toJson", options ? { turn, options } : { turn })).text;
+  async turnToJson(turn: Turn, options: TurnWriteOptions & CallOptions = {}): Promise<string> {
+    return (await this.call<{ text: string }>("turns/toJson", turnParams(turn, options), options)).text;
   }
 
-  async turnFromJson(text: string): Promise<TurnRead> {
-    return this.call<TurnRead>("turns/fromJson", { text });
+  async turnFromJson(text: string, options: CallOptions = {}): Promise<TurnRead> {
+    return this.call<TurnRead>("turns/fromJson", { text }, options);
   }
 
-  async validateTurn(turn: Turn, options: { strict?: boolean } = {}): Promise<TurnValidation> {
-    return this.call<TurnValidation>("turns/validate", { turn, ...options });
+  async validateTurn(turn: Turn, options: { strict?: boolean } & CallOptions = {}): Promise<TurnValidation> {
+    const { signal, timeoutMs, ...rest } = options;
+    return this.call<TurnValidation>("turns/validate", { turn, ...rest }, { signal, timeoutMs });
   }
 
   /**
@@ -349,14 +310,17 @@ export class ThreadKeeper {
    * lingers). Calls made afterwards reject. Resolves with the exit status (0 after a clean shutdown).
    */
   async close(): Promise<ExitStatus> {
+    this.closing = true;
+    this.keepAlive(true);
     if (!this.stopped) {
       try {
         await this.call("shutdown");
-        await this.connection.sendNotification("exit");
+        this.connection.notify("exit");
       } catch {
         // The process is gone already; the exit status says how it ended.
       }
       this.stopped ??= new ServerExitedError("the client was closed", null, null, "");
+      this.connection.close(this.stopped);
       this.child.stdin.end();
     }
     let timer: NodeJS.Timeout | undefined;
@@ -371,4 +335,20 @@ export class ThreadKeeper {
     }
     return outcome;
   }
+
+  /** `await using tk = await spawn()` closes the server at the end of the block. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+/** The params of `turns/toYaml` and `turns/toJson`: the write options without the call options. */
+function turnParams(turn: Turn, options: TurnWriteOptions & CallOptions): object {
+  const { signal: _signal, timeoutMs: _timeoutMs, ...write } = options;
+  return Object.keys(write).length > 0 ? { turn, options: write } : { turn };
+}
+
+/** Starts a server process and initializes it: `ThreadKeeper.spawn(options)`. */
+export function spawn(options: SpawnOptions = {}): Promise<ThreadKeeper> {
+  return ThreadKeeper.spawn(options);
 }

@@ -31,6 +31,32 @@ export class ThreadKeeperError extends Error {
   }
 }
 
+/**
+ * A call was cancelled: its `AbortSignal` was aborted (`reason` is the signal's reason), or the
+ * server answered -32800. Named `AbortError` like the platform's own, so code that checks
+ * `error.name === "AbortError"` handles it.
+ */
+export class CancelledError extends ThreadKeeperError {
+  readonly reason: unknown;
+
+  constructor(message: string, reason?: unknown, data?: unknown) {
+    super(ErrorCodes.Cancelled, message, data, reason === undefined ? undefined : { cause: reason });
+    this.name = "AbortError";
+    this.reason = reason;
+  }
+}
+
+/** A call took longer than its `timeoutMs`; it was cancelled (`$/cancelRequest` was sent). */
+export class TimeoutError extends CancelledError {
+  readonly timeoutMs: number;
+
+  constructor(method: string, timeoutMs: number) {
+    super(`${method} did not answer within ${timeoutMs} ms; it was cancelled`);
+    this.name = "TimeoutError";
+    this.timeoutMs = timeoutMs;
+  }
+}
+
 /** The server process ended: every pending and later call fails with this. */
 export class ServerExitedError extends ThreadKeeperError {
   readonly exitCode: number | null;

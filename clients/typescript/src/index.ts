@@ -1,6 +1,6 @@
-export { ThreadKeeper, type SpawnOptions, type OpenThreadOptions, type ExitStatus } from "./client.js";
-export { Thread } from "./thread.js";
-export { ThreadKeeperError, ServerExitedError, BinaryNotFoundError, ErrorCodes } from "./errors.js";
+export { ThreadKeeper, spawn, type SpawnOptions, type OpenThreadOptions, type ExitStatus, type CallOptions } from "./client.js";
+export { Thread, type EventsOptions } from "./thread.js";
+export { ThreadKeeperError, ServerExitedError, BinaryNotFoundError, CancelledError, TimeoutError, ErrorCodes } from "./errors.js";
 export { findBinary, type FindBinaryOptions } from "./discovery.js";
 export { storedToLangChainMessages } from "./langchain.js";
 export * from "./types.js";

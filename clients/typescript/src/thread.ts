@@ -1,5 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ThreadKeeper } from "./client.js";
+import type { CallOptions } from "./connection.js";
 import { ErrorCodes, ThreadKeeperError } from "./errors.js";
 import { storedToLangChainMessages } from "./langchain.js";
 import type {
@@ -7,19 +8,27 @@ import type {
   AnthropicRequest,
   AnyAgentEvent,
   AppendResult,
+  CompactionPlan,
   EscapeMode,
   EventsPage,
+  ForkOptions,
+  IterationSummary,
   MessagesRender,
   OpenAIChatRender,
   OpenAIChatRequest,
   OpenAIResponsesRender,
   OpenAIResponsesRequest,
+  PlanCompactionOptions,
+  PopResult,
+  PromptCliOptions,
   ProviderRenderOptions,
   RenderFormat,
   RenderOptions,
   StoredMessage,
   TextRender,
   ThreadInfo,
+  TokenCount,
+  TokensOptions,
   TurnFormat,
   TurnWriteOptions,
   XmlDelta,
@@ -36,6 +45,20 @@ interface KeptLines {
 }
 
 const NOTHING_KEPT: KeptLines = { lines: "", eventCount: 0, version: 0 };
+
+/** Splits the call options off an options object. */
+function splitCallOptions<T extends CallOptions>(options: T): [Omit<T, keyof CallOptions>, CallOptions] {
+  const { signal, timeoutMs, ...rest } = options;
+  return [rest, { signal, timeoutMs }];
+}
+
+/** `{...params, options}` when there are options, else `params`: the server's own defaults apply. */
+function withOptions(params: object, options: object): object {
+  return Object.keys(options).length > 0 ? { ...params, options } : params;
+}
+
+/** Event selection of `thread.events()`: a page (`offset`, `limit`) or the last `tail` events. */
+export type EventsOptions = ({ offset?: number; limit?: number; tail?: undefined } | { tail: number; offset?: undefined; limit?: number }) & CallOptions;
 
 /** -32602 about `options.fromEvent`: the thread has fewer events than the lines kept. */
 function isFromEventRefused(error: unknown): boolean {
@@ -60,7 +83,8 @@ export class Thread {
   private xmlGeneration = 0;
 
   constructor(
-    private readonly client: ThreadKeeper,
+    /** The client this thread's requests go through. */
+    readonly client: ThreadKeeper,
     info: ThreadInfo,
   ) {
     this.id = info.threadId;
@@ -68,25 +92,27 @@ export class Thread {
   }
 
   /** Appends events, all or none. With `expectedVersion`, fails with -32003 unless the thread is at it. */
-  async append(events: readonly AnyAgentEvent[], options: { expectedVersion?: number } = {}): Promise<AppendResult> {
-    const result = await this.client.call<AppendResult>("thread/append", { threadId: this.id, events, ...options });
+  async append(events: readonly AnyAgentEvent[], options: { expectedVersion?: number } & CallOptions = {}): Promise<AppendResult> {
+    const [rest, call] = splitCallOptions(options);
+    const result = await this.client.call<AppendResult>("thread/append", { threadId: this.id, events, ...rest }, call);
     this.info = { ...this.info, version: result.version, eventCount: result.eventCount };
     return result;
   }
 
-  async render(format: "xml", options: RenderOptions & { fromEvent: number }): Promise<XmlDelta>;
-  async render(format: "xml", options?: Omit<RenderOptions, "fromEvent">): Promise<XmlRender>;
-  async render(format: "xml", options?: RenderOptions): Promise<XmlRender | XmlDelta>;
-  async render(format: "text", options?: RenderOptions): Promise<TextRender>;
-  async render(format: "messages", options?: RenderOptions): Promise<MessagesRender>;
-  async render(format: "openai-chat", options?: ProviderRenderOptions): Promise<OpenAIChatRender>;
-  async render(format: "openai-responses", options?: ProviderRenderOptions): Promise<OpenAIResponsesRender>;
-  async render(format: "anthropic", options?: ProviderRenderOptions): Promise<AnthropicRender>;
+  async render(format: "xml", options: RenderOptions & { fromEvent: number } & CallOptions): Promise<XmlDelta>;
+  async render(format: "xml", options?: Omit<RenderOptions, "fromEvent"> & CallOptions): Promise<XmlRender>;
+  async render(format: "xml", options?: RenderOptions & CallOptions): Promise<XmlRender | XmlDelta>;
+  async render(format: "text", options?: RenderOptions & CallOptions): Promise<TextRender>;
+  async render(format: "messages", options?: RenderOptions & CallOptions): Promise<MessagesRender>;
+  async render(format: "openai-chat", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIChatRender>;
+  async render(format: "openai-responses", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIResponsesRender>;
+  async render(format: "anthropic", options?: ProviderRenderOptions & CallOptions): Promise<AnthropicRender>;
   async render(
     format: RenderFormat,
-    options?: RenderOptions,
+    options: RenderOptions & CallOptions = {},
   ): Promise<XmlRender | XmlDelta | TextRender | MessagesRender | OpenAIChatRender | OpenAIResponsesRender | AnthropicRender> {
-    return this.client.call("thread/render", options ? { threadId: this.id, format, options } : { threadId: this.id, format });
+    const [renderOptions, call] = splitCallOptions(options);
+    return this.client.call("thread/render", withOptions({ threadId: this.id, format }, renderOptions), call);
   }
 
   /**
@@ -100,27 +126,27 @@ export class Thread {
    * thread now has fewer events than kept, or reports a lower version than the kept lines were
    * rendered at, the object drops what it kept and renders from the first event again.
    */
-  async renderXml(options: XmlRenderOptions = {}): Promise<string> {
+  async renderXml(options: XmlRenderOptions & CallOptions = {}): Promise<string> {
     const { incremental, ...renderOptions } = options;
     if (incremental) return this.queueIncremental(renderOptions);
-    return (await this.render("xml", Object.keys(renderOptions).length > 0 ? renderOptions : undefined)).text;
+    return (await this.render("xml", renderOptions)).text;
   }
 
   /**
    * The XML delta from event `fromEvent` on: `{version, eventCount, fromEvent, lines, tail}`;
    * the document is `"<thread>\n" + (the lines of every event so far) + tail`.
    */
-  async renderXmlDelta(fromEvent: number, options: Omit<RenderOptions, "fromEvent"> = {}): Promise<XmlDelta> {
+  async renderXmlDelta(fromEvent: number, options: Omit<RenderOptions, "fromEvent"> & CallOptions = {}): Promise<XmlDelta> {
     return this.render("xml", { ...options, fromEvent });
   }
 
-  private queueIncremental(options: Omit<RenderOptions, "fromEvent">): Promise<string> {
+  private queueIncremental(options: Omit<RenderOptions, "fromEvent"> & CallOptions): Promise<string> {
     const run = this.xmlQueue.then(() => this.renderIncremental(options));
     this.xmlQueue = run.catch(() => undefined);
     return run;
   }
 
-  private async renderIncremental(options: Omit<RenderOptions, "fromEvent">): Promise<string> {
+  private async renderIncremental(options: Omit<RenderOptions, "fromEvent"> & CallOptions): Promise<string> {
     const escape = options.escape ?? "full";
     const kept = this.xmlLines.get(escape) ?? NOTHING_KEPT;
     const generation = this.xmlGeneration;
@@ -147,12 +173,12 @@ export class Thread {
   }
 
   /** LangChain stored messages (standard or XML context mode). */
-  async renderMessages(options?: RenderOptions): Promise<StoredMessage[]> {
+  async renderMessages(options?: RenderOptions & CallOptions): Promise<StoredMessage[]> {
     return (await this.render("messages", options)).messages;
   }
 
   /** The messages as one prompt text (`[User]\n…` blocks). */
-  async renderText(options?: RenderOptions): Promise<string> {
+  async renderText(options?: RenderOptions & CallOptions): Promise<string> {
     return (await this.render("text", options)).text;
   }
 
@@ -160,52 +186,122 @@ export class Thread {
    * The thread as OpenAI Chat Completions `{messages}`: every assistant tool call is answered by
    * its tool message right after it. `openai.chat.completions.create({ model, ...request })`.
    */
-  async renderOpenAIChat(options?: ProviderRenderOptions): Promise<OpenAIChatRequest> {
+  async renderOpenAIChat(options?: ProviderRenderOptions & CallOptions): Promise<OpenAIChatRequest> {
     const { messages } = await this.render("openai-chat", options);
     return { messages };
   }
 
   /** The thread as OpenAI Responses API `{instructions?, input}`: `openai.responses.create({ model, ...request })`. */
-  async renderOpenAIResponses(options?: ProviderRenderOptions): Promise<OpenAIResponsesRequest> {
+  async renderOpenAIResponses(options?: ProviderRenderOptions & CallOptions): Promise<OpenAIResponsesRequest> {
     const { instructions, input } = await this.render("openai-responses", options);
     return instructions === undefined ? { input } : { instructions, input };
   }
 
   /** The thread as Anthropic Messages API `{system?, messages}`: `anthropic.messages.create({ model, max_tokens, ...request })`. */
-  async renderAnthropic(options?: ProviderRenderOptions): Promise<AnthropicRequest> {
+  async renderAnthropic(options?: ProviderRenderOptions & CallOptions): Promise<AnthropicRequest> {
     const { system, messages } = await this.render("anthropic", options);
     return system === undefined ? { messages } : { system, messages };
   }
 
-  /** The stored events, exactly as appended. */
-  async events(options: { offset?: number; limit?: number } = {}): Promise<AnyAgentEvent[]> {
+  /**
+   * Appends messages as events (`messages/toEvents`, then `thread/append`): stored messages or
+   * LangChain message objects, each event at `iteration` (default 0).
+   */
+  async appendMessages(
+    messages: readonly (StoredMessage | BaseMessage)[],
+    options: { iteration?: number; timestamp?: number; expectedVersion?: number } & CallOptions = {},
+  ): Promise<AppendResult> {
+    const { expectedVersion, signal, timeoutMs, ...stamp } = options;
+    const events = await this.client.messagesToEvents(messages, { ...stamp, signal, timeoutMs });
+    return this.append(events, { expectedVersion, signal, timeoutMs });
+  }
+
+  /**
+   * Empties the thread, keeping its id, settings and metadata: deletes it and opens it again
+   * (two requests: another client may see it missing in between).
+   */
+  async clear(options: CallOptions = {}): Promise<void> {
+    await this.delete(options);
+    const { settings, metadata } = this.info;
+    this.info = await this.client.call<ThreadInfo>("thread/open", { threadId: this.id, settings, metadata }, options);
+  }
+
+  /** The stored events, exactly as appended: a page (`offset`, `limit`), or the last `tail`. */
+  async events(options: EventsOptions = {}): Promise<AnyAgentEvent[]> {
     return (await this.eventsPage(options)).events;
   }
 
-  async eventsPage(options: { offset?: number; limit?: number } = {}): Promise<EventsPage> {
-    return this.client.call<EventsPage>("thread/events", { threadId: this.id, ...options });
+  async eventsPage(options: EventsOptions = {}): Promise<EventsPage> {
+    const [selection, call] = splitCallOptions(options);
+    return this.client.call<EventsPage>("thread/events", { threadId: this.id, ...selection }, call);
   }
 
   /** The thread as a turn document. */
-  async export(format: TurnFormat, options?: TurnWriteOptions): Promise<string> {
-    const params = options ? { threadId: this.id, format, options } : { threadId: this.id, format };
-    return (await this.client.call<{ text: string }>("thread/export", params)).text;
+  async export(format: TurnFormat, options: TurnWriteOptions & CallOptions = {}): Promise<string> {
+    const [write, call] = splitCallOptions(options);
+    return (await this.client.call<{ text: string }>("thread/export", withOptions({ threadId: this.id, format }, write), call)).text;
+  }
+
+  /** The size of a render in tokens, per iteration too (`thread/tokens`). */
+  async tokens(options: TokensOptions & CallOptions = {}): Promise<TokenCount> {
+    const [params, call] = splitCallOptions(options);
+    return this.client.call<TokenCount>("thread/tokens", { threadId: this.id, ...params }, call);
+  }
+
+  /** Whether the thread needs compacting, and the summary prompts of the iterations to compact. */
+  async planCompaction(options: PlanCompactionOptions & CallOptions = {}): Promise<CompactionPlan> {
+    const [params, call] = splitCallOptions(options);
+    return this.client.call<CompactionPlan>("thread/planCompaction", { threadId: this.id, ...params }, call);
+  }
+
+  /** Replaces iterations by their summaries (`thread/compact`); answers as `append` does. */
+  async compact(
+    summaries: readonly IterationSummary[],
+    options: { expectedVersion?: number; keepRecentIterations?: number } & CallOptions = {},
+  ): Promise<AppendResult> {
+    const [params, call] = splitCallOptions(options);
+    const result = await this.client.call<AppendResult>("thread/compact", { threadId: this.id, summaries, ...params }, call);
+    this.forgetXmlLines();
+    this.info = { ...this.info, version: result.version, eventCount: result.eventCount };
+    return result;
+  }
+
+  /** The thread as a CLI model's prompt (`prompt/cli`). */
+  async promptCli(options: PromptCliOptions & CallOptions = {}): Promise<string> {
+    const [params, call] = splitCallOptions(options);
+    return (await this.client.call<{ prompt: string }>("prompt/cli", { threadId: this.id, ...params }, call)).prompt;
+  }
+
+  /** Removes the last `count` events (default 1) and answers them, in thread order (`thread/pop`). */
+  async pop(options: { count?: number; expectedVersion?: number } & CallOptions = {}): Promise<PopResult> {
+    const [params, call] = splitCallOptions(options);
+    const result = await this.client.call<PopResult>("thread/pop", { threadId: this.id, ...params }, call);
+    this.forgetXmlLines();
+    this.info = { ...this.info, version: result.version, eventCount: this.info.eventCount - result.events.length };
+    return result;
+  }
+
+  /** A new thread holding this one's events up to `atVersion` or `atEvent` (default: all). */
+  async fork(options: ForkOptions & CallOptions = {}): Promise<Thread> {
+    const [params, call] = splitCallOptions(options);
+    const info = await this.client.call<ThreadInfo>("thread/fork", { threadId: this.id, ...params }, call);
+    return new Thread(this.client, info);
   }
 
   /** Frees the server's in-memory state; a durable store keeps the thread, the memory store drops it. */
-  async close(): Promise<void> {
+  async close(options: CallOptions = {}): Promise<void> {
     this.forgetXmlLines();
-    await this.client.call("thread/close", { threadId: this.id });
+    await this.client.call("thread/close", { threadId: this.id }, options);
   }
 
   /** Deletes the thread; `false` when it was already gone. */
-  async delete(): Promise<boolean> {
+  async delete(options: CallOptions = {}): Promise<boolean> {
     this.forgetXmlLines();
-    return this.client.deleteThread(this.id);
+    return this.client.deleteThread(this.id, options);
   }
 
   /** The rendered messages as LangChain `BaseMessage`s (needs `@langchain/core`). */
-  async toLangChainMessages(options?: RenderOptions): Promise<BaseMessage[]> {
+  async toLangChainMessages(options?: RenderOptions & CallOptions): Promise<BaseMessage[]> {
     return storedToLangChainMessages(await this.renderMessages(options));
   }
 }

@@ -2,12 +2,15 @@
  * Wire types of threadkeeper protocol v1. Field names are exactly those on the wire.
  */
 
-/** Fields every agent event has. Extra fields are kept by the server and returned as sent. */
+/**
+ * Fields every agent event has. The event types list exactly their fields, with no catch-all,
+ * so a misspelled or misplaced field fails to compile; an event that carries extra fields (the
+ * server keeps them) is written as `WithExtraFields<ToolCallEvent>`, on purpose.
+ */
 export interface EventBase {
   iteration: number;
   /** Milliseconds since the Unix epoch. */
   timestamp?: number;
-  [extra: string]: unknown;
 }
 
 export interface MessageEvent extends EventBase {
@@ -75,9 +78,28 @@ export type AgentEvent =
 
 export type AgentEventType = AgentEvent["type"];
 
-/** An event of a type this version does not know; the server keeps it whole. */
-export interface UnknownAgentEvent extends EventBase {
-  type: string;
+/** A known event that also carries fields of the caller's own; the server keeps them. */
+export type WithExtraFields<E extends AgentEvent> = E & { [extra: string]: unknown };
+
+declare const unknownEventBrand: unique symbol;
+
+/**
+ * The `type` of an `UnknownAgentEvent`: a string marked so that no literal such as
+ * `"tool_call"` is one, so an object literal is always checked against the known event its
+ * `type` names, extra or misspelled fields included.
+ */
+export type UnknownEventType = string & { readonly [unknownEventBrand]: true };
+
+/**
+ * An event of a type this version does not know; the server keeps it whole. Made only by
+ * `unknownEvent()` (or read back from the server), so a known event with a mistake in it is
+ * never taken for one.
+ */
+export interface UnknownAgentEvent {
+  type: UnknownEventType;
+  iteration: number;
+  timestamp?: number;
+  [extra: string]: unknown;
 }
 
 /** What a thread holds: known events, and events of newer types passed through as they are. */
@@ -97,6 +119,25 @@ const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set<AgentEventType>([
 /** Narrows an event to the known union. */
 export function isKnownEvent(event: AnyAgentEvent): event is AgentEvent {
   return KNOWN_EVENT_TYPES.has(event.type);
+}
+
+/** Narrows an event to an event of a type the known union does not have. */
+export function isUnknownEvent(event: AnyAgentEvent): event is UnknownAgentEvent {
+  return !KNOWN_EVENT_TYPES.has(event.type);
+}
+
+/**
+ * An event of a type the known union does not have (a newer server's, or the caller's own),
+ * for `append`. A known `type` is refused (at compile time, and at run time for values that
+ * escape the types): write those as `AgentEvent`s so their fields are checked.
+ */
+export function unknownEvent<T extends string>(
+  event: { type: T extends AgentEventType ? never : T; iteration: number; timestamp?: number } & Record<string, unknown>,
+): UnknownAgentEvent {
+  if (KNOWN_EVENT_TYPES.has(event.type)) {
+    throw new TypeError(`unknownEvent: "${event.type}" is a known event type; write it as an AgentEvent`);
+  }
+  return event as unknown as UnknownAgentEvent;
 }
 
 /** A tool call as LangChain stores it on an AI message. */
@@ -164,6 +205,11 @@ export interface RenderOptions {
   /** Tool calls no result answers: repaired with an error result (default) or dropped. */
   danglingToolCalls?: DanglingToolCalls;
   /**
+   * Render within a token budget: the oldest iterations are left out until it fits; the result
+   * then also has `dropped` and `tokens`.
+   */
+  budget?: RenderBudget;
+  /**
    * Format `xml` only: answer an `XmlDelta` holding only the lines of events `fromEvent` and
    * later (0 ≤ fromEvent ≤ eventCount, else -32602).
    */
@@ -179,7 +225,15 @@ export interface XmlRenderOptions extends Omit<RenderOptions, "fromEvent"> {
   incremental?: boolean;
 }
 
-export interface XmlRender {
+/** What a render with `budget` adds to its result. */
+export interface BudgetedRender {
+  /** Iterations left out to fit the budget. */
+  dropped?: { iterations: number[] };
+  /** The render's size in tokens. */
+  tokens?: number;
+}
+
+export interface XmlRender extends BudgetedRender {
   format: "xml";
   version: number;
   text: string;
@@ -200,13 +254,13 @@ export interface XmlDelta {
   tail: string;
 }
 
-export interface TextRender {
+export interface TextRender extends BudgetedRender {
   format: "text";
   version: number;
   text: string;
 }
 
-export interface MessagesRender {
+export interface MessagesRender extends BudgetedRender {
   format: "messages";
   version: number;
   contextMode: ContextMode;
@@ -238,7 +292,7 @@ export interface OpenAIChatRequest {
   messages: OpenAIChatMessage[];
 }
 
-export interface OpenAIChatRender extends OpenAIChatRequest {
+export interface OpenAIChatRender extends OpenAIChatRequest, BudgetedRender {
   format: "openai-chat";
   version: number;
   contextMode: ContextMode;
@@ -259,7 +313,7 @@ export interface OpenAIResponsesRequest {
   input: OpenAIResponsesInputItem[];
 }
 
-export interface OpenAIResponsesRender extends OpenAIResponsesRequest {
+export interface OpenAIResponsesRender extends OpenAIResponsesRequest, BudgetedRender {
   format: "openai-responses";
   version: number;
   contextMode: ContextMode;
@@ -282,7 +336,7 @@ export interface AnthropicRequest {
   messages: AnthropicMessage[];
 }
 
-export interface AnthropicRender extends AnthropicRequest {
+export interface AnthropicRender extends AnthropicRequest, BudgetedRender {
   format: "anthropic";
   version: number;
   contextMode: ContextMode;
@@ -309,6 +363,95 @@ export interface ParsedToolCalls {
   toolCalls: ParsedToolCall[];
   content: string;
 }
+
+// Tokens, compaction, CLI prompts, thread surgery.
+
+export type Tokenizer = "estimate" | "o200k_base" | "cl100k_base";
+
+export interface RenderBudget {
+  maxTokens: number;
+  tokenizer?: Tokenizer;
+}
+
+/** The render `format` maps to its result type. */
+export interface RenderResults {
+  xml: XmlRender;
+  text: TextRender;
+  messages: MessagesRender;
+  "openai-chat": OpenAIChatRender;
+  "openai-responses": OpenAIResponsesRender;
+  anthropic: AnthropicRender;
+}
+
+export interface TokensOptions {
+  /** The render whose tokens are counted; default "messages". */
+  format?: RenderFormat;
+  options?: Omit<RenderOptions, "fromEvent" | "budget">;
+  /** Default "estimate". */
+  tokenizer?: Tokenizer;
+}
+
+export interface TokenCount {
+  tokens: number;
+  tokenizer: Tokenizer;
+  byIteration: { iteration: number; tokens: number }[];
+}
+
+export interface PlanCompactionOptions {
+  /** Default 150000. */
+  maxContextTokens?: number;
+  /** Default 3. */
+  keepRecentIterations?: number;
+}
+
+export interface CompactionPlan {
+  needed: boolean;
+  tokens: number;
+  /** The iterations to summarize, each with the prompt that asks a model for its summary. */
+  iterations: { iteration: number; prompt: string }[];
+}
+
+export interface IterationSummary {
+  iteration: number;
+  summary: string;
+}
+
+/** A tool a CLI model is told about. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+export interface PromptCliOptions {
+  tools?: ToolSpec[];
+  inputEncoding?: "xml" | "text";
+  /** The render options of the thread's messages (`thread.promptCli` only). */
+  options?: ProviderRenderOptions;
+}
+
+export interface ParsedReply {
+  content: string;
+  toolCalls: ParsedToolCall[];
+  /** The reply as events, ready for `thread.append`. */
+  events: AnyAgentEvent[];
+}
+
+export interface PopResult {
+  /** The removed events, in thread order. */
+  events: AnyAgentEvent[];
+  version: number;
+}
+
+/** Where `thread.fork()` cuts: at a version, or after a number of events (not both). */
+export type ForkOptions = (
+  | { atVersion?: number; atEvent?: undefined }
+  | { atEvent?: number; atVersion?: undefined }
+) & {
+  newThreadId?: string;
+  metadata?: Record<string, unknown>;
+};
 
 // Turns (geppetto turn documents).
 

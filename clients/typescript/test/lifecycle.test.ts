@@ -3,8 +3,18 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { BinaryNotFoundError, ErrorCodes, findBinary, ServerExitedError, ThreadKeeper } from "../src/index.js";
-import { BINARY, MEMORY_ARGS, rejectsWithCode, spawnMemory } from "./helpers.js";
+import { spawn as spawnProcess } from "node:child_process";
+import {
+  BinaryNotFoundError,
+  CancelledError,
+  ErrorCodes,
+  findBinary,
+  ServerExitedError,
+  spawn,
+  ThreadKeeper,
+  TimeoutError,
+} from "../src/index.js";
+import { BINARY, loopEvents, MEMORY_ARGS, rejectsWithCode, spawnMemory } from "./helpers.js";
 
 describe("lifecycle", () => {
   test("spawn initializes and reports the server", async () => {
@@ -125,5 +135,124 @@ describe("binary discovery", () => {
     } finally {
       await tk.close();
     }
+  });
+});
+
+describe("calls: signal, timeout, disposal, idle process", () => {
+  test("an aborted call rejects at once with an AbortError (-32800) carrying the reason", async () => {
+    await using tk = await spawnMemory();
+    const thread = await tk.openThread();
+    await thread.append(loopEvents(8000));
+    const controller = new AbortController();
+    const render = thread.renderXml({ signal: controller.signal });
+    controller.abort(new Error("user pressed stop"));
+    await assert.rejects(render, (error: unknown) => {
+      assert.ok(error instanceof CancelledError, String(error));
+      assert.equal(error.name, "AbortError");
+      assert.equal(error.code, ErrorCodes.Cancelled);
+      assert.match(String((error.reason as Error).message), /user pressed stop/);
+      return true;
+    });
+    // Already aborted: nothing is sent.
+    await rejectsWithCode(tk.listThreads({ signal: AbortSignal.abort() }), ErrorCodes.Cancelled);
+    assert.equal(await tk.escapeXml("<", { signal: new AbortController().signal }), "&lt;");
+  });
+
+  test("timeoutMs cancels a call that takes longer; other calls and the connection go on", async () => {
+    await using tk = await spawnMemory();
+    const thread = await tk.openThread();
+    await thread.append(loopEvents(4000));
+    process.kill(tk.pid!, "SIGSTOP"); // the server cannot answer in time
+    try {
+      await assert.rejects(thread.renderXml({ timeoutMs: 30 }), (error: unknown) => {
+        assert.ok(error instanceof TimeoutError, String(error));
+        assert.equal(error.code, ErrorCodes.Cancelled);
+        assert.equal(error.timeoutMs, 30);
+        assert.match(error.message, /thread\/render did not answer within 30 ms/);
+        return true;
+      });
+    } finally {
+      process.kill(tk.pid!, "SIGCONT");
+    }
+    // The late answer (or -32800) to the abandoned call is dropped; new calls match their own.
+    assert.equal(await tk.escapeXml("&", { timeoutMs: 10_000 }), "&amp;");
+    assert.equal((await thread.eventsPage({ limit: 1 })).eventCount, 4000);
+  });
+
+  test("a client-wide timeoutMs applies to calls that give none", async () => {
+    await using tk = await ThreadKeeper.spawn({ binary: BINARY, args: MEMORY_ARGS, timeoutMs: 30 });
+    process.kill(tk.pid!, "SIGSTOP");
+    try {
+      await rejectsWithCode(tk.escapeXml("x"), ErrorCodes.Cancelled);
+    } finally {
+      process.kill(tk.pid!, "SIGCONT");
+    }
+    assert.equal(await tk.escapeXml("<", { timeoutMs: 10_000 }), "&lt;");
+  });
+
+  test("await using closes the server at the end of the block", async () => {
+    let kept: ThreadKeeper | undefined;
+    {
+      await using tk = await spawn({ binary: BINARY, args: MEMORY_ARGS });
+      kept = tk;
+      assert.equal(await tk.escapeXml("<"), "&lt;");
+    }
+    assert.deepEqual(await kept.exited, { exitCode: 0, signal: null });
+    await rejectsWithCode(kept.escapeXml("x"), ErrorCodes.ServerExited);
+  });
+
+  // A client that kept Node alive would make the script hang: the timeout turns that into a failure.
+  test("an idle client does not keep Node running: a script that never calls close() exits", { timeout: 30_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tk-idle-"));
+    try {
+      const script = join(dir, "forgets-close.mjs");
+      const index = new URL("../src/index.js", import.meta.url).href;
+      writeFileSync(
+        script,
+        `import { spawn } from ${JSON.stringify(index)};
+const tk = await spawn({ binary: ${JSON.stringify(BINARY)}, args: ["--store", "memory"] });
+const thread = await tk.openThread();
+await thread.append([{ type: "message", role: "user", content: "hi", iteration: 0 }]);
+console.log(JSON.stringify({ pid: tk.pid, xml: await thread.renderXml() }));
+`,
+      );
+      const child = spawnProcess(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      const exitCode = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      assert.equal(exitCode, 0, `the script exits on its own (stdout: ${out})`);
+      const { pid, xml } = JSON.parse(out) as { pid: number; xml: string };
+      assert.match(xml, /content|hi/);
+      // The server saw its stdin close and ended too.
+      await waitUntil(() => !isAlive(pid));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `condition` (no wall-clock assertion: the test runner's own timeout bounds it). */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+describe("params that are not JSON", () => {
+  test("a cycle or a BigInt rejects the call (-32602, nothing sent); the connection goes on", async () => {
+    await using tk = await spawnMemory();
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const error = await rejectsWithCode(tk.call("xml/escape", cycle), ErrorCodes.InvalidParams);
+    assert.match(error.message, /xml\/escape: the params cannot be sent as JSON/);
+    await rejectsWithCode(tk.call("xml/escape", { text: 1n }), ErrorCodes.InvalidParams);
+    assert.equal(await tk.escapeXml("<"), "&lt;");
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ErrorCodes, type AnyAgentEvent, type StoredMessage, type ThreadKeeper, type Turn } from "../src/index.js";
+import { ErrorCodes, unknownEvent, type AnyAgentEvent, type StoredMessage, type ThreadKeeper, type Turn } from "../src/index.js";
 import { serializeThreadToXml as referenceXml } from "../bench/reference-serializer.js";
 import { assertSubset, loopEvents, rejectsWithCode, SAMPLE_XML, sampleEvents, spawnMemory } from "./helpers.js";
 
@@ -37,7 +37,7 @@ describe("stateless: xml", () => {
       { type: "human_input_requested", question: "OK?", iteration: 1 },
       { type: "human_input_received", response: "yes", iteration: 1 },
       { type: "summary", summarizedIterations: [0, 1], summary: "sum", iteration: 2 },
-      { type: "approval", iteration: 2, decision: "ok", timestamp: 9 },
+      unknownEvent({ type: "approval", iteration: 2, decision: "ok", timestamp: 9 }),
     ];
     const expected = [
       "<thread>",

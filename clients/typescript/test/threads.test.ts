@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ErrorCodes, type AnyAgentEvent, type ThreadKeeper } from "../src/index.js";
+import { ErrorCodes, unknownEvent, type AgentEvent, type AnyAgentEvent, type ThreadKeeper, type WithExtraFields } from "../src/index.js";
 import { rejectsWithCode, SAMPLE_XML, sampleEvents, spawnMemory } from "./helpers.js";
+
+/** A known event with fields of the caller's own, written on purpose. */
+const withExtras = (event: WithExtraFields<AgentEvent>): AnyAgentEvent => event;
 
 describe("threads", () => {
   let tk: ThreadKeeper;
@@ -82,13 +85,15 @@ describe("threads", () => {
   test("events come back exactly as appended: unknown types, extra fields, key order", async () => {
     const thread = await tk.openThread();
     const events: AnyAgentEvent[] = [
-      { iteration: 3, type: "message", content: "keys out of order", role: "user", extra: { nested: [1, 2.5, "x"] } },
-      { type: "approval", iteration: 4, decision: "granted", by: { name: "ann" }, timestamp: 5 },
-      { type: "tool_result", toolCallId: "none", result: { ok: true, list: [null, "é", "\u{1F600}"] }, iteration: 4, durationMs: 12 },
+      withExtras({ iteration: 3, type: "message", content: "keys out of order", role: "user", extra: { nested: [1, 2.5, "x"] } }),
+      unknownEvent({ type: "approval", iteration: 4, decision: "granted", by: { name: "ann" }, timestamp: 5 }),
+      withExtras({ type: "tool_result", toolCallId: "none", result: { ok: true, list: [null, "é", "\u{1F600}"] }, iteration: 4, durationMs: 12 }),
       // Looks like a JSON-RPC response inside the data: must come back as data.
-      { type: "rpc_log", iteration: 5, jsonrpc: "2.0", id: 1, result: { error: { code: -1 } } },
+      unknownEvent({ type: "rpc_log", iteration: 5, jsonrpc: "2.0", id: 1, result: { error: { code: -1 } } }),
     ];
     await thread.append(events);
+    // A known type is refused at run time too (its fields would go unchecked).
+    assert.throws(() => unknownEvent({ type: "tool_call" as string as "x", iteration: 0 }), /"tool_call" is a known event type/);
     const back = await thread.events();
     assert.deepEqual(back, events);
     assert.deepEqual(back.map((e) => Object.keys(e)), events.map((e) => Object.keys(e)), "same key order");

@@ -1,0 +1,107 @@
+/**
+ * A small call through the client against the floor under it: the same bytes written to an
+ * echo process (`cat`) over the same kind of pipes and read back, from the same event loop.
+ * Both run interleaved in rounds, so load on the machine hits both alike; the ratio of the
+ * p50s is what the client and the server add to a raw pipe round trip.
+ *
+ *   THREADKEEPER_BIN=target/release/threadkeeper npm run bench:latency
+ */
+import { spawn as spawnProcess } from "node:child_process";
+import { ThreadKeeper } from "../src/index.js";
+import { encodeFrame } from "../src/framing.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
+const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 250);
+
+function p(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+interface RawPeer {
+  /** Writes `frame` and resolves when `answerBytes` bytes came back. */
+  roundTrip(frame: Buffer, answerBytes: number): Promise<void>;
+  close(): void;
+}
+
+/** A process driven over bare pipes, with no client library: counts answer bytes, parses nothing. */
+function rawPeer(command: string, args: string[]): RawPeer {
+  // The same stdio as the client gives the server (stderr a pipe too), so the only difference is the client.
+  const peer = spawnProcess(command, args, { stdio: ["pipe", "pipe", "pipe"] });
+  peer.stderr.resume();
+  let waiting = 0;
+  let done: (() => void) | undefined;
+  peer.stdout.on("data", (chunk: Buffer) => {
+    waiting -= chunk.length;
+    if (waiting <= 0 && done) {
+      const resolve = done;
+      done = undefined;
+      resolve();
+    }
+  });
+  return {
+    roundTrip(frame, answerBytes) {
+      waiting = answerBytes;
+      return new Promise<void>((resolve) => {
+        done = resolve;
+        peer.stdin.write(frame);
+      });
+    },
+    close: () => peer.stdin.end(),
+  };
+}
+
+function stats(name: string, samples: number[], floor?: number): number {
+  samples.sort((a, b) => a - b);
+  const p50 = p(samples, 0.5);
+  const ratio = floor === undefined ? "" : `, ${(p50 / floor).toFixed(2)}× the echo`;
+  console.log(`${name.padEnd(44)} p50 ${p50.toFixed(1)} µs, p99 ${p(samples, 0.99).toFixed(0)} µs${ratio}`);
+  return p50;
+}
+
+const tk = await ThreadKeeper.spawn({ args: ["--store", "memory"] });
+const echo = rawPeer("cat", []);
+const server = rawPeer(tk.binary, ["--store", "memory"]);
+console.log(`server ${tk.server.serverInfo.version} at ${tk.binary}; node ${process.version}`);
+
+// The request bytes the client sends for escapeXml("a < b & 1234"), and the server's answer.
+const frame = encodeFrame(JSON.stringify({ jsonrpc: "2.0", id: 1234, method: "xml/escape", params: { text: "a < b & 1234" } }));
+const answerBytes = encodeFrame(JSON.stringify({ jsonrpc: "2.0", id: 1234, result: { text: "a &lt; b &amp; 1234" } })).length;
+const init = encodeFrame(JSON.stringify({ jsonrpc: "2.0", id: 1234, method: "initialize", params: { protocolVersion: 1 } }));
+await new Promise<void>((resolve) => {
+  void server.roundTrip(init, 1).then(() => setTimeout(resolve, 100)); // the whole answer, whatever its size
+});
+
+const client: number[] = [];
+const raw: number[] = [];
+const floor: number[] = [];
+for (let i = 0; i < 300; i++) {
+  await tk.escapeXml("warm <up>");
+  await echo.roundTrip(frame, frame.length);
+  await server.roundTrip(frame, answerBytes);
+}
+const now = () => process.hrtime.bigint();
+const measurements: [number[], () => Promise<unknown>][] = [
+  [floor, () => echo.roundTrip(frame, frame.length)],
+  [raw, () => server.roundTrip(frame, answerBytes)],
+  [client, () => tk.escapeXml("a < b & 1234")],
+];
+for (let round = 0; round < ROUNDS; round++) {
+  for (let i = 0; i < PER_ROUND; i++) {
+    // Each takes each place in turn, so none always runs right after the same other one.
+    for (let k = 0; k < 3; k++) {
+      const [samples, roundTrip] = measurements[(i + k) % 3]!;
+      const start = now();
+      await roundTrip();
+      samples.push(Number(now() - start) / 1000);
+    }
+  }
+}
+const n = client.length;
+console.log(`${n} round trips each, interleaved:`);
+const echoP50 = stats("raw pipe echo (cat)", floor);
+const rawP50 = stats("raw pipe to the server (no client)", raw, echoP50);
+const clientP50 = stats("client xml/escape", client, echoP50);
+console.log(`the client's own share: ${(clientP50 / rawP50).toFixed(2)}× the raw server round trip`);
+echo.close();
+server.close();
+await tk.close();

@@ -1,0 +1,159 @@
+/**
+ * The JSON-RPC 2.0 client side of one connection: numbers requests, matches answers to them,
+ * cancels on abort or timeout. Knows nothing of processes; `ThreadKeeper` wires it to a child.
+ */
+import type { Readable, Writable } from "node:stream";
+import { CancelledError, ErrorCodes, ThreadKeeperError, TimeoutError } from "./errors.js";
+import { encodeFrame, FrameDecoder } from "./framing.js";
+
+/** Options every request takes. */
+export interface CallOptions {
+  /** Aborting it sends `$/cancelRequest` and rejects the call with a `CancelledError`. */
+  signal?: AbortSignal;
+  /** After this many milliseconds the call is cancelled the same way, with a `TimeoutError`. */
+  timeoutMs?: number;
+}
+
+interface Pending {
+  resolve(result: unknown): void;
+  reject(error: unknown): void;
+  /** Undoes the abort listener and the timer. */
+  cleanup(): void;
+}
+
+interface ResponseMessage {
+  id?: unknown;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+const noCleanup = () => {};
+
+export interface ConnectionHooks {
+  /** Called when the first request starts waiting and when the last one is settled. */
+  onBusy(busy: boolean): void;
+  /** Something came that is not an answer to a pending call (a framing error, id null, ...). */
+  onStray(what: string): void;
+}
+
+export class Connection {
+  /** A request larger than this is refused before it is sent (see `request`). */
+  maxFrameBytes = Number.POSITIVE_INFINITY;
+
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private closedWith: unknown;
+
+  constructor(
+    input: Readable,
+    private readonly output: Writable,
+    private readonly hooks: ConnectionHooks,
+  ) {
+    const decoder = new FrameDecoder(
+      (body) => this.receive(body),
+      (reason) => hooks.onStray(`framing: ${reason}`),
+    );
+    input.on("data", (chunk: Buffer) => decoder.push(chunk));
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends a request; resolves with its result or rejects with a `ThreadKeeperError`. On abort
+   * or timeout the call rejects at once and the server is sent `$/cancelRequest`: a read-only
+   * request stops there, a request that changes state still completes on the server.
+   */
+  request(method: string, params: unknown, options: CallOptions = {}): Promise<unknown> {
+    if (this.closedWith !== undefined) return Promise.reject(this.closedWith);
+    const { signal, timeoutMs } = options;
+    if (signal?.aborted) return Promise.reject(new CancelledError(`${method} was cancelled before it was sent`, signal.reason));
+    const id = this.nextId++;
+    let json: string;
+    try {
+      json = JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+    } catch (error) {
+      // A BigInt or a cycle in the params: nothing was sent.
+      return Promise.reject(new ThreadKeeperError(ErrorCodes.InvalidParams, `${method}: the params cannot be sent as JSON: ${String(error)}`, undefined, { cause: error }));
+    }
+    const bytes = Buffer.byteLength(json, "utf8");
+    if (bytes > this.maxFrameBytes) {
+      // The server could not say which request a frame it refuses belonged to (its error has
+      // id null), so the call would wait forever: refuse it here with the same error.
+      const data = { limit: "maxFrameBytes", value: bytes, max: this.maxFrameBytes };
+      return Promise.reject(new ThreadKeeperError(ErrorCodes.LimitExceeded, `limit exceeded: maxFrameBytes is ${this.maxFrameBytes}, got ${bytes}`, data));
+    }
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, cleanup: signal || timeoutMs !== undefined ? this.watch(id, method, reject, signal, timeoutMs) : noCleanup });
+      if (this.pending.size === 1) this.hooks.onBusy(true);
+      this.output.write(encodeFrame(json));
+    });
+  }
+
+  /** Abandons call `id` on abort or timeout: rejects it and sends `$/cancelRequest`. Returns the undo. */
+  private watch(id: number, method: string, reject: (error: unknown) => void, signal: AbortSignal | undefined, timeoutMs: number | undefined): () => void {
+    const abandon = (error: ThreadKeeperError) => {
+      if (!this.settle(id)) return;
+      this.notify("$/cancelRequest", { id });
+      reject(error);
+    };
+    const onAbort = () => abandon(new CancelledError(`${method} was cancelled`, signal!.reason));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => abandon(new TimeoutError(method, timeoutMs)), timeoutMs);
+    return () => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+  }
+
+  /** Sends a notification (no answer). Nothing is sent once the connection is closed. */
+  notify(method: string, params?: unknown): void {
+    if (this.closedWith !== undefined) return;
+    this.output.write(encodeFrame(JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params })));
+  }
+
+  /** Rejects every pending call and every later one with `error`. */
+  close(error: unknown): void {
+    this.closedWith ??= error;
+    const calls = [...this.pending.values()];
+    this.pending.clear();
+    for (const call of calls) {
+      call.cleanup();
+      call.reject(this.closedWith);
+    }
+    if (calls.length > 0) this.hooks.onBusy(false);
+  }
+
+  /** Removes a pending call; false when it was settled already. */
+  private settle(id: number): Pending | undefined {
+    const call = this.pending.get(id);
+    if (!call) return undefined;
+    this.pending.delete(id);
+    call.cleanup();
+    if (this.pending.size === 0) this.hooks.onBusy(false);
+    return call;
+  }
+
+  private receive(body: string): void {
+    let message: ResponseMessage;
+    try {
+      message = JSON.parse(body) as ResponseMessage;
+    } catch {
+      this.hooks.onStray(`a frame that is not JSON (${body.length} characters)`);
+      return;
+    }
+    const call = typeof message.id === "number" ? this.settle(message.id) : undefined;
+    if (!call) {
+      // An answer to a call already abandoned, or an error about a frame the server could not read.
+      this.hooks.onStray(message.error ? `error ${message.error.code} for id ${String(message.id)}: ${message.error.message}` : `answer for id ${String(message.id)}`);
+      return;
+    }
+    if (message.error) {
+      const { code, message: text, data } = message.error;
+      call.reject(code === ErrorCodes.Cancelled ? new CancelledError(text, undefined, data) : new ThreadKeeperError(code, text, data));
+    } else {
+      call.resolve(message.result);
+    }
+  }
+}

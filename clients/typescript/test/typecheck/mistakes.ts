@@ -1,0 +1,109 @@
+/**
+ * Typical mistakes in code that uses this package, each of which must fail to compile. This
+ * file is type-checked (never run) by `npm run typecheck`: every line after a
+ * `@ts-expect-error` must have a type error, so a mistake that starts to type-check fails the
+ * build. Keep each mistake on the one line after its comment.
+ */
+import type { BaseMessage } from "@langchain/core/messages";
+import {
+  unknownEvent,
+  type AgentEvent,
+  type AnyAgentEvent,
+  type StoredMessage,
+  type Thread,
+  type ThreadKeeper,
+} from "../../src/index.js";
+import { ThreadChatMessageHistory } from "../../src/langchain-history.js";
+import { ThreadSession } from "../../src/openai-agents.js";
+
+export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgentEvent): Promise<void> {
+  // Event fields.
+  // @ts-expect-error toolCallId misspelled on a tool call
+  await thread.append([{ type: "tool_call", toolName: "search", toolCallID: "c1", args: {}, iteration: 0 }]);
+  // @ts-expect-error toolCallId written in LangChain's spelling on a tool result
+  await thread.append([{ type: "tool_result", tool_call_id: "c1", result: "ok", iteration: 0 }]);
+  // @ts-expect-error args as a JSON string instead of an object
+  await thread.append([{ type: "tool_call", toolName: "search", toolCallId: "c1", args: '{"q":"x"}', iteration: 0 }]);
+  // @ts-expect-error a role the protocol does not have
+  await thread.append([{ type: "message", role: "human", content: "hi", iteration: 0 }]);
+  // @ts-expect-error iteration missing
+  await thread.append([{ type: "message", role: "user", content: "hi" }]);
+  // @ts-expect-error iteration as a string
+  await thread.append([{ type: "message", role: "user", content: "hi", iteration: "0" }]);
+  // @ts-expect-error event type misspelled
+  await thread.append([{ type: "toolcall", toolName: "search", toolCallId: "c1", args: {}, iteration: 0 }]);
+  // @ts-expect-error message content as content blocks instead of a string
+  await thread.append([{ type: "message", role: "user", content: [{ type: "text", text: "hi" }], iteration: 0 }]);
+  // @ts-expect-error an error event without recoverable
+  await thread.append([{ type: "error", error: "boom", iteration: 0 }]);
+  // @ts-expect-error recoverable as a string
+  await thread.append([{ type: "error", error: "boom", recoverable: "yes", iteration: 0 }]);
+  // @ts-expect-error the optional toolCallId of an error misspelled
+  await thread.append([{ type: "error", error: "boom", recoverable: true, toolCallID: "c1", iteration: 0 }]);
+  // @ts-expect-error name instead of toolName
+  await thread.append([{ type: "tool_call", name: "search", toolCallId: "c1", args: {}, iteration: 0 }]);
+  // @ts-expect-error summarizedIterations as one number
+  await thread.append([{ type: "summary", summarizedIterations: 3, summary: "s", iteration: 4 }]);
+  // @ts-expect-error an urgency the protocol does not have
+  await thread.append([{ type: "human_input_requested", question: "OK?", urgency: "urgent", iteration: 0 }]);
+  // @ts-expect-error content instead of response on a human answer
+  await thread.append([{ type: "human_input_received", content: "yes", iteration: 0 }]);
+  // @ts-expect-error completion without verified
+  await thread.append([{ type: "completion", result: "done", iteration: 0 }]);
+  // @ts-expect-error an extra field on a known event without WithExtraFields
+  await thread.append([{ type: "tool_result", toolCallId: "c1", result: "ok", iteration: 0, durationMs: 12 }]);
+  // @ts-expect-error an event of an unknown type without unknownEvent()
+  await thread.append([{ type: "approval", decision: "granted", iteration: 0 }]);
+  // @ts-expect-error unknownEvent() with a known type (its fields would go unchecked)
+  unknownEvent({ type: "tool_call", iteration: 0 });
+  // @ts-expect-error one event instead of an array
+  await thread.append({ type: "message", role: "user", content: "hi", iteration: 0 });
+  // @ts-expect-error a field of one event type read without narrowing
+  console.log(event.toolCallId);
+  const known: AgentEvent = { type: "message", role: "user", content: "hi", iteration: 0 };
+  // @ts-expect-error narrowed to message, then read as a tool call
+  if (known.type === "message") console.log(known.args);
+
+  // Renders and their results.
+  // @ts-expect-error the result of render("xml") used as messages
+  const messages: StoredMessage[] = (await thread.render("xml")).messages;
+  // @ts-expect-error the messages render has no text
+  console.log((await thread.render("messages")).text.length, messages);
+  // @ts-expect-error renderXml answers a string, not messages
+  (await thread.renderXml()).map((m: StoredMessage) => m.type);
+  // @ts-expect-error stored messages are not LangChain BaseMessages
+  const lc: BaseMessage[] = await thread.renderMessages();
+  // @ts-expect-error a render format that does not exist
+  await thread.render("openai");
+  // @ts-expect-error a context mode in the wrong case
+  await thread.renderMessages({ contextMode: "XML" });
+  // @ts-expect-error fromEvent is for XML deltas, not provider requests
+  await thread.renderOpenAIChat({ fromEvent: 3 });
+  // @ts-expect-error a stored message of LangChain type "user" (it is "human")
+  await tk.messagesToXml([{ type: "user", data: { content: "hi" } }]);
+  // @ts-expect-error a thread setting misspelled
+  await tk.openThread({ settings: { responsePrefx: "Next:" } });
+  // @ts-expect-error a tokenizer the server does not have
+  await thread.tokens({ tokenizer: "gpt2" });
+
+  // Options of every call.
+  // @ts-expect-error timeoutMs as a duration string
+  await tk.escapeXml("x", { timeoutMs: "5s" });
+  // @ts-expect-error the controller instead of its signal
+  await thread.renderXml({ signal: new AbortController() });
+  // @ts-expect-error events by offset and tail at once
+  await thread.events({ offset: 2, tail: 3 });
+  // @ts-expect-error a fork at a version and at an event at once
+  await thread.fork({ atVersion: 2, atEvent: 5 });
+
+  // Adapters.
+  // @ts-expect-error the history wants a thread, not the client
+  new ThreadChatMessageHistory(tk);
+  // @ts-expect-error strings instead of LangChain messages
+  await new ThreadChatMessageHistory(thread).addMessages(["hi"]);
+  // @ts-expect-error OpenAI chat messages where LangChain messages are expected
+  await tk.messagesToEvents([{ role: "user", content: "hi" }]);
+  // @ts-expect-error the session's iteration as a string
+  new ThreadSession(thread, { iteration: "1" });
+  console.log(lc);
+}
