@@ -3,12 +3,12 @@
 
 use super::cancel;
 use super::errors::{from_service, invalid_params, INTERNAL_ERROR};
+use super::methods::{render_args, Format, RenderOptionsParams};
 use super::table::{MethodTable, Policy};
 use super::wire::parse;
 use crate::convert::{build_cli_prompt, parse_tool_calls, InputEncoding, ParsedToolCall, ToolDefinition};
-use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
-use crate::service::{RenderFormat, RenderOptions, Rendered};
-use crate::xml::EscapeMode;
+use crate::messages::StoredMessage;
+use crate::service::{RenderFormat, Rendered};
 use jsonrpsee::types::ErrorObjectOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -25,22 +25,8 @@ struct CliPromptParams {
     tools: Vec<ToolDefinition>,
     #[serde(default)]
     input_encoding: InputEncoding,
-    options: Option<PromptOptions>,
-}
-
-/// `thread/render`'s options that shape the messages (`fromEvent` is for XML deltas only).
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PromptOptions {
-    context_mode: Option<ContextMode>,
-    instructions: Option<String>,
-    response_prefix: Option<String>,
-    #[serde(default)]
-    escape: EscapeMode,
-    #[serde(default, rename = "groupToolCalls")]
-    _group_tool_calls: bool,
-    #[serde(default)]
-    dangling_tool_calls: DanglingToolCalls,
+    /// `thread/render`'s options that shape the messages (not `fromEvent` or `budget`).
+    options: Option<RenderOptionsParams>,
 }
 
 #[derive(Deserialize)]
@@ -73,14 +59,10 @@ pub fn register(m: &mut MethodTable) {
             }
             (Some(thread_id), None) => {
                 let o = p.options.unwrap_or_default();
-                let options = RenderOptions {
-                    context_mode: o.context_mode,
-                    instructions: o.instructions,
-                    response_prefix: o.response_prefix,
-                    escape: o.escape,
-                    dangling_tool_calls: o.dangling_tool_calls,
-                    from_event: None,
-                };
+                if o.budget.is_some() {
+                    return Err(invalid_params("options.budget", "applies to thread/render only"));
+                }
+                let (_, options) = render_args(Format::Messages, o)?;
                 let cancel = cancel::current();
                 let rendered = ctx
                     .service
