@@ -49,6 +49,17 @@ pub fn prefix_len(at: ForkPoint, version: u64, event_count: u64, log: &impl Vers
 }
 
 /// Checks a pop of `count` events from a thread holding `event_count`.
+/// An `expected_version` that is not the thread's version is a conflict; no expectation always
+/// passes.
+pub fn check_expected_version(thread_id: &str, expected: Option<u64>, current: u64) -> StoreResult<()> {
+    match expected {
+        Some(expected) if expected != current => {
+            Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version: current })
+        }
+        _ => Ok(()),
+    }
+}
+
 pub fn check_pop(count: u64, event_count: u64) -> StoreResult<()> {
     if count == 0 {
         return Err(StoreError::OutOfRange { field: "count", reason: "must be at least 1".into() });

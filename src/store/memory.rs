@@ -1,6 +1,6 @@
 //! The in-memory store: threads live as long as the process, or until closed.
 
-use super::history::{check_pop, fork_version, prefix_len, VersionLog};
+use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
 use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
@@ -122,14 +122,7 @@ impl Store for MemoryStore {
             let Some(entry) = inner.threads.get_mut(thread_id) else {
                 return Err(StoreError::NotFound { thread_id: thread_id.to_owned() });
             };
-            if let Some(expected) = expected_version {
-                if expected != entry.record.version {
-                    return Err(StoreError::VersionConflict {
-                        thread_id: thread_id.to_owned(),
-                        current_version: entry.record.version,
-                    });
-                }
-            }
+            check_expected_version(thread_id, expected_version, entry.record.version)?;
             entry.events.extend_from_slice(events);
             entry.record.version += 1;
             entry.record.event_count = entry.events.len() as u64;
@@ -151,14 +144,7 @@ impl Store for MemoryStore {
             let Some(entry) = inner.threads.get_mut(thread_id) else {
                 return Err(StoreError::NotFound { thread_id: thread_id.to_owned() });
             };
-            if let Some(expected) = expected_version {
-                if expected != entry.record.version {
-                    return Err(StoreError::VersionConflict {
-                        thread_id: thread_id.to_owned(),
-                        current_version: entry.record.version,
-                    });
-                }
-            }
+            check_expected_version(thread_id, expected_version, entry.record.version)?;
             check_pop(count, entry.events.len() as u64)?;
             let events = entry.events.split_off(entry.events.len() - count as usize);
             entry.record.version += 1;

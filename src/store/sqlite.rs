@@ -11,7 +11,7 @@
 //! a busy timeout) and readers catch up, so the store reports itself as shared.
 
 use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
-use super::history::{check_pop, fork_version, prefix_len, VersionLog};
+use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
 use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event::StoredEvent;
 use futures_util::future::{BoxFuture, FutureExt};
@@ -436,11 +436,7 @@ impl Store for SqliteStore {
             let Some((key, version, count)) = current else {
                 return Err(StoreError::NotFound { thread_id }.into());
             };
-            if let Some(expected) = expected_version {
-                if expected != version as u64 {
-                    return Err(StoreError::VersionConflict { thread_id, current_version: version as u64 }.into());
-                }
-            }
+            check_expected_version(&thread_id, expected_version, version as u64)?;
             {
                 let mut insert = tx.prepare_cached("INSERT INTO events (thread_key, seq, body) VALUES (?1, ?2, ?3)")?;
                 for (i, body) in bodies.iter().enumerate() {
@@ -468,11 +464,7 @@ impl Store for SqliteStore {
             let Some((key, version, event_count)) = select_current(&tx, &thread_id)? else {
                 return Err(StoreError::NotFound { thread_id }.into());
             };
-            if let Some(expected) = expected_version {
-                if expected != version as u64 {
-                    return Err(StoreError::VersionConflict { thread_id, current_version: version as u64 }.into());
-                }
-            }
+            check_expected_version(&thread_id, expected_version, version as u64)?;
             check_pop(count, event_count as u64)?;
             let keep = event_count - count as i64;
             let mut events = Vec::with_capacity(count as usize);
