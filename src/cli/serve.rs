@@ -69,9 +69,14 @@ pub fn run(args: ServeArgs) -> i32 {
     let service = Arc::new(ThreadService::new(store, limits));
     let config = ServerConfig { max_frame_bytes: args.max_frame_bytes };
     // SIGTERM and SIGINT stop the server gracefully: running requests finish and are answered.
+    // Served from a worker thread, not from `block_on`'s: the worker that sees stdin become
+    // readable runs the read itself instead of waking another thread for it.
     let status = runtime.block_on(async {
-        let stop = server::stop_signal();
-        server::serve_until(server::stdin_reader(), std::io::stdout(), service, config, stop).await
+        let serving = tokio::spawn(async move {
+            let stop = server::stop_signal();
+            server::serve_until(server::stdin_input(), std::io::stdout(), service, config, stop).await
+        });
+        serving.await.unwrap_or(1)
     });
     tracing::debug!(status, "exit");
     // Don't wait for the stdin thread: it may be blocked in a read forever.

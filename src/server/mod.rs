@@ -280,6 +280,43 @@ const MAX_HELD_ANSWERS: usize = 256;
 /// Answers queued together are written in one go up to about this many bytes.
 const WRITE_BATCH_BYTES: usize = 1 << 20;
 
+/// Standard input for the server: read through the runtime's reactor when it is a pipe or a
+/// socket (Python hosts spawn with pipes, Node's libuv with socket pairs), so a request wakes
+/// the task that parses it directly, with no thread in between; any other stdin (a file, a
+/// terminal) through [`stdin_reader`]. Call it inside the runtime.
+pub fn stdin_input() -> Box<dyn AsyncRead + Unpin + Send> {
+    #[cfg(unix)]
+    if let Some(reader) = reactor_stdin() {
+        return reader;
+    }
+    Box::new(stdin_reader())
+}
+
+/// Stdin registered with the reactor, when that cannot disturb stdout: reading this way makes
+/// the open file non-blocking, so it is not done when stdin and stdout are the same file (a
+/// socket handed over as both), where blocking writes would start to fail.
+#[cfg(unix)]
+fn reactor_stdin() -> Option<Box<dyn AsyncRead + Unpin + Send>> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().ok()?);
+    let (input, output) = (stdin.metadata().ok()?, stdout.metadata().ok()?);
+    if (input.dev(), input.ino()) == (output.dev(), output.ino()) {
+        return None;
+    }
+    let file_type = input.file_type();
+    if file_type.is_fifo() {
+        return Some(Box::new(tokio::net::unix::pipe::Receiver::from_file(stdin).ok()?));
+    }
+    if file_type.is_socket() {
+        let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stdin));
+        socket.set_nonblocking(true).ok()?;
+        return Some(Box::new(tokio::net::UnixStream::from_std(socket).ok()?));
+    }
+    None
+}
+
 /// Standard input as an async reader that never blocks shutdown.
 ///
 /// tokio's stdin reads on a blocking-pool thread that cannot be cancelled, which can keep a

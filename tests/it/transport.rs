@@ -329,3 +329,72 @@ fn sigterm_finishes_what_was_read_answers_it_and_exits_zero() {
 fn sigint_finishes_what_was_read_answers_it_and_exits_zero() {
     stop_with_signal(libc::SIGINT);
 }
+
+/// Whatever stdin is — a pipe (the usual case, read through the reactor), a socket pair (what
+/// Node's libuv hands a child), one socket as both stdin and stdout, or a plain file — every
+/// request is answered.
+#[cfg(unix)]
+mod stdin_kinds {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::process::{Command, Stdio};
+
+    const REQUESTS: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n\
+        {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"xml/escape\",\"params\":{\"text\":\"<&>\"}}\n\
+        {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"shutdown\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}\n";
+
+    fn server(stdin: Stdio, stdout: Stdio) -> std::process::Child {
+        Command::new(env!("CARGO_BIN_EXE_threadkeeper"))
+            .args(["serve", "--store", "memory"])
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    fn check_answers(output: &[u8]) {
+        let text = String::from_utf8_lossy(output);
+        let answers: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(answers.len(), 3, "{text}");
+        assert_eq!(answers[1]["result"]["text"], "&lt;&amp;&gt;");
+    }
+
+    #[test]
+    fn a_socket_pair() {
+        let (mut host_in, child_in) = UnixStream::pair().unwrap();
+        let (mut host_out, child_out) = UnixStream::pair().unwrap();
+        let mut child = server(
+            Stdio::from(std::os::fd::OwnedFd::from(child_in)),
+            Stdio::from(std::os::fd::OwnedFd::from(child_out)),
+        );
+        host_in.write_all(REQUESTS).unwrap();
+        let mut output = Vec::new();
+        host_out.read_to_end(&mut output).unwrap();
+        assert!(child.wait().unwrap().success());
+        check_answers(&output);
+    }
+
+    #[test]
+    fn one_socket_as_stdin_and_stdout() {
+        let (mut host, child_end) = UnixStream::pair().unwrap();
+        let fd = std::os::fd::OwnedFd::from(child_end);
+        let mut child = server(Stdio::from(fd.try_clone().unwrap()), Stdio::from(fd));
+        host.write_all(REQUESTS).unwrap();
+        let mut output = Vec::new();
+        host.read_to_end(&mut output).unwrap();
+        assert!(child.wait().unwrap().success());
+        check_answers(&output);
+    }
+
+    #[test]
+    fn a_plain_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("requests.ndjson");
+        std::fs::write(&path, REQUESTS).unwrap();
+        let child = server(Stdio::from(std::fs::File::open(&path).unwrap()), Stdio::piped());
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success());
+        check_answers(&output.stdout);
+    }
+}
