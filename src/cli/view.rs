@@ -116,8 +116,10 @@ fn file_page(file: &str, args: &ViewArgs) -> Result<String, String> {
     let messages_json = serde_json::to_string(&messages).map_err(|e| e.to_string())?;
     let tokens = iteration_tokens(&events, o.escape);
     let model_input = ModelInput { xml, messages_json };
+    // The file's name, not its path: the page may be passed on.
+    let title = Path::new(name).file_name().map_or(name.into(), |n| n.to_string_lossy());
     Ok(render_page(&Page {
-        title: name,
+        title: &title,
         events: &events,
         model_input: &model_input,
         options: view_options(context_mode, o.escape, o.dangling_tool_calls),
