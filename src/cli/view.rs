@@ -111,7 +111,8 @@ fn file_page(file: &str, args: &ViewArgs) -> Result<String, String> {
         dangling_tool_calls: o.dangling_tool_calls,
         escape: o.escape,
     };
-    let xml = serialize_thread_to_xml(&events, &XmlOptions { response_prefix: o.response_prefix.clone(), escape: o.escape });
+    let xml =
+        serialize_thread_to_xml(&events, &XmlOptions { response_prefix: o.response_prefix.clone(), escape: o.escape });
     let messages = build_messages(&events, &message_options);
     let messages_json = serde_json::to_string(&messages).map_err(|e| e.to_string())?;
     let tokens = iteration_tokens(&events, o.escape);

@@ -70,17 +70,15 @@ pub fn link_events(events: &[AgentEvent]) -> Links {
                 Some(call) => answer(&mut links, call.call, index),
                 None => links.strays.push(index),
             },
-            EventKind::Error { error, tool_call_id, .. } => {
-                match tool_call_id.and_then(|id| take(&mut pending, id)) {
-                    Some(call) => answer(&mut links, call.call, index),
-                    None if !pending.is_empty() => {
-                        let reason = format!("the run reported an error: {error}");
-                        pending.iter_mut().for_each(|p| p.reason = Some(reason.clone()));
-                        moved_on = true;
-                    }
-                    None => {}
+            EventKind::Error { error, tool_call_id, .. } => match tool_call_id.and_then(|id| take(&mut pending, id)) {
+                Some(call) => answer(&mut links, call.call, index),
+                None if !pending.is_empty() => {
+                    let reason = format!("the run reported an error: {error}");
+                    pending.iter_mut().for_each(|p| p.reason = Some(reason.clone()));
+                    moved_on = true;
                 }
-            }
+                None => {}
+            },
             EventKind::HumanInputRequested { question } => {
                 links.asks.push(AskLink { request: index, answer: None });
                 open_ask = Some(links.asks.len() - 1);
