@@ -99,11 +99,7 @@ pub fn link_events(events: &[AgentEvent]) -> Links {
                     None => {}
                 }
             }
-            EventKind::Message { content, .. } => {
-                if !pending.is_empty() && !is_blank(content) {
-                    moved_on = true;
-                }
-            }
+            EventKind::Message { content, .. } if !pending.is_empty() && !is_blank(content) => moved_on = true,
             _ => {}
         }
     }
