@@ -72,6 +72,7 @@ pub async fn thread_page(
         }
     };
     let title = thread_id.to_owned();
+    let event_count = events.len();
     let view_options = view_options(context_mode, options.escape, options.dangling_tool_calls);
     let build = move || {
         let parsed: Vec<AgentEvent> = events.iter().map(|event| event.parse()).collect();
@@ -85,11 +86,13 @@ pub async fn thread_page(
         })
     };
     let job = tokio::task::spawn_blocking(build);
-    tokio::select! {
+    let html = tokio::select! {
         biased;
-        _ = cancel.cancelled() => Err(ServiceError::Cancelled),
-        done = job => done.map_err(|e| ServiceError::Internal(e.to_string())),
-    }
+        _ = cancel.cancelled() => return Err(ServiceError::Cancelled),
+        done = job => done.map_err(|e| ServiceError::Internal(e.to_string()))?,
+    };
+    tracing::debug!(thread_id, events = event_count, bytes = html.len(), "view page built");
+    Ok(html)
 }
 
 /// The options as the page names them.
