@@ -188,6 +188,29 @@ await check("hostile strings are shown as text and never run", async () => {
   await finish(opened, "hostile");
 });
 
+await check("long bodies collapse with their size, JSON text is pretty-printed, strays are marked", async () => {
+  const source = join(pagesDir, "bodies.json");
+  const rows = Array.from({ length: 300 }, (_, i) => ({ id: i, name: "row " + i }));
+  writeFileSync(
+    source,
+    JSON.stringify([
+      { type: "tool_call", toolName: "query", toolCallId: "q1", args: { sql: "select 1" }, iteration: 1 },
+      { type: "tool_result", toolCallId: "q1", result: JSON.stringify({ rows }), iteration: 1 },
+      { type: "tool_result", toolCallId: "q0", result: "late", iteration: 1 },
+    ])
+  );
+  const opened = await open(buildPage("bodies", source));
+  const { page } = opened;
+  const toggle = page.locator("article.tool-call details > summary");
+  assert.match(await toggle.textContent(), /^Show all \(\d+\.\d KB, \d+ lines\)$/);
+  await toggle.click();
+  const full = page.locator("article.tool-call details pre.body");
+  await full.waitFor();
+  assert.match(await full.textContent(), /^\{\n  "rows": \[\n    \{\n      "id": 0,/);
+  assert.match(await page.locator("article.tool-result.stray .badge").textContent(), /stray result/);
+  await finish(opened, "bodies");
+});
+
 await check("a generated 100k-event thread opens", async () => {
   const source = join(pagesDir, "big-100k.jsonl");
   writeBigThread(source, 100000);
