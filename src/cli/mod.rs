@@ -1,10 +1,11 @@
-//! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`.
+//! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`, `view`.
 
 mod convert;
 mod input;
 mod prompt;
 mod render;
 mod serve;
+mod view;
 
 use clap::{Parser, Subcommand};
 
@@ -31,6 +32,9 @@ enum Command {
     /// Print the prompt a CLI model gets for a thread file: the tools and how to call them,
     /// then the thread as XML or text.
     Prompt(prompt::PromptArgs),
+    /// Write a thread file or a stored thread as one self-contained HTML page: a timeline by
+    /// iteration, tool calls beside their results, and the model input.
+    View(view::ViewArgs),
 }
 
 /// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
@@ -60,5 +64,6 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Convert(args)) => convert::run(args),
         Some(Command::Prompt(args)) => prompt::run(args),
+        Some(Command::View(args)) => view::run(args),
     }
 }

@@ -52,19 +52,19 @@ enum Format {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum Dangling {
+pub(super) enum Dangling {
     Repair,
     Drop,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum Mode {
+pub(super) enum Mode {
     Standard,
     Xml,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum Escape {
+pub(super) enum Escape {
     Full,
     Minimal,
 }

@@ -10,6 +10,7 @@
 //! - [`providers`]: those messages as OpenAI Chat / Responses and Anthropic request bodies;
 //! - [`convert`]: the CLI-provider conversions (seed 003);
 //! - [`turns`]: turn documents (seed 004) and the thread ↔ turn mapping;
+//! - [`view`]: a thread as a self-contained HTML timeline;
 //! - [`js_json`] and [`json_text`]: JSON written exactly as JavaScript writes it, and read as
 //!   JavaScript hosts send it.
 
@@ -21,4 +22,5 @@ pub mod json_text;
 pub mod messages;
 pub mod providers;
 pub mod turns;
+pub mod view;
 pub mod xml;

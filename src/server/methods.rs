@@ -198,6 +198,7 @@ pub fn table(context: Context) -> MethodTable {
     super::turn_methods::register(&mut m);
     super::prompt_methods::register(&mut m);
     super::context_methods::register(&mut m);
+    super::view_methods::register(&mut m);
     m
 }
 

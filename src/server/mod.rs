@@ -16,6 +16,7 @@ mod prompt_methods;
 mod sniff;
 pub mod table;
 mod turn_methods;
+pub mod view_methods;
 mod wire;
 
 use crate::service::ThreadService;

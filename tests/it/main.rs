@@ -25,5 +25,6 @@ mod turns_golden;
 mod turns_props;
 mod undo_branch;
 mod vectors;
+mod view;
 mod xml_golden;
 mod xml_props;

@@ -1,0 +1,143 @@
+//! `threadkeeper view`: a thread file, or a stored thread, as one self-contained HTML page.
+
+use super::input::{display_name, read_events, read_source};
+use super::render::{Dangling, Escape, Mode};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use threadkeeper::server::view_methods::{thread_page, view_options};
+use threadkeeper::service::{Limits, RenderOptions, ThreadService};
+use threadkeeper::store::{open_store, StoreSpec};
+use threadkeeper::view::{iteration_tokens, render_page, ModelInput, Page};
+use threadkeeper::{build_messages, serialize_thread_to_xml, ContextMode, DanglingToolCalls, EscapeMode};
+use threadkeeper::{MessageOptions, XmlOptions};
+
+#[derive(Args, Debug)]
+pub struct ViewArgs {
+    /// Thread file: events as a JSON array or JSON Lines, or a turn document; `-` reads stdin.
+    #[arg(value_name = "FILE", required_unless_present = "thread", conflicts_with = "thread")]
+    file: Option<String>,
+    /// A stored thread to show instead of a file (with `--store`, as `serve` takes it).
+    #[arg(long, value_name = "ID")]
+    thread: Option<String>,
+    /// The store holding `--thread` (default: the default store of `serve`).
+    #[arg(long, env = "THREADKEEPER_STORE", value_name = "STORE", requires = "thread")]
+    store: Option<StoreSpec>,
+    /// Where to write the page (`-` for stdout); default: FILE with `.html`, or `ID.html`.
+    #[arg(long, value_name = "PATH")]
+    out: Option<String>,
+    /// Context mode of the model input the page shows.
+    #[arg(long, value_enum)]
+    context_mode: Option<Mode>,
+    /// System instructions of the model input.
+    #[arg(long, value_name = "TEXT")]
+    instructions: Option<String>,
+    /// Response prefix of the model input.
+    #[arg(long, value_name = "TEXT")]
+    response_prefix: Option<String>,
+    /// Body escaping of the XML model input.
+    #[arg(long, value_enum, default_value_t = Escape::Full)]
+    escape: Escape,
+    /// Standard mode: `repair` or `drop` calls that never got a result.
+    #[arg(long, value_enum, default_value_t = Dangling::Repair)]
+    dangling_tool_calls: Dangling,
+}
+
+pub fn run(args: ViewArgs) -> i32 {
+    let page = match (&args.file, &args.thread) {
+        (Some(file), _) => file_page(file, &args),
+        (None, Some(thread_id)) => stored_page(thread_id, &args),
+        (None, None) => Err("give a FILE or --thread ID".to_owned()),
+    };
+    let html = match page {
+        Ok(html) => html,
+        Err(message) => return super::finish(Err(message)),
+    };
+    let out = out_path(&args);
+    if out.as_os_str() == "-" {
+        return super::finish(Ok(html));
+    }
+    match std::fs::write(&out, html) {
+        Ok(()) => {
+            eprintln!("threadkeeper: wrote {}", out.display());
+            0
+        }
+        Err(e) => super::finish(Err(format!("{}: {e}", out.display()))),
+    }
+}
+
+fn out_path(args: &ViewArgs) -> PathBuf {
+    if let Some(out) = &args.out {
+        return PathBuf::from(out);
+    }
+    match (&args.file, &args.thread) {
+        (Some(file), _) if file != "-" => Path::new(file).with_extension("html"),
+        (_, Some(thread_id)) => PathBuf::from(format!("{thread_id}.html")),
+        _ => PathBuf::from("thread.html"),
+    }
+}
+
+fn options(args: &ViewArgs) -> RenderOptions {
+    RenderOptions {
+        context_mode: args.context_mode.map(|mode| match mode {
+            Mode::Standard => ContextMode::Standard,
+            Mode::Xml => ContextMode::Xml,
+        }),
+        instructions: args.instructions.clone(),
+        response_prefix: args.response_prefix.clone(),
+        escape: match args.escape {
+            Escape::Full => EscapeMode::Full,
+            Escape::Minimal => EscapeMode::Minimal,
+        },
+        dangling_tool_calls: match args.dangling_tool_calls {
+            Dangling::Repair => DanglingToolCalls::Repair,
+            Dangling::Drop => DanglingToolCalls::Drop,
+        },
+        from_event: None,
+    }
+}
+
+/// A file's page: the model input rendered as `threadkeeper render` renders the file.
+fn file_page(file: &str, args: &ViewArgs) -> Result<String, String> {
+    let text = read_source(file)?;
+    let name = display_name(file);
+    let events = read_events(&text, name)?;
+    let o = options(args);
+    let context_mode = o.context_mode.unwrap_or(ContextMode::Standard);
+    let message_options = MessageOptions {
+        context_mode,
+        instructions: o.instructions.clone(),
+        response_prefix: o.response_prefix.clone(),
+        group_tool_calls: false,
+        dangling_tool_calls: o.dangling_tool_calls,
+        escape: o.escape,
+    };
+    let xml =
+        serialize_thread_to_xml(&events, &XmlOptions { response_prefix: o.response_prefix.clone(), escape: o.escape });
+    let messages = build_messages(&events, &message_options);
+    let messages_json = serde_json::to_string(&messages).map_err(|e| e.to_string())?;
+    let tokens = iteration_tokens(&events, o.escape);
+    let model_input = ModelInput { xml, messages_json };
+    // The file's name, not its path: the page may be passed on.
+    let title = Path::new(name).file_name().map_or(name.into(), |n| n.to_string_lossy());
+    Ok(render_page(&Page {
+        title: &title,
+        events: &events,
+        model_input: &model_input,
+        options: view_options(context_mode, o.escape, o.dangling_tool_calls),
+        tokens: Some(&tokens),
+    }))
+}
+
+fn stored_page(thread_id: &str, args: &ViewArgs) -> Result<String, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let spec = args.store.clone().unwrap_or_default();
+    runtime.block_on(async {
+        let store = open_store(&spec, 1).await.map_err(|e| format!("cannot open the store {spec}: {e}"))?;
+        let service = ThreadService::new(store, Limits::default());
+        let cancel = tokio_util::sync::CancellationToken::new();
+        thread_page(&service, thread_id, options(args), &cancel).await.map_err(|e| format!("thread {thread_id}: {e}"))
+    })
+}

@@ -1,0 +1,112 @@
+//! A thread as one self-contained HTML page: a timeline grouped by iteration, tool calls beside
+//! their answers, and the exact model input for a set of render options.
+//!
+//! The page is static text around one JSON document: the events as stored, how the standard
+//! render links calls to answers ([`calls`]), per-iteration token counts, and the model input.
+//! Its script builds the timeline from that JSON with `textContent` only, lazily, group by
+//! group, so nothing in a thread can become markup and a 100k-event thread opens quickly. No
+//! request leaves the page (its Content-Security-Policy forbids every fetch).
+
+pub mod calls;
+pub mod embed;
+pub mod tokens;
+
+pub use calls::{link_events, AskLink, CallLink, CallOutcome, Links};
+pub use tokens::iteration_tokens;
+
+use crate::event::AgentEvent;
+use serde::Serialize;
+use serde_json::Number;
+
+const CSS: &str = include_str!("assets/view.css");
+const BODY: &str = include_str!("assets/body.html");
+const JS: &str = include_str!("assets/view.js");
+
+/// Blocks everything but the page's own inline style and script: no fetch, image, font or
+/// frame can reach the network.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \
+                   img-src data:; base-uri 'none'; form-action 'none'";
+
+/// The model input the page's second view shows, rendered for the options in `options`.
+pub struct ModelInput {
+    /// The `<thread>` document (with the response prefix).
+    pub xml: String,
+    /// JSON text of the `messages` render: an array of stored messages.
+    pub messages_json: String,
+}
+
+/// The render options the model input was made with, as the page names them.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ViewOptions {
+    pub context_mode: &'static str,
+    pub escape: &'static str,
+    pub dangling_tool_calls: &'static str,
+}
+
+pub struct Page<'a> {
+    /// The file name or thread id the page is titled with.
+    pub title: &'a str,
+    /// Every event, as stored.
+    pub events: &'a [AgentEvent],
+    pub model_input: &'a ModelInput,
+    pub options: ViewOptions,
+    /// Upstream's estimate per iteration, when counted.
+    pub tokens: Option<&'a [(Number, u64)]>,
+}
+
+/// The whole HTML document.
+pub fn render_page(page: &Page<'_>) -> String {
+    let data = page_data(page);
+    let data = embed::json_for_script(&data);
+    let mut html = String::with_capacity(data.len() + CSS.len() + JS.len() + 2048);
+    html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    html.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"");
+    html.push_str(CSP);
+    html.push_str("\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    html.push_str("<meta name=\"color-scheme\" content=\"light dark\">\n<title>");
+    html.push_str(&embed::html_text(page.title));
+    html.push_str(" · threadkeeper</title>\n<style>\n");
+    html.push_str(CSS);
+    html.push_str("</style>\n</head>\n<body>\n");
+    html.push_str(BODY);
+    html.push_str("<script type=\"application/json\" id=\"thread-data\">");
+    html.push_str(&data);
+    html.push_str("</script>\n<script>\n");
+    html.push_str(JS);
+    html.push_str("</script>\n</body>\n</html>\n");
+    html
+}
+
+/// The page's JSON document. Events and messages are spliced in as JSON text, not rebuilt.
+fn page_data(page: &Page<'_>) -> String {
+    #[derive(Serialize)]
+    struct Head<'a> {
+        title: &'a str,
+        options: &'a ViewOptions,
+        links: &'a Links,
+        tokens: Option<&'a [(Number, u64)]>,
+        xml: &'a str,
+    }
+    let links = link_events(page.events);
+    let head = Head {
+        title: page.title,
+        options: &page.options,
+        links: &links,
+        tokens: page.tokens,
+        xml: &page.model_input.xml,
+    };
+    let mut out = serde_json::to_string(&head).expect("page data serializes");
+    out.pop(); // the closing brace: events and messages follow
+    out.push_str(",\"events\":[");
+    for (index, event) in page.events.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(event.fields()).expect("events serialize"));
+    }
+    out.push_str("],\"messages\":");
+    out.push_str(&page.model_input.messages_json);
+    out.push('}');
+    out
+}
