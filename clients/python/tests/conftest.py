@@ -115,3 +115,19 @@ def skip_unless_blocking_server_has(tk: ThreadKeeper, *methods: str) -> None:
         except ThreadKeeperError as error:
             if error.code == ErrorCode.METHOD_NOT_FOUND:
                 pytest.skip(f"the server under test has no {method}")
+
+
+async def freeze(pid: int) -> None:
+    """Stops the server and waits until the kernel says it is stopped: ``kill`` only queues
+    SIGSTOP, and a server running on the other core could still answer a request sent at once."""
+    import asyncio
+    import os
+    import signal
+
+    os.kill(pid, signal.SIGSTOP)
+    for _ in range(400):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat[stat.rindex(")") + 2 :].startswith("T"):
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"process {pid} did not stop")

@@ -81,6 +81,19 @@ async def test_tokens_plan_and_compact(tk: AsyncThreadKeeper) -> None:
     assert await thread.render_xml(incremental=True) == await thread.render_xml() != kept
 
 
+async def test_view_is_one_page_with_thread_text_escaped(tk: AsyncThreadKeeper) -> None:
+    await skip_unless_server_has(tk, "thread/view")
+    thread = await tk.open_thread()
+    hostile = "</script><script>window.__pwned=1</script>"
+    await thread.append([*sample_events(), {"type": "message", "role": "user", "content": hostile, "iteration": 9}])
+    html = await thread.view(context_mode="xml")
+    assert html.startswith("<!DOCTYPE html>")
+    assert hostile not in html
+    with pytest.raises(ThreadKeeperError) as info:
+        await thread.view(from_event=1)
+    assert info.value.code == ErrorCode.INVALID_PARAMS
+
+
 async def test_prompt_cli_and_parse_reply(tk: AsyncThreadKeeper) -> None:
     await skip_unless_server_has(tk, "prompt/cli", "prompt/parseReply")
     thread = await tk.open_thread()
@@ -103,5 +116,6 @@ def test_blocking_client_has_the_same_methods() -> None:
         assert thread.pop().events == sample_events()[4:]
         fork = thread.fork(at_event=2)
         assert fork.events() == sample_events()[:2]
+        assert "<!DOCTYPE html>" in thread.view(context_mode="xml")
         assert thread.clear().event_count == 0
         assert thread.events() == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from bench.reference_serializer import serialize_thread_to_xml as reference_xml
-from conftest import loop_events, spawn_memory
+from conftest import freeze, loop_events, spawn_memory
 
 from threadkeeper import AsyncThreadKeeper, ErrorCode, ServerExitedError, ThreadKeeperError
 
@@ -46,7 +46,7 @@ async def test_killing_the_server_mid_call_fails_every_pending_call_at_once() ->
     tk = await spawn_memory()
     thread = await tk.open_thread()
     await thread.append(loop_events(2000))
-    os.kill(tk.pid, signal.SIGSTOP)  # freeze it, so the calls below are surely in flight
+    await freeze(tk.pid)  # so the calls below are surely in flight
     calls = [
         asyncio.ensure_future(c)
         for c in (thread.render_xml(), tk.escape_xml("x"), thread.append(loop_events(4)), tk.list_threads(), thread.events())

@@ -29,6 +29,8 @@ import type {
   ThreadInfo,
   TokenCount,
   TokensOptions,
+  ThreadView,
+  ViewOptions,
   TurnFormat,
   TurnWriteOptions,
   XmlDelta,
@@ -246,6 +248,13 @@ export class Thread {
   async tokens(options: TokensOptions & CallOptions = {}): Promise<TokenCount> {
     const [params, call] = splitCallOptions(options);
     return this.client.call<TokenCount>("thread/tokens", { threadId: this.id, ...params }, call);
+  }
+
+  /** The thread as one self-contained HTML page for a person to read (`thread/view`). */
+  async view(options: ViewOptions & CallOptions = {}): Promise<string> {
+    const [viewOptions, call] = splitCallOptions(options);
+    const params = Object.keys(viewOptions).length ? { threadId: this.id, options: viewOptions } : { threadId: this.id };
+    return (await this.client.call<ThreadView>("thread/view", params, call)).html;
   }
 
   /** Whether the thread needs compacting, and the summary prompts of the iterations to compact. */

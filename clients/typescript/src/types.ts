@@ -397,6 +397,14 @@ export interface TokenCount {
   byIteration: { iteration: number; tokens: number }[];
 }
 
+/** `thread/view`: the render options whose model input the page shows. */
+export type ViewOptions = Omit<RenderOptions, "fromEvent" | "budget">;
+
+/** A thread as one self-contained HTML page (`thread/view`). */
+export interface ThreadView {
+  html: string;
+}
+
 export interface PlanCompactionOptions {
   /** Default 150000. */
   maxContextTokens?: number;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findBinary, ThreadKeeper, ThreadKeeperError, type AnyAgentEvent } from "../src/index.js";
@@ -94,4 +94,19 @@ export function assertSubset(actual: unknown, expected: unknown, path = "$"): vo
   } else {
     assert.deepEqual(actual, expected, path);
   }
+}
+
+/**
+ * Stops the server process and waits until the kernel says it is stopped: `kill` only queues
+ * SIGSTOP, and a server running on another core could still answer a request sent right after.
+ */
+export async function freeze(pid: number): Promise<void> {
+  process.kill(pid, "SIGSTOP");
+  for (let i = 0; i < 400; i++) {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The state follows the command name in parentheses: "pid (comm) T ...".
+    if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("T")) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`process ${pid} did not stop`);
 }

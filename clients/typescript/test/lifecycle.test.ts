@@ -14,7 +14,7 @@ import {
   ThreadKeeper,
   TimeoutError,
 } from "../src/index.js";
-import { BINARY, loopEvents, MEMORY_ARGS, rejectsWithCode, spawnMemory } from "./helpers.js";
+import { BINARY, loopEvents, MEMORY_ARGS, rejectsWithCode, spawnMemory, freeze } from "./helpers.js";
 
 describe("lifecycle", () => {
   test("spawn initializes and reports the server", async () => {
@@ -162,7 +162,7 @@ describe("calls: signal, timeout, disposal, idle process", () => {
     await using tk = await spawnMemory();
     const thread = await tk.openThread();
     await thread.append(loopEvents(4000));
-    process.kill(tk.pid!, "SIGSTOP"); // the server cannot answer in time
+    await freeze(tk.pid!); // the server cannot answer in time
     try {
       await assert.rejects(thread.renderXml({ timeoutMs: 30 }), (error: unknown) => {
         assert.ok(error instanceof TimeoutError, String(error));
@@ -181,7 +181,7 @@ describe("calls: signal, timeout, disposal, idle process", () => {
 
   test("a client-wide timeoutMs applies to calls that give none", async () => {
     await using tk = await ThreadKeeper.spawn({ binary: BINARY, args: MEMORY_ARGS, timeoutMs: 30 });
-    process.kill(tk.pid!, "SIGSTOP");
+    await freeze(tk.pid!);
     try {
       await rejectsWithCode(tk.escapeXml("x"), ErrorCodes.Cancelled);
     } finally {

@@ -111,3 +111,17 @@ describe("CLI prompts", () => {
     assert.equal((await thread.events({ tail: 1 }))[0]!.type, "tool_call");
   });
 });
+
+describe("view", () => {
+  test("view answers the thread as one self-contained page, hostile text escaped", async () => {
+    const thread = await tk.openThread();
+    await thread.append([
+      ...loopEvents(4),
+      { type: "message", role: "user", content: "</script><script>window.__pwned=1</script>", iteration: 9 },
+    ]);
+    const html = await thread.view({ contextMode: "xml" });
+    assert.ok(html.startsWith("<!DOCTYPE html>") || html.startsWith("<!doctype html>"), html.slice(0, 40));
+    assert.ok(!html.includes("</script><script>window.__pwned"), "thread text never closes the data block");
+    await rejectsWithCode(thread.view({ fromEvent: 1 } as never), ErrorCodes.InvalidParams);
+  });
+});

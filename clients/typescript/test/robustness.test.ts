@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { ErrorCodes, ServerExitedError, ThreadKeeper, type AnyAgentEvent } from "../src/index.js";
 import { serializeThreadToXml as referenceXml } from "../bench/reference-serializer.js";
-import { loopEvents, rejectsWithCode, spawnMemory } from "./helpers.js";
+import { loopEvents, rejectsWithCode, spawnMemory, freeze } from "./helpers.js";
 
 describe("concurrency", () => {
   test("500 calls in flight at once each get their own answer", async () => {
@@ -79,7 +79,7 @@ describe("server death", () => {
     const thread = await tk.openThread();
     await thread.append(loopEvents(2000));
     // Freeze the server so the calls below are surely in flight, then kill it.
-    process.kill(tk.pid!, "SIGSTOP");
+    await freeze(tk.pid!);
     const pending = [thread.renderXml(), tk.escapeXml("x"), thread.append(loopEvents(4)), tk.listThreads(), thread.events()];
     const settled = Promise.allSettled(pending);
     await new Promise((r) => setTimeout(r, 50));

@@ -404,6 +404,18 @@ class AsyncThread:
         result: TokenCount = await self._client.request("thread/tokens", params, timeout=timeout)
         return result
 
+    async def view(self, *, timeout: float | None = None, **options: Any) -> str:
+        """The thread as one self-contained HTML page for a person to read (``thread/view``).
+
+        Render options as keyword arguments choose the model input the page shows.
+        """
+        params: dict[str, Any] = {"threadId": self.id}
+        wire = render_options(**options)
+        if wire:
+            params["options"] = wire
+        result: dict[str, str] = await self._client.request("thread/view", params, timeout=timeout)
+        return result["html"]
+
     async def plan_compaction(
         self, *, max_context_tokens: int | None = None, keep_recent_iterations: int | None = None, timeout: float | None = None
     ) -> CompactionPlan:

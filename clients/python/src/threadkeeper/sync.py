@@ -254,6 +254,10 @@ class Thread:
         """See :meth:`AsyncThread.tokens`."""
         return self._run(self._thread.tokens(format, tokenizer=tokenizer, timeout=timeout, **options))
 
+    def view(self, *, timeout: float | None = None, **options: Any) -> str:
+        """See :meth:`AsyncThread.view`."""
+        return self._run(self._thread.view(timeout=timeout, **options))
+
     def plan_compaction(
         self, *, max_context_tokens: int | None = None, keep_recent_iterations: int | None = None, timeout: float | None = None
     ) -> CompactionPlan:
