@@ -226,13 +226,7 @@ impl ThreadService {
         settings: Option<ThreadSettings>,
         metadata: Option<Map<String, Value>>,
     ) -> ServiceResult<ThreadRecord> {
-        let thread_id = match thread_id {
-            Some(id) => {
-                check_thread_id(&id)?;
-                id
-            }
-            None => new_thread_id(),
-        };
+        let thread_id = thread_id_or_new(thread_id)?;
         let record =
             self.store.open(OpenThread { thread_id: thread_id.clone(), settings, metadata, now: now_ms() }).await?;
         if let Some(shared) = self.cached(&thread_id) {
@@ -373,13 +367,7 @@ impl ThreadService {
         thread_id: Option<String>,
         metadata: Option<Map<String, Value>>,
     ) -> ServiceResult<ThreadRecord> {
-        let thread_id = match thread_id {
-            Some(id) => {
-                check_thread_id(&id)?;
-                id
-            }
-            None => new_thread_id(),
-        };
+        let thread_id = thread_id_or_new(thread_id)?;
         let request = ForkThread { source_id: source_id.to_owned(), at, thread_id, metadata, now: now_ms() };
         Ok(self.store.fork(request).await?)
     }
@@ -526,6 +514,17 @@ pub fn check_thread_id(id: &str) -> ServiceResult<()> {
 
 fn new_thread_id() -> String {
     format!("t-{}", uuid::Uuid::new_v4().simple())
+}
+
+/// The id a caller chose, checked, or a new one.
+fn thread_id_or_new(thread_id: Option<String>) -> ServiceResult<String> {
+    match thread_id {
+        Some(id) => {
+            check_thread_id(&id)?;
+            Ok(id)
+        }
+        None => Ok(new_thread_id()),
+    }
 }
 
 fn now_ms() -> u64 {
