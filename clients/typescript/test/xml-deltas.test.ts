@@ -88,6 +88,17 @@ describe("XML deltas: renderXml({ incremental: true })", () => {
     assert.ok(sent > 700, `${sent} events`);
   });
 
+  test("an append and an incremental render sent together: the render sees the append", async () => {
+    const thread = await tk.openThread();
+    const events = loopEvents(400);
+    for (let step = 0; step < 100; step++) {
+      const batch = events.slice(step * 4, step * 4 + 4);
+      const [, incremental] = await Promise.all([thread.append(batch), thread.renderXml({ incremental: true })]);
+      assert.equal(incremental, await thread.renderXml(), `step ${step}`);
+      assert.ok(incremental.includes(` id="${step * 4 + 3}" `), `step ${step} shows the events it appended`);
+    }
+  });
+
   test("asks only for the events it has not received, per escape mode", async () => {
     const thread = await tk.openThread();
     const spy = recordRenders(tk);
