@@ -12,14 +12,18 @@ use std::hint::black_box;
 use threadkeeper::view::{iteration_tokens, render_page, ModelInput, Page, ViewOptions};
 use threadkeeper::{build_messages, serialize_thread_to_xml, AgentEvent, EscapeMode, MessageOptions, XmlOptions};
 
-const OPTIONS: ViewOptions = ViewOptions { context_mode: "standard", escape: "full", dangling_tool_calls: "repair" };
-
 fn whole_view(events: &[AgentEvent]) -> String {
     let xml = serialize_thread_to_xml(events, &XmlOptions::default());
     let messages = serde_json::to_string(&build_messages(events, &MessageOptions::default())).unwrap();
     let tokens = iteration_tokens(events, EscapeMode::Full);
     let model_input = ModelInput { xml, messages_json: messages };
-    render_page(&Page { title: "bench", events, model_input: &model_input, options: OPTIONS, tokens: Some(&tokens) })
+    render_page(&Page {
+        title: "bench",
+        events,
+        model_input: &model_input,
+        options: ViewOptions::default(),
+        tokens: Some(&tokens),
+    })
 }
 
 fn view(c: &mut Criterion) {
@@ -41,7 +45,7 @@ fn view(c: &mut Criterion) {
                 title: "bench",
                 events: black_box(&events),
                 model_input: &model_input,
-                options: OPTIONS,
+                options: ViewOptions::default(),
                 tokens: Some(&tokens),
             }))
         })

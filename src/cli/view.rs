@@ -4,10 +4,9 @@ use super::input::{display_name, read_events, read_source};
 use super::render::{Dangling, Escape, Mode};
 use clap::Args;
 use std::path::{Path, PathBuf};
-use threadkeeper::server::view_methods::{thread_page, view_options};
 use threadkeeper::service::{Limits, RenderOptions, ThreadService};
 use threadkeeper::store::{open_store, StoreSpec};
-use threadkeeper::view::{iteration_tokens, render_page, ModelInput, Page};
+use threadkeeper::view::{iteration_tokens, render_page, ModelInput, Page, ViewOptions};
 use threadkeeper::{build_messages, serialize_thread_to_xml, ContextMode, DanglingToolCalls, EscapeMode};
 use threadkeeper::{MessageOptions, XmlOptions};
 
@@ -123,7 +122,7 @@ fn file_page(file: &str, args: &ViewArgs) -> Result<String, String> {
         title: &title,
         events: &events,
         model_input: &model_input,
-        options: view_options(context_mode, o.escape, o.dangling_tool_calls),
+        options: ViewOptions { context_mode, escape: o.escape, dangling_tool_calls: o.dangling_tool_calls },
         tokens: Some(&tokens),
     }))
 }
@@ -138,6 +137,6 @@ fn stored_page(thread_id: &str, args: &ViewArgs) -> Result<String, String> {
         let store = open_store(&spec, 1).await.map_err(|e| format!("cannot open the store {spec}: {e}"))?;
         let service = ThreadService::new(store, Limits::default());
         let cancel = tokio_util::sync::CancellationToken::new();
-        thread_page(&service, thread_id, options(args), &cancel).await.map_err(|e| format!("thread {thread_id}: {e}"))
+        service.view_page(thread_id, options(args), &cancel).await.map_err(|e| format!("thread {thread_id}: {e}"))
     })
 }

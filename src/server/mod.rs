@@ -16,7 +16,7 @@ mod prompt_methods;
 mod sniff;
 pub mod table;
 mod turn_methods;
-pub mod view_methods;
+mod view_methods;
 mod wire;
 
 use crate::service::ThreadService;

@@ -8,6 +8,7 @@ mod context;
 mod documents;
 mod lru;
 mod state;
+mod view;
 
 pub use state::set_give_back_memory;
 

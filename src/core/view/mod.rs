@@ -15,6 +15,8 @@ pub use calls::{link_events, AskLink, CallLink, CallOutcome, Links};
 pub use tokens::iteration_tokens;
 
 use crate::event::AgentEvent;
+use crate::messages::{ContextMode, DanglingToolCalls};
+use crate::xml::EscapeMode;
 use serde::Serialize;
 use serde_json::Number;
 
@@ -35,13 +37,14 @@ pub struct ModelInput {
     pub messages_json: String,
 }
 
-/// The render options the model input was made with, as the page names them.
-#[derive(Clone, Debug, Serialize)]
+/// The render options the model input was made with, named on the page as the protocol names
+/// them.
+#[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ViewOptions {
-    pub context_mode: &'static str,
-    pub escape: &'static str,
-    pub dangling_tool_calls: &'static str,
+    pub context_mode: ContextMode,
+    pub escape: EscapeMode,
+    pub dangling_tool_calls: DanglingToolCalls,
 }
 
 pub struct Page<'a> {

@@ -1,0 +1,65 @@
+//! The page of a stored thread (`thread/view`, `threadkeeper view --thread`): its events as
+//! stored, with the model input and per-iteration estimates of the same version.
+
+use super::{RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
+use crate::context::Tokenizer;
+use crate::event::AgentEvent;
+use crate::view::{render_page, ModelInput, Page, ViewOptions};
+use tokio_util::sync::CancellationToken;
+
+/// Reads of a thread that another writer's append slipped between (a store shared by several
+/// servers) are tried again this many times.
+const CONSISTENT_READ_ATTEMPTS: usize = 3;
+
+impl ThreadService {
+    /// The page of `thread_id`, its model input as `thread/render` gives it for `options` and its
+    /// estimates as `thread/tokens` does (format `xml`), all of one version when the store allows.
+    /// The page is built off the request loop; cancelling answers at once and drops it.
+    pub async fn view_page(
+        &self,
+        thread_id: &str,
+        options: RenderOptions,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<String> {
+        let mut attempts = 0;
+        let (events, xml, messages, context_mode, tokens) = loop {
+            attempts += 1;
+            let xml = self.render(thread_id, RenderFormat::Xml, options.clone(), cancel).await?;
+            let messages = self.render(thread_id, RenderFormat::Messages, options.clone(), cancel).await?;
+            let tokens =
+                self.tokens(thread_id, RenderFormat::Xml, options.clone(), Tokenizer::Estimate, cancel).await?;
+            let page = self.events(thread_id, 0, None).await?;
+            let (Rendered::Xml { version: xml_version, text: xml }, Rendered::Messages { version, context_mode, json }) =
+                (xml, messages)
+            else {
+                return Err(ServiceError::Internal("a render answered in another format".to_owned()));
+            };
+            if (xml_version == version && version == page.version) || attempts == CONSISTENT_READ_ATTEMPTS {
+                break (page.events, xml, json, context_mode, tokens.by_iteration);
+            }
+        };
+        let title = thread_id.to_owned();
+        let event_count = events.len();
+        let view_options =
+            ViewOptions { context_mode, escape: options.escape, dangling_tool_calls: options.dangling_tool_calls };
+        let build = move || {
+            let parsed: Vec<AgentEvent> = events.iter().map(|event| event.parse()).collect();
+            let model_input = ModelInput { xml, messages_json: messages };
+            render_page(&Page {
+                title: &title,
+                events: &parsed,
+                model_input: &model_input,
+                options: view_options,
+                tokens: Some(&tokens),
+            })
+        };
+        let job = tokio::task::spawn_blocking(build);
+        let html = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(ServiceError::Cancelled),
+            done = job => done.map_err(|e| ServiceError::Internal(e.to_string()))?,
+        };
+        tracing::debug!(thread_id, events = event_count, bytes = html.len(), "view page built");
+        Ok(html)
+    }
+}
