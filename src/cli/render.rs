@@ -69,6 +69,34 @@ pub(super) enum Escape {
     Minimal,
 }
 
+// The command line's names for the core's option types (clap stays out of the core).
+impl From<Dangling> for DanglingToolCalls {
+    fn from(value: Dangling) -> Self {
+        match value {
+            Dangling::Repair => DanglingToolCalls::Repair,
+            Dangling::Drop => DanglingToolCalls::Drop,
+        }
+    }
+}
+
+impl From<Mode> for ContextMode {
+    fn from(value: Mode) -> Self {
+        match value {
+            Mode::Standard => ContextMode::Standard,
+            Mode::Xml => ContextMode::Xml,
+        }
+    }
+}
+
+impl From<Escape> for EscapeMode {
+    fn from(value: Escape) -> Self {
+        match value {
+            Escape::Full => EscapeMode::Full,
+            Escape::Minimal => EscapeMode::Minimal,
+        }
+    }
+}
+
 pub fn run(args: RenderArgs) -> i32 {
     super::finish(render(&args))
 }
@@ -76,22 +104,13 @@ pub fn run(args: RenderArgs) -> i32 {
 fn render(args: &RenderArgs) -> Result<String, String> {
     let text = read_source(&args.file)?;
     let events = read_events(&text, display_name(&args.file))?;
-    let escape = match args.escape {
-        Escape::Full => EscapeMode::Full,
-        Escape::Minimal => EscapeMode::Minimal,
-    };
+    let escape = args.escape.into();
     let options = MessageOptions {
-        context_mode: match args.context_mode {
-            Mode::Standard => ContextMode::Standard,
-            Mode::Xml => ContextMode::Xml,
-        },
+        context_mode: args.context_mode.into(),
         instructions: args.instructions.clone(),
         response_prefix: args.response_prefix.clone(),
         group_tool_calls: args.group_tool_calls,
-        dangling_tool_calls: match args.dangling_tool_calls {
-            Dangling::Repair => DanglingToolCalls::Repair,
-            Dangling::Drop => DanglingToolCalls::Drop,
-        },
+        dangling_tool_calls: args.dangling_tool_calls.into(),
         escape,
     };
     Ok(match args.format {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use threadkeeper::service::{Limits, RenderOptions, ThreadService};
 use threadkeeper::store::{open_store, StoreSpec};
 use threadkeeper::view::{iteration_tokens, render_page, ModelInput, Page, ViewOptions};
-use threadkeeper::{build_messages, serialize_thread_to_xml, ContextMode, DanglingToolCalls, EscapeMode};
+use threadkeeper::{build_messages, serialize_thread_to_xml, ContextMode};
 use threadkeeper::{MessageOptions, XmlOptions};
 
 #[derive(Args, Debug)]
@@ -77,20 +77,11 @@ fn out_path(args: &ViewArgs) -> PathBuf {
 
 fn options(args: &ViewArgs) -> RenderOptions {
     RenderOptions {
-        context_mode: args.context_mode.map(|mode| match mode {
-            Mode::Standard => ContextMode::Standard,
-            Mode::Xml => ContextMode::Xml,
-        }),
+        context_mode: args.context_mode.map(ContextMode::from),
         instructions: args.instructions.clone(),
         response_prefix: args.response_prefix.clone(),
-        escape: match args.escape {
-            Escape::Full => EscapeMode::Full,
-            Escape::Minimal => EscapeMode::Minimal,
-        },
-        dangling_tool_calls: match args.dangling_tool_calls {
-            Dangling::Repair => DanglingToolCalls::Repair,
-            Dangling::Drop => DanglingToolCalls::Drop,
-        },
+        escape: args.escape.into(),
+        dangling_tool_calls: args.dangling_tool_calls.into(),
         from_event: None,
     }
 }

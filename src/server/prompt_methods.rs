@@ -8,11 +8,10 @@ use super::table::{MethodTable, Policy};
 use super::wire::parse;
 use crate::convert::{build_cli_prompt, parse_tool_calls, InputEncoding, ParsedToolCall, ToolDefinition};
 use crate::messages::StoredMessage;
-use crate::service::{RenderFormat, Rendered};
+use crate::service::{now_ms, RenderFormat, Rendered};
 use jsonrpsee::types::ErrorObjectOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 type RpcResult<T> = Result<T, ErrorObjectOwned>;
 
@@ -108,10 +107,6 @@ fn reply_events(content: &str, calls: &[ParsedToolCall], iteration: u64, timesta
         }));
     }
     events
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 #[cfg(test)]

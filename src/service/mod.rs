@@ -528,7 +528,8 @@ fn thread_id_or_new(thread_id: Option<String>) -> ServiceResult<String> {
     }
 }
 
-fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch: the clock of stored records and of events the server makes.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
