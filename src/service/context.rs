@@ -61,9 +61,7 @@ impl ThreadService {
         cancel: &CancellationToken,
     ) -> ServiceResult<TokenCount> {
         reject_from_event(&options)?;
-        let shared = self.load(thread_id).await?;
-        let mut state = shared.lock_owned().await;
-        self.catch_up(&mut state).await?;
+        let mut state = self.caught_up(thread_id).await?;
         if state.view().len() < OFFLOAD_RENDERS_FROM_EVENTS {
             return count_now(&mut state, format, options, tokenizer, cancel);
         }
@@ -77,9 +75,7 @@ impl ThreadService {
         max_context_tokens: u64,
         keep_recent_iterations: f64,
     ) -> ServiceResult<CompactionPlanned> {
-        let shared = self.load(thread_id).await?;
-        let mut state = shared.lock().await;
-        self.catch_up(&mut state).await?;
+        let state = self.caught_up(thread_id).await?;
         let tokens = state.view().upstream_tokens();
         let plan = plan_compaction(state.view().items(), keep_recent_iterations);
         let iterations = plan
@@ -104,9 +100,7 @@ impl ThreadService {
         expected_version: Option<u64>,
     ) -> ServiceResult<ThreadRecord> {
         let (events, seen_version) = {
-            let shared = self.load(thread_id).await?;
-            let mut state = shared.lock().await;
-            self.catch_up(&mut state).await?;
+            let state = self.caught_up(thread_id).await?;
             if expected_version.is_some_and(|v| v != state.record.version) {
                 return Err(ServiceError::VersionConflict {
                     thread_id: thread_id.to_owned(),
@@ -144,9 +138,7 @@ impl ThreadService {
                 reason: "cannot be used with options.budget".into(),
             });
         }
-        let shared = self.load(thread_id).await?;
-        let mut state = shared.lock().await;
-        self.catch_up(&mut state).await?;
+        let state = self.caught_up(thread_id).await?;
         let record = state.record.clone();
         let view: Vec<Arc<StoredEvent>> = state.view_events().cloned().collect();
         drop(state);

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use state::{ThreadState, View};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
-use tokio::sync::Mutex as AsyncMutex;
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
 /// Explicit bounds on what one request may ask of the service.
@@ -280,9 +280,7 @@ impl ThreadService {
         options: RenderOptions,
         cancel: &CancellationToken,
     ) -> ServiceResult<Rendered> {
-        let shared = self.load(thread_id).await?;
-        let mut state = shared.lock_owned().await;
-        self.catch_up(&mut state).await?;
+        let mut state = self.caught_up(thread_id).await?;
         if state.events.len() < OFFLOAD_RENDERS_FROM_EVENTS {
             return render_now(&mut state, format, options, cancel);
         }
@@ -290,9 +288,7 @@ impl ThreadService {
     }
 
     pub async fn events(&self, thread_id: &str, offset: u64, limit: Option<u64>) -> ServiceResult<EventPage> {
-        let shared = self.load(thread_id).await?;
-        let mut state = shared.lock().await;
-        self.catch_up(&mut state).await?;
+        let state = self.caught_up(thread_id).await?;
         let start = (offset as usize).min(state.events.len());
         let end = match limit {
             Some(limit) => start.saturating_add(limit as usize).min(state.events.len()),
@@ -307,9 +303,7 @@ impl ThreadService {
 
     /// The last `count` events (all of them when there are fewer).
     pub async fn events_tail(&self, thread_id: &str, count: u64) -> ServiceResult<EventPage> {
-        let shared = self.load(thread_id).await?;
-        let mut state = shared.lock().await;
-        self.catch_up(&mut state).await?;
+        let state = self.caught_up(thread_id).await?;
         let start = state.events.len().saturating_sub(usize::try_from(count).unwrap_or(usize::MAX));
         Ok(EventPage {
             version: state.record.version,
@@ -374,17 +368,13 @@ impl ThreadService {
     }
 
     pub async fn info(&self, thread_id: &str) -> ServiceResult<ThreadRecord> {
-        let shared = self.load(thread_id).await?;
-        let mut state = shared.lock().await;
-        self.catch_up(&mut state).await?;
+        let state = self.caught_up(thread_id).await?;
         Ok(state.record.clone())
     }
 
     /// The thread's record and all its events, as of now.
     pub async fn snapshot(&self, thread_id: &str) -> ServiceResult<(ThreadRecord, Vec<Arc<StoredEvent>>)> {
-        let shared = self.load(thread_id).await?;
-        let mut state = shared.lock().await;
-        self.catch_up(&mut state).await?;
+        let state = self.caught_up(thread_id).await?;
         Ok((state.record.clone(), state.events.clone()))
     }
 
@@ -473,6 +463,13 @@ impl ThreadService {
     }
 
     /// Applies events other servers appended to a shared store.
+    /// The thread's state, locked, with what other writers stored since it was read.
+    async fn caught_up(&self, thread_id: &str) -> ServiceResult<OwnedMutexGuard<ThreadState>> {
+        let mut state = self.load(thread_id).await?.lock_owned().await;
+        self.catch_up(&mut state).await?;
+        Ok(state)
+    }
+
     async fn catch_up(&self, state: &mut ThreadState) -> ServiceResult<()> {
         if !self.store.is_shared() {
             return Ok(());
