@@ -20,14 +20,10 @@ use crate::messages::{Content, MessageType, StoredMessage, ToolCall, OPENING_TEX
 use serde_json::{Map, Number, Value};
 use std::collections::HashMap;
 
-const SYSTEM_LABEL: &str = "[System]: ";
-const HUMAN_RESPONSE_LABEL: &str = "[Human Response]: ";
-const RECOVERABLE_LABEL: &str = "[Error (recoverable)]: ";
-const NON_RECOVERABLE_LABEL: &str = "[Error (non-recoverable)]: ";
-const ERROR_LABEL: &str = "[Error]: ";
-const STRAY_RESULT_LABEL: &str = "[Tool Result for ";
-const NOT_COMPLETED_LABEL: &str = "[Tool call not completed]: ";
-const STOPPED_FOR_INPUT: &str = "the run stopped to ask for human input: ";
+use crate::messages::labels::{
+    ERROR_LABEL, HUMAN_RESPONSE_LABEL, NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL,
+    STOPPED_FOR_INPUT, STRAY_RESULT_LABEL, SYSTEM_LABEL,
+};
 
 /// What every converted event carries besides its own fields.
 #[derive(Clone, Debug, PartialEq)]

@@ -16,13 +16,13 @@
 
 use super::from_messages::{sources_to_events, EventStamp, Source};
 use crate::event::{json_type, AgentEvent, EventError};
+use crate::messages::labels::{NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
 use serde_json::{Map, Value};
 
 /// Output labels that mean the tool message was rendered with `status: "error"`.
-const ERROR_OUTPUT_LABELS: &[&str] =
-    &["[Error (recoverable)]: ", "[Error (non-recoverable)]: ", "[Tool call not completed]: "];
+const ERROR_OUTPUT_LABELS: &[&str] = &[RECOVERABLE_LABEL, NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL];
 
 /// The events of Responses input items. Errors name the item and field: `items[3].call_id: missing`.
 pub fn responses_to_events(items: &[Value], stamp: &EventStamp) -> Result<Vec<AgentEvent>, EventError> {

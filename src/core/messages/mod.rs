@@ -2,6 +2,7 @@
 
 mod call_ids;
 mod injection;
+pub mod labels;
 mod options;
 mod standard;
 mod stored;

@@ -38,6 +38,10 @@
 
 use super::call_ids::IdRule;
 use super::injection::ContextInjection;
+use super::labels::{
+    ERROR_LABEL, HUMAN_RESPONSE_LABEL, NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL,
+    STOPPED_FOR_INPUT, STRAY_RESULT_LABEL, SYSTEM_LABEL,
+};
 use super::stored::{MessageType, StoredMessage, ToolCall};
 use crate::event::{AgentEvent, EventKind, Role};
 use crate::js_json;
@@ -230,11 +234,11 @@ fn set_id_once(message: &mut StoredMessage, id: &str) {
 fn not_completed(call: &ToolCall, why: Option<&Interruption>) -> StoredMessage {
     let reason = match why {
         None => "no result was recorded for this call".to_owned(),
-        Some(Interruption::HumanInput(question)) => format!("the run stopped to ask for human input: {question}"),
+        Some(Interruption::HumanInput(question)) => format!("{STOPPED_FOR_INPUT}{question}"),
         Some(Interruption::Error(error)) => format!("the run reported an error: {error}"),
     };
     let mut message =
-        StoredMessage::tool(call.id.clone().unwrap_or_default(), format!("[Tool call not completed]: {reason}"));
+        StoredMessage::tool(call.id.clone().unwrap_or_default(), format!("{NOT_COMPLETED_LABEL}{reason}"));
     message.data.extra.insert("status".into(), Value::String("error".into()));
     message
 }
@@ -294,7 +298,9 @@ impl StandardMessages {
             EventKind::Message { role: Role::User | Role::Assistant, content } if is_blank(content) => return,
             EventKind::Message { role: Role::User, content } => StoredMessage::human(content),
             EventKind::Message { role: Role::Assistant, content } => StoredMessage::ai(content),
-            EventKind::Message { role: Role::System, content } => StoredMessage::human(format!("[System]: {content}")),
+            EventKind::Message { role: Role::System, content } => {
+                StoredMessage::human(format!("{SYSTEM_LABEL}{content}"))
+            }
             EventKind::HumanInputReceived { response } => {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.awaiting_human.take().filter(|&i| !open.calls[i].answered) {
@@ -303,7 +309,7 @@ impl StandardMessages {
                         return;
                     }
                 }
-                StoredMessage::human(format!("[Human Response]: {response}"))
+                StoredMessage::human(format!("{HUMAN_RESPONSE_LABEL}{response}"))
             }
             EventKind::HumanInputRequested { question } => {
                 if let Some(open) = self.open.as_mut() {
@@ -336,20 +342,20 @@ impl StandardMessages {
                         return;
                     }
                 }
-                StoredMessage::human(format!("[Tool Result for {tool_call_id}]: {content}"))
+                StoredMessage::human(format!("{STRAY_RESULT_LABEL}{tool_call_id}]: {content}"))
             }
             EventKind::Error { error, recoverable, tool_call_id } => {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = tool_call_id.and_then(|id| open.unanswered(id)) {
-                        let label = if recoverable { "[Error (recoverable)]" } else { "[Error (non-recoverable)]" };
-                        open.answer(index, format!("{label}: {error}"), true, message_id);
+                        let label = if recoverable { RECOVERABLE_LABEL } else { NON_RECOVERABLE_LABEL };
+                        open.answer(index, format!("{label}{error}"), true, message_id);
                         self.settle_if_answered();
                         return;
                     }
                     open.interrupt(Interruption::Error(error.to_owned()));
                 }
-                let label = if recoverable { "[Error (recoverable)]" } else { "[Error]" };
-                StoredMessage::human(format!("{label}: {error}"))
+                let label = if recoverable { RECOVERABLE_LABEL } else { ERROR_LABEL };
+                StoredMessage::human(format!("{label}{error}"))
             }
             EventKind::Summary { .. } => {
                 self.injection.push(event);
