@@ -100,6 +100,11 @@ impl AgentEvent {
         Ok(event)
     }
 
+    /// An event from fields validated before (text read back from an [`crate::event_log::EventLog`]).
+    pub(crate) fn from_validated_fields(fields: Map<String, Value>) -> Self {
+        AgentEvent { fields }
+    }
+
     /// Validates a list of JSON values, naming failures `events[i].field`.
     pub fn list_from_values(values: Vec<Value>) -> Result<Vec<Self>, EventError> {
         values.into_iter().enumerate().map(|(i, v)| Self::from_value(v, &format!("events[{i}]"))).collect()
@@ -424,58 +429,5 @@ mod tests {
         let e = AgentEvent::from_value(v.clone(), "events[0]").unwrap();
         assert!(matches!(e.kind(), EventKind::Unknown { type_name: "approval" }));
         assert_eq!(serde_json::to_string(&e.to_value()).unwrap(), serde_json::to_string(&v).unwrap());
-    }
-}
-
-/// A validated event kept as its compact JSON text, key order as received.
-///
-/// Threads hold their events in this form: it takes a fraction of the memory of the parsed
-/// object, it is exactly what `thread/events` returns and what durable stores write, and it is
-/// parsed again (cheaply, and infallibly) only when a renderer is built from scratch.
-#[derive(Clone, Debug)]
-pub struct StoredEvent {
-    json: Box<serde_json::value::RawValue>,
-}
-
-impl StoredEvent {
-    pub fn new(event: &AgentEvent) -> Self {
-        let json = serde_json::value::to_raw_value(event.fields()).expect("a JSON object always serializes");
-        StoredEvent { json }
-    }
-
-    /// The stored form of an event whose compact JSON is `json` (the caller has validated it).
-    pub(crate) fn from_validated_json(json: Box<serde_json::value::RawValue>) -> Self {
-        StoredEvent { json }
-    }
-
-    /// Reads stored text back, validating it as an event (`path` names it in errors).
-    pub fn from_json(text: String, path: &str) -> Result<(Self, AgentEvent), EventError> {
-        let invalid = |e: serde_json::Error| EventError { path: path.to_string(), reason: format!("not JSON: {e}") };
-        let event = AgentEvent::from_value(serde_json::from_str(&text).map_err(invalid)?, path)?;
-        let json = serde_json::value::RawValue::from_string(text).map_err(invalid)?;
-        Ok((StoredEvent { json }, event))
-    }
-
-    /// The compact JSON text.
-    pub fn json(&self) -> &str {
-        self.json.get()
-    }
-
-    /// The event, parsed again.
-    pub fn parse(&self) -> AgentEvent {
-        let fields: Map<String, Value> = serde_json::from_str(self.json.get()).expect("stored events are JSON objects");
-        AgentEvent { fields }
-    }
-}
-
-impl PartialEq for StoredEvent {
-    fn eq(&self, other: &Self) -> bool {
-        self.json.get() == other.json.get()
-    }
-}
-
-impl serde::Serialize for StoredEvent {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.json.serialize(serializer)
     }
 }

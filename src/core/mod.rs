@@ -3,7 +3,8 @@
 //! the crate builds on it.
 //!
 //! - [`context`]: token counts, upstream's summarization rounds as a view of the log, budgets;
-//! - [`event`]: events as hosts send them, validated, and their compact stored form;
+//! - [`event`]: events as hosts send them, validated;
+//! - [`event_log`]: a thread's events as compact JSON in shared chunks, as threads hold them;
 //! - [`xml`]: the `<thread>` document (seed 000), written and read back;
 //! - [`messages`]: standard and XML context modes as LangChain messages (seeds 001, 002), valid
 //!   for every provider;
@@ -17,6 +18,7 @@
 pub mod context;
 pub mod convert;
 pub mod event;
+pub mod event_log;
 pub mod js_json;
 pub mod json_text;
 pub mod messages;

@@ -8,7 +8,8 @@ use super::errors::{from_service, invalid_params};
 pub use super::table::Context;
 use super::table::{MethodTable, Policy};
 use super::wire::{parse, ThreadInfo};
-use crate::event::{AgentEvent, StoredEvent};
+use crate::event::AgentEvent;
+use crate::event_log::EventLog;
 use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
 use crate::providers::Provider;
 use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered};
@@ -18,7 +19,6 @@ use jsonrpsee::types::{ErrorObjectOwned, Params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::sync::Arc;
 
 pub const PROTOCOL_VERSION: u64 = 1;
 
@@ -141,8 +141,7 @@ struct ForkParams {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PopResult {
-    #[serde(serialize_with = "shared_events")]
-    events: Vec<Arc<StoredEvent>>,
+    events: EventLog,
     version: u64,
 }
 
@@ -161,12 +160,7 @@ struct Empty {}
 struct EventsResult {
     version: u64,
     event_count: u64,
-    #[serde(serialize_with = "shared_events")]
-    events: Vec<Arc<StoredEvent>>,
-}
-
-fn shared_events<S: serde::Serializer>(events: &[Arc<StoredEvent>], serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_seq(events.iter().map(|event| &**event))
+    events: EventLog,
 }
 
 #[derive(Deserialize)]

@@ -11,11 +11,11 @@ use crate::context::{
     choose_dropped, drop_points, iteration_number, plan_compaction, summarizer_prompt, summary_event, BudgetChoice,
     BudgetItem, CompactionMarker, CompactionPlan, Tokenizer,
 };
-use crate::event::{AgentEvent, StoredEvent};
+use crate::event::AgentEvent;
+use crate::event_log::EventLog;
 use crate::store::ThreadRecord;
 use serde_json::{Number, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// `thread/tokens`: the tokens of a rendering, whole and per iteration.
@@ -140,7 +140,7 @@ impl ThreadService {
         }
         let state = self.caught_up(thread_id).await?;
         let record = state.record.clone();
-        let view: Vec<Arc<StoredEvent>> = state.view_events().cloned().collect();
+        let view = state.events.gather(state.view().positions());
         drop(state);
         if view.len() < OFFLOAD_RENDERS_FROM_EVENTS {
             return budgeted_now(record, view, format, options, budget, cancel);
@@ -162,7 +162,10 @@ fn reject_from_event(options: &RenderOptions) -> ServiceResult<()> {
 /// The summarizer prompt of the view events at `view_positions`.
 fn prompt_of(state: &ThreadState, view_positions: &[usize]) -> String {
     let items = state.view().items();
-    let events: Vec<AgentEvent> = view_positions.iter().map(|&at| state.events[items[at].position].parse()).collect();
+    let events: Vec<AgentEvent> = view_positions
+        .iter()
+        .map(|&at| state.events.parse(items[at].position).expect("view positions are in the log"))
+        .collect();
     summarizer_prompt(&events)
 }
 
@@ -297,25 +300,23 @@ fn by_iteration(
 
 fn budgeted_now(
     record: ThreadRecord,
-    view: Vec<Arc<StoredEvent>>,
+    view: EventLog,
     format: RenderFormat,
     options: RenderOptions,
     budget: Budget,
     cancel: &CancellationToken,
 ) -> ServiceResult<BudgetedRender> {
-    let parsed: Vec<AgentEvent> = view.iter().map(|e| e.parse()).collect();
+    let parsed: Vec<AgentEvent> = (0..view.len()).map(|at| view.parse(at).expect("in the view")).collect();
     let items: Vec<BudgetItem<'_>> = parsed.iter().map(budget_item).collect();
     let points = drop_points(&items);
     // The view without its `count` oldest droppable iterations, rendered.
     let render_without = |count: usize| -> ServiceResult<Rendered> {
         // The dropped iterations are the `count` oldest: all up to the newest of them.
         let newest_dropped = count.checked_sub(1).map(|last| points.iterations[last]);
-        let kept: Vec<Arc<StoredEvent>> = view
-            .iter()
-            .zip(&items)
-            .filter(|(_, item)| item.is_summary || newest_dropped.is_none_or(|newest| item.iteration + 0.0 > newest))
-            .map(|(event, _)| event.clone())
-            .collect();
+        let kept = view.gather(items.iter().enumerate().filter_map(|(at, item)| {
+            let kept = item.is_summary || newest_dropped.is_none_or(|newest| item.iteration + 0.0 > newest);
+            kept.then_some(at)
+        }));
         let mut state = ThreadState::verbatim(record.clone(), kept);
         render_now(&mut state, format, options.clone(), cancel)
     };

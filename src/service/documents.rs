@@ -23,7 +23,7 @@ impl ThreadService {
     ) -> ServiceResult<String> {
         let (record, events) = self.snapshot(thread_id).await?;
         off_loop(cancel, move |_| {
-            let events: Vec<AgentEvent> = events.iter().map(|e| e.parse()).collect();
+            let events: Vec<AgentEvent> = events.parse_all();
             let settings = (record.settings != ThreadSettings::default())
                 .then(|| serde_json::to_value(&record.settings).unwrap_or_default());
             let turn = turns::thread_to_turn(&record.thread_id, &events, settings, &record.metadata);

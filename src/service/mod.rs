@@ -13,7 +13,8 @@ mod view;
 pub use state::set_give_back_memory;
 
 use crate::convert::messages_to_prompt;
-use crate::event::{AgentEvent, EventError, StoredEvent};
+use crate::event::{AgentEvent, EventError};
+use crate::event_log::{EventLog, EventLogBuilder};
 use crate::messages::{ContextMode, DanglingToolCalls};
 use crate::providers::Provider;
 use crate::store::{ForkPoint, ForkThread, OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
@@ -182,7 +183,7 @@ pub enum Rendered {
 #[derive(Clone, Debug, Default)]
 pub struct ValidEvents {
     pub events: Vec<AgentEvent>,
-    pub stored: Vec<Arc<StoredEvent>>,
+    pub stored: EventLog,
 }
 
 /// A page of a thread's events.
@@ -190,7 +191,7 @@ pub struct ValidEvents {
 pub struct EventPage {
     pub version: u64,
     pub event_count: u64,
-    pub events: Vec<Arc<StoredEvent>>,
+    pub events: EventLog,
 }
 
 type Shared = Arc<AsyncMutex<ThreadState>>;
@@ -259,7 +260,8 @@ impl ThreadService {
         // Ours was the only change since we last looked (a pop elsewhere could restore the count).
         let only_ours = appended.version == state.record.version + 1;
         if only_ours && appended.event_count == (state.events.len() + events.len()) as u64 {
-            state.apply(&events, stored, appended);
+            let shared = self.store.shared_events(thread_id);
+            state.apply(&events, &stored, shared, appended);
         } else {
             // Others changed the thread since we last looked, so ours landed after theirs: read them all.
             // The append is durable already; if reading fails, the next read catches up.
@@ -297,7 +299,7 @@ impl ThreadService {
         Ok(EventPage {
             version: state.record.version,
             event_count: state.record.event_count,
-            events: state.events[start..end].to_vec(),
+            events: state.events.slice(start..end),
         })
     }
 
@@ -308,7 +310,7 @@ impl ThreadService {
         Ok(EventPage {
             version: state.record.version,
             event_count: state.record.event_count,
-            events: state.events[start..].to_vec(),
+            events: state.events.slice(start..state.events.len()),
         })
     }
 
@@ -318,7 +320,7 @@ impl ThreadService {
         thread_id: &str,
         count: u64,
         expected_version: Option<u64>,
-    ) -> ServiceResult<(Vec<Arc<StoredEvent>>, ThreadRecord)> {
+    ) -> ServiceResult<(EventLog, ThreadRecord)> {
         let shared = self.load(thread_id).await?;
         let mut state = shared.lock().await;
         let popped = self.store.pop(thread_id, expected_version, count, now_ms()).await;
@@ -339,8 +341,10 @@ impl ThreadService {
         // Renderers only grow, so the thread's state starts anew from the events that remain.
         let only_ours = popped.version == state.record.version + 1;
         if only_ours && state.events.len() as u64 == popped.event_count + popped.events.len() as u64 {
-            let mut events = std::mem::take(&mut state.events);
-            events.truncate(popped.event_count as usize);
+            let events = match self.store.shared_events(thread_id) {
+                Some(shared) => shared,
+                None => state.events.slice(0..popped.event_count as usize),
+            };
             *state = ThreadState::new(record.clone(), events, self.limits.keep_renders_up_to_bytes);
         } else {
             // Others changed the thread since we last looked: read what the store holds. The pop
@@ -373,7 +377,7 @@ impl ThreadService {
     }
 
     /// The thread's record and all its events, as of now.
-    pub async fn snapshot(&self, thread_id: &str) -> ServiceResult<(ThreadRecord, Vec<Arc<StoredEvent>>)> {
+    pub async fn snapshot(&self, thread_id: &str) -> ServiceResult<(ThreadRecord, EventLog)> {
         let state = self.caught_up(thread_id).await?;
         Ok((state.record.clone(), state.events.clone()))
     }
@@ -536,20 +540,20 @@ fn validate_events(limits: &Limits, values: Vec<Value>) -> ServiceResult<ValidEv
     if values.len() > max {
         return Err(ServiceError::Limit { limit: "maxEventsPerCall", value: values.len() as u64, max: max as u64 });
     }
-    let mut valid = ValidEvents { events: Vec::with_capacity(values.len()), stored: Vec::with_capacity(values.len()) };
+    let mut events = Vec::with_capacity(values.len());
+    let mut stored = EventLogBuilder::with_capacity(values.len(), 0);
     for (i, value) in values.into_iter().enumerate() {
-        let json = serde_json::value::to_raw_value(&value).expect("JSON values always serialize");
-        if json.get().len() > limits.max_event_bytes {
+        let bytes = stored.push_value(&value);
+        if bytes > limits.max_event_bytes {
             return Err(ServiceError::Limit {
                 limit: "maxEventBytes",
-                value: json.get().len() as u64,
+                value: bytes as u64,
                 max: limits.max_event_bytes as u64,
             });
         }
-        valid.events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
-        valid.stored.push(Arc::new(StoredEvent::from_validated_json(json)));
+        events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
     }
-    Ok(valid)
+    Ok(ValidEvents { events, stored: stored.finish() })
 }
 
 /// Runs `work` on a blocking thread and answers [`ServiceError::Cancelled`] as soon as `cancel`

@@ -11,7 +11,8 @@
 //! thread costs time per render in proportion to its length, and memory only while rendering.
 
 use crate::context::{CompactedView, Tokenizer, ViewChange};
-use crate::event::{AgentEvent, StoredEvent};
+use crate::event::AgentEvent;
+use crate::event_log::EventLog;
 use crate::messages::{
     xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
     StoredMessage,
@@ -19,13 +20,14 @@ use crate::messages::{
 use crate::providers::{self, Provider};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use tokio_util::sync::CancellationToken;
 
 pub struct ThreadState {
     pub record: ThreadRecord,
-    /// The events as stored (compact JSON); renderers get them parsed once, as they arrive.
-    pub events: Vec<Arc<StoredEvent>>,
+    /// The events as stored (compact JSON, shared with an in-memory store); renderers get them
+    /// parsed once, as they arrive.
+    pub events: EventLog,
     /// The list upstream would hold after its compaction rounds, which every render shows.
     view: CompactedView,
     /// Summaries as the system message presents them; kept eagerly, it grows only with summaries.
@@ -34,9 +36,7 @@ pub struct ThreadState {
     xml: Vec<(XmlRenderer, Vec<usize>)>,
     /// Standard mode, built on first use.
     standard: Option<StandardMessages>,
-    /// Bytes of the events' compact JSON.
-    event_bytes: usize,
-    /// Renderers are kept while `event_bytes` is at most this.
+    /// Renderers are kept while the events' JSON takes at most this many bytes.
     keep_renderers_up_to: usize,
     /// Per escape mode and tokenizer, the measure of each view event's `<event>` line so far
     /// ([`Tokenizer::measure`]): counts after an append measure only the new lines.
@@ -65,26 +65,20 @@ pub fn give_back_memory() {
 }
 
 impl ThreadState {
-    pub fn new(record: ThreadRecord, events: Vec<Arc<StoredEvent>>, keep_renderers_up_to: usize) -> Self {
+    pub fn new(record: ThreadRecord, events: EventLog, keep_renderers_up_to: usize) -> Self {
         Self::with_view(record, events, keep_renderers_up_to, CompactedView::new())
     }
 
     /// A thread whose events are already a compacted view (taken from another thread's):
     /// rendered as they are, their rounds not replayed again. Budgeted renders use it.
-    pub fn verbatim(record: ThreadRecord, events: Vec<Arc<StoredEvent>>) -> Self {
+    pub fn verbatim(record: ThreadRecord, events: EventLog) -> Self {
         Self::with_view(record, events, usize::MAX, CompactedView::verbatim())
     }
 
-    fn with_view(
-        record: ThreadRecord,
-        events: Vec<Arc<StoredEvent>>,
-        keep_renderers_up_to: usize,
-        mut view: CompactedView,
-    ) -> Self {
-        for event in &events {
-            view.push(&event.parse());
+    fn with_view(record: ThreadRecord, events: EventLog, keep_renderers_up_to: usize, mut view: CompactedView) -> Self {
+        for json in events.iter() {
+            view.push(&parse(json));
         }
-        let event_bytes = events.iter().map(|e| e.json().len()).sum();
         let mut state = ThreadState {
             record,
             events,
@@ -92,7 +86,6 @@ impl ThreadState {
             injection: ContextInjection::new(),
             xml: Vec::new(),
             standard: None,
-            event_bytes,
             keep_renderers_up_to,
             line_measures: Vec::new(),
         };
@@ -106,22 +99,22 @@ impl ThreadState {
     }
 
     /// The view's events, in upstream's order.
-    pub fn view_events(&self) -> impl ExactSizeIterator<Item = &Arc<StoredEvent>> + '_ {
-        self.view.positions().map(|at| &self.events[at])
+    pub fn view_events(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.view.positions().map(|at| self.events.get(at).expect("view positions are in the log"))
     }
 
     /// The injection reads only the view's summaries, so it is rebuilt from them after a round.
     fn rebuild_injection(&mut self) {
         let mut injection = ContextInjection::new();
         for item in self.view.items().iter().filter(|item| item.is_summary) {
-            injection.push(&self.events[item.position].parse());
+            injection.push(&self.events.parse(item.position).expect("view positions are in the log"));
         }
         self.injection = injection;
     }
 
     /// Whether renderers stay kept between renders (the thread is small enough).
     pub fn keeps_renderers(&self) -> bool {
-        self.event_bytes <= self.keep_renderers_up_to
+        self.events.json_bytes() <= self.keep_renderers_up_to
     }
 
     /// Drops the renderers of a thread too big to keep them; called after every render.
@@ -133,14 +126,18 @@ impl ThreadState {
         }
     }
 
-    /// Records events the store has acknowledged.
-    pub fn apply(&mut self, events: &[AgentEvent], stored: Vec<Arc<StoredEvent>>, appended: Appended) {
+    /// Records events the store has acknowledged: `stored` is their text; `shared`, when the
+    /// store holds the thread's events in memory, is its log after the append, kept instead of
+    /// a second copy.
+    pub fn apply(&mut self, events: &[AgentEvent], stored: &EventLog, shared: Option<EventLog>, appended: Appended) {
         let mut rewritten = false;
         for event in events {
             rewritten |= self.view.push(event) == ViewChange::Rewritten;
         }
-        self.event_bytes += stored.iter().map(|e| e.json().len()).sum::<usize>();
-        self.events.extend(stored);
+        match shared {
+            Some(log) if log.len() == self.events.len() + stored.len() => self.events = log,
+            _ => self.events.extend(stored),
+        }
         if rewritten {
             // A compaction round reordered the view: renderers start again from it, once.
             self.rebuild_injection();
@@ -163,13 +160,13 @@ impl ThreadState {
     }
 
     /// Events another writer appended to the store, caught up with.
-    pub fn catch_up(&mut self, record: ThreadRecord, stored: Vec<Arc<StoredEvent>>) {
+    pub fn catch_up(&mut self, record: ThreadRecord, stored: EventLog) {
         let appended =
             Appended { version: record.version, event_count: record.event_count, updated_at: record.updated_at };
         self.record.settings = record.settings;
         self.record.metadata = record.metadata;
-        let events: Vec<AgentEvent> = stored.iter().map(|e| e.parse()).collect();
-        self.apply(&events, stored, appended);
+        let events: Vec<AgentEvent> = stored.iter().map(parse).collect();
+        self.apply(&events, &stored, None, appended);
     }
 
     pub fn xml_renderer(&mut self, escape: EscapeMode) -> &XmlRenderer {
@@ -338,7 +335,7 @@ impl Drop for ThreadState {
     /// A big thread's memory goes back to the system as it is freed (on close or eviction).
     fn drop(&mut self) {
         if !self.keeps_renderers() {
-            self.events = Vec::new();
+            self.events = EventLog::new();
             self.xml = Vec::new();
             self.standard = None;
             give_back_memory();
@@ -355,17 +352,22 @@ const EVENTS_BETWEEN_CHECKS: usize = 1024;
 
 /// Parses the events one at a time for `f`, stopping when `cancel` fires.
 pub fn for_each_parsed<'a>(
-    events: impl Iterator<Item = &'a Arc<StoredEvent>>,
+    events: impl Iterator<Item = &'a str>,
     cancel: &CancellationToken,
     mut f: impl FnMut(&AgentEvent),
 ) -> Result<(), Cancelled> {
-    for (i, event) in events.enumerate() {
+    for (i, json) in events.enumerate() {
         if i % EVENTS_BETWEEN_CHECKS == 0 && cancel.is_cancelled() {
             return Err(Cancelled);
         }
-        f(&event.parse());
+        f(&parse(json));
     }
     Ok(())
+}
+
+/// An event of a thread's log, parsed again (validated when it was appended).
+fn parse(json: &str) -> AgentEvent {
+    crate::event_log::parse_validated(json)
 }
 
 /// Renders events, recording where each one's line ends.
@@ -393,7 +395,7 @@ mod tests {
             created_at: 0,
             updated_at: 0,
         };
-        let mut state = ThreadState::new(record, Vec::new(), KEEP_RENDERERS_UP_TO_BYTES);
+        let mut state = ThreadState::new(record, EventLog::new(), KEEP_RENDERERS_UP_TO_BYTES);
         state.keep_renderers_up_to = keep_renderers_up_to;
         state
     }
@@ -401,10 +403,10 @@ mod tests {
     fn append(state: &mut ThreadState, values: &[Value]) {
         let events: Vec<AgentEvent> =
             values.iter().map(|v| AgentEvent::from_value(v.clone(), "event").expect("a valid event")).collect();
-        let stored = events.iter().map(|e| Arc::new(StoredEvent::new(e))).collect();
+        let stored = EventLog::from(events.as_slice());
         let count = state.events.len() as u64 + events.len() as u64;
         let appended = Appended { version: state.record.version + 1, event_count: count, updated_at: 0 };
-        state.apply(&events, stored, appended);
+        state.apply(&events, &stored, None, appended);
     }
 
     /// Every render a thread answers, as text: XML whole and from each event on, and each

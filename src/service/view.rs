@@ -43,7 +43,7 @@ impl ThreadService {
         let view_options =
             ViewOptions { context_mode, escape: options.escape, dangling_tool_calls: options.dangling_tool_calls };
         let build = move || {
-            let parsed: Vec<AgentEvent> = events.iter().map(|event| event.parse()).collect();
+            let parsed: Vec<AgentEvent> = events.parse_all();
             let model_input = ModelInput { xml, messages_json: messages };
             render_page(&Page {
                 title: &title,

@@ -4,17 +4,12 @@
 //! insertion order), and validated again when read, so what comes back is what went in.
 
 use super::{StoreError, StoreResult, ThreadRecord};
-use crate::event::StoredEvent;
+use crate::event_log::EventLogBuilder;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 pub fn encode_json<T: Serialize>(value: &T) -> StoreResult<String> {
     serde_json::to_string(value).map_err(|e| StoreError::Unavailable(format!("cannot encode as JSON: {e}")))
-}
-
-pub fn encode_events(events: &[Arc<StoredEvent>]) -> StoreResult<Vec<String>> {
-    Ok(events.iter().map(|event| event.json().to_owned()).collect())
 }
 
 /// A 0-based event position as the databases' signed 64-bit integers hold it. Positions past
@@ -24,14 +19,13 @@ pub fn seq_bound(from: u64) -> i64 {
     i64::try_from(from).unwrap_or(i64::MAX)
 }
 
-/// Reads a stored event back; `seq` names it if the stored text is damaged.
-pub fn decode_event(thread_id: &str, seq: u64, body: &str) -> StoreResult<StoredEvent> {
+/// Reads a stored event back into `events`, validating it; `seq` names it if the stored text is
+/// damaged.
+pub fn decode_event(thread_id: &str, seq: u64, body: &str, events: &mut EventLogBuilder) -> StoreResult<()> {
     let damaged = |reason: String| {
         StoreError::Unavailable(format!("stored event {seq} of thread {thread_id:?} is damaged: {reason}"))
     };
-    StoredEvent::from_json(body.to_owned(), &format!("events[{seq}]"))
-        .map(|(stored, _)| stored)
-        .map_err(|e| damaged(e.to_string()))
+    events.push_checked(body, &format!("events[{seq}]")).map_err(|e| damaged(e.to_string()))
 }
 
 /// A thread row as the database returns it.
@@ -72,8 +66,9 @@ mod tests {
     fn events_keep_their_key_order_and_unknown_fields() {
         let text =
             r#"{"zeta":1,"type":"message","iteration":2,"role":"user","content":"hi","extra":{"b":1,"a":[1.5,null]}}"#;
-        let event = decode_event("t", 0, text).unwrap();
-        assert_eq!(encode_events(&[Arc::new(event)]).unwrap(), vec![text.to_owned()]);
+        let mut events = EventLogBuilder::new();
+        decode_event("t", 0, text, &mut events).unwrap();
+        assert_eq!(events.finish().get(0), Some(text));
     }
 
     #[test]
@@ -86,7 +81,7 @@ mod tests {
 
     #[test]
     fn damaged_events_are_reported_with_their_position() {
-        let err = decode_event("t1", 7, r#"{"type":"message"}"#).unwrap_err();
+        let err = decode_event("t1", 7, r#"{"type":"message"}"#, &mut EventLogBuilder::new()).unwrap_err();
         assert_eq!(
             err,
             StoreError::Unavailable("stored event 7 of thread \"t1\" is damaged: events[7].iteration: missing".into())

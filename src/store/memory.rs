@@ -2,14 +2,14 @@
 
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
 use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
-use crate::event::StoredEvent;
+use crate::event_log::EventLog;
 use futures_util::future::{BoxFuture, FutureExt};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 struct Entry {
     record: ThreadRecord,
-    events: Vec<Arc<StoredEvent>>,
+    events: EventLog,
     /// The event count after each version, indexed by version (the version log).
     counts: Vec<u64>,
     /// Creation order, for `list`.
@@ -84,7 +84,7 @@ impl Store for MemoryStore {
             };
             let serial = inner.next_serial;
             inner.next_serial += 1;
-            let entry = Entry { record: record.clone(), events: Vec::new(), counts: vec![0], serial };
+            let entry = Entry { record: record.clone(), events: EventLog::new(), counts: vec![0], serial };
             inner.threads.insert(request.thread_id, entry);
             Ok(record)
         });
@@ -96,15 +96,11 @@ impl Store for MemoryStore {
         async move { Ok(result) }.boxed()
     }
 
-    fn events_from(
-        &self,
-        thread_id: &str,
-        from: u64,
-    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<StoredEvent>>)>> {
+    fn events_from(&self, thread_id: &str, from: u64) -> BoxFuture<'_, StoreResult<(ThreadRecord, EventLog)>> {
         let result = self.with(|inner| match inner.threads.get(thread_id) {
             Some(entry) => {
                 let from = (from as usize).min(entry.events.len());
-                Ok((entry.record.clone(), entry.events[from..].to_vec()))
+                Ok((entry.record.clone(), entry.events.slice(from..entry.events.len())))
             }
             None => Err(StoreError::NotFound { thread_id: thread_id.to_owned() }),
         });
@@ -115,7 +111,7 @@ impl Store for MemoryStore {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        events: &[Arc<StoredEvent>],
+        events: &EventLog,
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let result = self.with(|inner| {
@@ -123,7 +119,7 @@ impl Store for MemoryStore {
                 return Err(StoreError::NotFound { thread_id: thread_id.to_owned() });
             };
             check_expected_version(thread_id, expected_version, entry.record.version)?;
-            entry.events.extend_from_slice(events);
+            entry.events.extend(events);
             entry.record.version += 1;
             entry.record.event_count = entry.events.len() as u64;
             entry.record.updated_at = now;
@@ -180,8 +176,8 @@ impl Store for MemoryStore {
                 created_at: request.now,
                 updated_at: request.now,
             };
-            // The events are shared, not copied: a fork costs one pointer per event.
-            let events = source.events[..prefix as usize].to_vec();
+            // The events' text is shared, not copied.
+            let events = source.events.slice(0..prefix as usize);
             let counts = if version == 0 { vec![0] } else { vec![0, prefix] };
             let serial = inner.next_serial;
             inner.next_serial += 1;
@@ -197,6 +193,10 @@ impl Store for MemoryStore {
             None => Err(StoreError::NotFound { thread_id: thread_id.to_owned() }),
         });
         async move { result }.boxed()
+    }
+
+    fn shared_events(&self, thread_id: &str) -> Option<EventLog> {
+        self.with(|inner| inner.threads.get(thread_id).map(|entry| entry.events.clone()))
     }
 
     fn list(&self) -> BoxFuture<'_, StoreResult<Vec<ThreadRecord>>> {

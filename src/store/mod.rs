@@ -22,11 +22,10 @@ pub use postgres::PostgresStore;
 pub use spec::{open_store, StoreSpec, StoreSpecError};
 pub use sqlite::SqliteStore;
 
-use crate::event::StoredEvent;
+use crate::event_log::EventLog;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// Per-thread rendering settings, persisted with the thread.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,7 +64,7 @@ pub struct Appended {
 /// The result of a successful pop: the events removed, in thread order, and the thread after.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Popped {
-    pub events: Vec<Arc<StoredEvent>>,
+    pub events: EventLog,
     pub version: u64,
     pub event_count: u64,
     pub updated_at: u64,
@@ -154,11 +153,7 @@ pub trait Store: Send + Sync + 'static {
     fn record(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<Option<ThreadRecord>>>;
 
     /// Events from position `from` (0-based) to the end, with the record they belong to.
-    fn events_from(
-        &self,
-        thread_id: &str,
-        from: u64,
-    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<StoredEvent>>)>>;
+    fn events_from(&self, thread_id: &str, from: u64) -> BoxFuture<'_, StoreResult<(ThreadRecord, EventLog)>>;
 
     /// Appends all `events` or none. With `expected_version`, fails with `VersionConflict`
     /// unless the thread is at that version.
@@ -166,7 +161,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        events: &[Arc<StoredEvent>],
+        events: &EventLog,
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>>;
 
@@ -195,6 +190,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// Removes the thread; `false` when there was none.
     fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>>;
+
+    /// The thread's events, when the store holds them in memory: the text is shared, so the
+    /// service keeps this log rather than a second copy of its own.
+    fn shared_events(&self, _thread_id: &str) -> Option<EventLog> {
+        None
+    }
 
     /// Whether the store keeps threads after the server lets go of them (`thread/close`).
     fn is_durable(&self) -> bool {

@@ -7,16 +7,15 @@
 //! one without is renumbered and retried. Reads see one consistent snapshot, so a server
 //! catches up with others' appends in one query.
 
-use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
+use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
 use super::{
     Appended, ForkPoint, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
 };
-use crate::event::StoredEvent;
+use crate::event_log::{EventLog, EventLogBuilder};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use futures_util::future::{BoxFuture, FutureExt};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{NoTls, Row};
@@ -196,7 +195,7 @@ impl PostgresStore {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        bodies: &[String],
+        bodies: &[&str],
         now: u64,
     ) -> Result<StoreResult<Appended>, tokio_postgres::Error> {
         let client = match self.client().await {
@@ -280,19 +279,18 @@ impl PostgresStore {
             return Ok(check_pop(count, event_count as u64)
                 .and(Err(StoreError::Unavailable("PostgreSQL: the pop changed nothing".into()))));
         };
-        let mut events = Vec::with_capacity(rows.len());
+        let mut events = EventLogBuilder::new();
         for row in &rows {
             let seq: Option<i64> = row.get(3);
             let body: Option<&str> = row.get(4);
             if let (Some(seq), Some(body)) = (seq, body) {
-                match decode_event(thread_id, seq as u64, body) {
-                    Ok(event) => events.push(Arc::new(event)),
-                    Err(e) => return Ok(Err(e)),
+                if let Err(e) = decode_event(thread_id, seq as u64, body, &mut events) {
+                    return Ok(Err(e));
                 }
             }
         }
         let event_count = (event_count - seq_bound(count)) as u64;
-        Ok(Ok(Popped { events, version: version as u64, event_count, updated_at: now }))
+        Ok(Ok(Popped { events: events.finish(), version: version as u64, event_count, updated_at: now }))
     }
 
     async fn try_fork(&self, request: &ForkThread) -> StoreResult<ThreadRecord> {
@@ -500,11 +498,7 @@ impl Store for PostgresStore {
         .boxed()
     }
 
-    fn events_from(
-        &self,
-        thread_id: &str,
-        from: u64,
-    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<StoredEvent>>)>> {
+    fn events_from(&self, thread_id: &str, from: u64) -> BoxFuture<'_, StoreResult<(ThreadRecord, EventLog)>> {
         let thread_id = thread_id.to_owned();
         async move {
             // One statement, one snapshot: the record matches the events returned.
@@ -518,15 +512,15 @@ impl Store for PostgresStore {
                 return Err(StoreError::NotFound { thread_id });
             };
             let record = raw_record(first).decode()?;
-            let mut events = Vec::with_capacity(rows.len());
+            let mut events = EventLogBuilder::new();
             for row in &rows {
                 let seq: Option<i64> = row.get(7);
                 let body: Option<&str> = row.get(8);
                 if let (Some(seq), Some(body)) = (seq, body) {
-                    events.push(Arc::new(decode_event(&thread_id, seq as u64, body)?));
+                    decode_event(&thread_id, seq as u64, body, &mut events)?;
                 }
             }
-            Ok((record, events))
+            Ok((record, events.finish()))
         }
         .boxed()
     }
@@ -535,13 +529,13 @@ impl Store for PostgresStore {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        events: &[Arc<StoredEvent>],
+        events: &EventLog,
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let thread_id = thread_id.to_owned();
-        let events = events.to_vec();
+        let events = events.clone();
         async move {
-            let bodies = encode_events(&events)?;
+            let bodies: Vec<&str> = events.iter().collect();
             let mut attempt = 0;
             loop {
                 attempt += 1;

@@ -10,11 +10,12 @@
 //! processes may use one file: writes are serialized by SQLite's lock (`BEGIN IMMEDIATE` with
 //! a busy timeout) and readers catch up, so the store reports itself as shared.
 
-use super::codec::{decode_event, encode_events, encode_json, seq_bound, RawRecord};
+use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
 use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
-use crate::event::StoredEvent;
+use crate::event_log::{EventLog, EventLogBuilder};
 use futures_util::future::{BoxFuture, FutureExt};
+use rusqlite::types::Type;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -300,6 +301,13 @@ fn read_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
     })
 }
 
+/// A text column borrowed from its row (an event's body is read without a copy of its own).
+fn text_column<'r>(row: &'r Row<'_>, index: usize) -> rusqlite::Result<Option<&'r str>> {
+    row.get_ref(index)?
+        .as_str_or_null()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(index, Type::Text, e.into()))
+}
+
 /// Moves the thread to `version` holding `count` events, and logs the count.
 fn set_version(conn: &Connection, key: i64, version: i64, count: i64, now: u64) -> rusqlite::Result<()> {
     conn.prepare_cached("UPDATE threads SET version = ?2, event_count = ?3, updated_at = ?4 WHERE thread_key = ?1")?
@@ -383,11 +391,7 @@ impl Store for SqliteStore {
         self.call(move |conn| select_record(conn, &thread_id))
     }
 
-    fn events_from(
-        &self,
-        thread_id: &str,
-        from: u64,
-    ) -> BoxFuture<'_, StoreResult<(ThreadRecord, Vec<Arc<StoredEvent>>)>> {
+    fn events_from(&self, thread_id: &str, from: u64) -> BoxFuture<'_, StoreResult<(ThreadRecord, EventLog)>> {
         let thread_id = thread_id.to_owned();
         self.call(move |conn| {
             // One statement: the record and the events come from the same snapshot.
@@ -399,19 +403,19 @@ impl Store for SqliteStore {
             let mut stmt = conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(params![thread_id, seq_bound(from)])?;
             let mut record = None;
-            let mut events = Vec::new();
+            let mut events = EventLogBuilder::new();
             while let Some(row) = rows.next()? {
                 if record.is_none() {
                     record = Some(read_record(row)?.decode()?);
                 }
                 let seq: Option<i64> = row.get(7)?;
-                let body: Option<String> = row.get(8)?;
+                let body = text_column(row, 8)?;
                 if let (Some(seq), Some(body)) = (seq, body) {
-                    events.push(Arc::new(decode_event(&thread_id, seq as u64, &body)?));
+                    decode_event(&thread_id, seq as u64, body, &mut events)?;
                 }
             }
             match record {
-                Some(record) => Ok((record, events)),
+                Some(record) => Ok((record, events.finish())),
                 None => Err(StoreError::NotFound { thread_id }.into()),
             }
         })
@@ -421,13 +425,12 @@ impl Store for SqliteStore {
         &self,
         thread_id: &str,
         expected_version: Option<u64>,
-        events: &[Arc<StoredEvent>],
+        events: &EventLog,
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let thread_id = thread_id.to_owned();
-        let events = events.to_vec();
+        let events = events.clone();
         self.call(move |conn| {
-            let bodies = encode_events(&events)?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let current = tx
                 .prepare_cached("SELECT thread_key, version, event_count FROM threads WHERE thread_id = ?1")?
@@ -439,11 +442,11 @@ impl Store for SqliteStore {
             check_expected_version(&thread_id, expected_version, version as u64)?;
             {
                 let mut insert = tx.prepare_cached("INSERT INTO events (thread_key, seq, body) VALUES (?1, ?2, ?3)")?;
-                for (i, body) in bodies.iter().enumerate() {
+                for (i, body) in events.iter().enumerate() {
                     insert.execute(params![key, count + i as i64, body])?;
                 }
             }
-            let (version, count) = (version + 1, count + bodies.len() as i64);
+            let (version, count) = (version + 1, count + events.len() as i64);
             set_version(&tx, key, version, count, now)?;
             // Returns once the commit is on disk (synchronous = FULL).
             tx.commit()?;
@@ -467,21 +470,26 @@ impl Store for SqliteStore {
             check_expected_version(&thread_id, expected_version, version as u64)?;
             check_pop(count, event_count as u64)?;
             let keep = event_count - count as i64;
-            let mut events = Vec::with_capacity(count as usize);
+            let mut events = EventLogBuilder::new();
             {
                 let mut select =
                     tx.prepare_cached("SELECT seq, body FROM events WHERE thread_key = ?1 AND seq >= ?2 ORDER BY seq")?;
                 let mut rows = select.query(params![key, keep])?;
                 while let Some(row) = rows.next()? {
                     let seq: i64 = row.get(0)?;
-                    let body: String = row.get(1)?;
-                    events.push(Arc::new(decode_event(&thread_id, seq as u64, &body)?));
+                    let body = text_column(row, 1)?.unwrap_or_default();
+                    decode_event(&thread_id, seq as u64, body, &mut events)?;
                 }
             }
             tx.prepare_cached("DELETE FROM events WHERE thread_key = ?1 AND seq >= ?2")?.execute(params![key, keep])?;
             set_version(&tx, key, version + 1, keep, now)?;
             tx.commit()?;
-            Ok(Popped { events, version: version as u64 + 1, event_count: keep as u64, updated_at: now })
+            Ok(Popped {
+                events: events.finish(),
+                version: version as u64 + 1,
+                event_count: keep as u64,
+                updated_at: now,
+            })
         })
     }
 

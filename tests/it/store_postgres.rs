@@ -13,7 +13,7 @@ use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use threadkeeper::event::StoredEvent;
+use threadkeeper::event_log::{EventLog, EventLogBuilder};
 use threadkeeper::store::{OpenThread, PostgresStore, Store};
 use threadkeeper::AgentEvent;
 
@@ -23,8 +23,17 @@ fn unique(name: &str) -> String {
     format!("{name}-{}-{nanos}", std::process::id())
 }
 
-fn event(value: Value) -> Arc<StoredEvent> {
-    Arc::new(StoredEvent::new(&AgentEvent::from_value(value, "event").unwrap()))
+fn event(value: Value) -> String {
+    serde_json::to_string(AgentEvent::from_value(value, "event").unwrap().fields()).unwrap()
+}
+
+/// The events as the log a store appends.
+fn log(events: &[String]) -> EventLog {
+    let mut builder = EventLogBuilder::new();
+    for json in events {
+        builder.push_validated(json);
+    }
+    builder.finish()
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -39,7 +48,7 @@ fn catching_up_with_another_server_is_one_query() {
         let there = PostgresStore::connect(&url).await.unwrap();
         let id = unique("catch-up");
         here.open(OpenThread { thread_id: id.clone(), now: 1, ..Default::default() }).await.unwrap();
-        here.append(&id, None, &[event(numbered_event(0, 0)), event(numbered_event(0, 1))], 2).await.unwrap();
+        here.append(&id, None, &log(&[event(numbered_event(0, 0)), event(numbered_event(0, 1))]), 2).await.unwrap();
 
         // Nothing new: one statement, no events.
         let before = here.statements_sent();
@@ -48,16 +57,16 @@ fn catching_up_with_another_server_is_one_query() {
         assert_eq!((record.version, record.event_count, events.len()), (1, 2, 0));
 
         // The other server appends; catching up returns just its events, in one statement.
-        there.append(&id, Some(1), &[event(numbered_event(1, 0))], 3).await.unwrap();
+        there.append(&id, Some(1), &log(&[event(numbered_event(1, 0))]), 3).await.unwrap();
         let before = here.statements_sent();
         let (record, events) = here.events_from(&id, 2).await.unwrap();
         assert_eq!(here.statements_sent() - before, 1);
         assert_eq!((record.version, record.event_count, record.updated_at), (2, 3, 3));
-        assert_eq!(events, vec![event(numbered_event(1, 0))]);
+        assert_eq!(events, log(&[event(numbered_event(1, 0))]));
 
         // An append is one statement too.
         let before = here.statements_sent();
-        here.append(&id, Some(2), &[event(numbered_event(2, 0))], 4).await.unwrap();
+        here.append(&id, Some(2), &log(&[event(numbered_event(2, 0))]), 4).await.unwrap();
         assert_eq!(here.statements_sent() - before, 1);
         assert!(here.delete(&id).await.unwrap());
     });

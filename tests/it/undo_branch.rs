@@ -217,9 +217,8 @@ fn a_database_of_schema_1_opens_and_can_pop_and_fork() {
 mod model {
     //! Random appends, pops and forks against a model that keeps every version's events, so
     //! `atVersion` is checked against what the thread really held then.
-    use crate::support::conformance::numbered;
+    use crate::support::conformance::{log, numbered};
     use proptest::prelude::*;
-    use std::sync::Arc;
     use threadkeeper::store::{ForkPoint, ForkThread, MemoryStore, SqliteStore, Store, StoreError};
 
     #[derive(Clone, Debug)]
@@ -241,8 +240,8 @@ mod model {
         ]
     }
 
-    fn texts(events: &[Arc<threadkeeper::event::StoredEvent>]) -> Vec<String> {
-        events.iter().map(|e| e.json().to_owned()).collect()
+    fn texts(events: &threadkeeper::event_log::EventLog) -> Vec<String> {
+        events.iter().map(str::to_owned).collect()
     }
 
     /// Runs `ops` on `store` and checks every answer against the model.
@@ -260,6 +259,7 @@ mod model {
             let expected_prefix = match *op {
                 Op::Append(count) => {
                     let batch: Vec<_> = (0..count).map(|i| numbered(n as u64, i)).collect();
+                    let batch = log(&batch);
                     let appended = store.append("t", None, &batch, 1).await.unwrap();
                     states.push([current, texts(&batch)].concat());
                     prop_assert_eq!(appended.version, version + 1);

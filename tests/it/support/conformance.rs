@@ -16,7 +16,7 @@ use std::any::Any;
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::Arc;
-use threadkeeper::event::StoredEvent;
+use threadkeeper::event_log::{EventLog, EventLogBuilder};
 use threadkeeper::service::{Limits, ServiceError, ThreadService};
 use threadkeeper::store::{
     Appended, ForkPoint, ForkThread, MemoryStore, OpenThread, Store, StoreError, StoreKind, ThreadRecord,
@@ -142,22 +142,74 @@ macro_rules! conformance_suite {
 /// Milliseconds since the epoch, for `now`: fixed values, so records compare exactly.
 const T0: u64 = 1_700_000_000_000;
 
-pub fn stored(value: Value) -> Arc<StoredEvent> {
-    Arc::new(StoredEvent::new(&AgentEvent::from_value(value, "event").expect("a valid event")))
+/// An event as these tests write it: its compact JSON, parsed back on demand.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredEvent(String);
+
+impl StoredEvent {
+    pub fn json(&self) -> &str {
+        &self.0
+    }
+
+    pub fn parse(&self) -> AgentEvent {
+        AgentEvent::from_value(serde_json::from_str(&self.0).expect("JSON"), "event").expect("a valid event")
+    }
+}
+
+pub fn stored(value: Value) -> StoredEvent {
+    let event = AgentEvent::from_value(value, "event").expect("a valid event");
+    StoredEvent(serde_json::to_string(event.fields()).expect("serializes"))
+}
+
+/// The events as the log a store appends.
+pub fn log(events: &[StoredEvent]) -> EventLog {
+    let mut builder = EventLogBuilder::new();
+    for event in events {
+        builder.push_validated(event.json());
+    }
+    builder.finish()
+}
+
+/// A log's events as these tests hold them.
+pub fn owned(log: &EventLog) -> Vec<StoredEvent> {
+    log.iter().map(|json| StoredEvent(json.to_owned())).collect()
 }
 
 /// An event that names its batch and position, so order and completeness can be checked.
-pub fn numbered(batch: u64, index: u64) -> Arc<StoredEvent> {
+pub fn numbered(batch: u64, index: u64) -> StoredEvent {
     stored(json!({"type": "message", "iteration": batch, "role": "user", "content": format!("{batch}.{index}")}))
 }
 
-fn batch(tag: u64, size: u64) -> Vec<Arc<StoredEvent>> {
+fn batch(tag: u64, size: u64) -> Vec<StoredEvent> {
     (0..size).map(|i| numbered(tag, i)).collect()
 }
 
 /// The events' stored JSON texts: equal texts mean equal bytes, key order included.
-fn texts(events: &[Arc<StoredEvent>]) -> Vec<String> {
-    events.iter().map(|e| e.json().to_owned()).collect()
+fn texts(events: &(impl Texts + ?Sized)) -> Vec<String> {
+    events.texts()
+}
+
+/// Events as these tests hold them, or as a store returns them.
+trait Texts {
+    fn texts(&self) -> Vec<String>;
+}
+
+impl Texts for [StoredEvent] {
+    fn texts(&self) -> Vec<String> {
+        self.iter().map(|e| e.json().to_owned()).collect()
+    }
+}
+
+impl Texts for Vec<StoredEvent> {
+    fn texts(&self) -> Vec<String> {
+        self.as_slice().texts()
+    }
+}
+
+impl Texts for EventLog {
+    fn texts(&self) -> Vec<String> {
+        self.iter().map(str::to_owned).collect()
+    }
 }
 
 fn open_request(thread_id: &str, now: u64) -> OpenThread {
@@ -168,7 +220,7 @@ async fn open(store: &dyn Store, thread_id: &str, now: u64) -> ThreadRecord {
     store.open(open_request(thread_id, now)).await.unwrap_or_else(|e| panic!("open {thread_id}: {e}"))
 }
 
-async fn append(store: &dyn Store, thread_id: &str, expected: Option<u64>, events: &[Arc<StoredEvent>]) -> Appended {
+async fn append(store: &dyn Store, thread_id: &str, expected: Option<u64>, events: &[StoredEvent]) -> Appended {
     append_at(store, thread_id, expected, events, T0).await
 }
 
@@ -176,10 +228,10 @@ async fn append_at(
     store: &dyn Store,
     thread_id: &str,
     expected: Option<u64>,
-    events: &[Arc<StoredEvent>],
+    events: &[StoredEvent],
     now: u64,
 ) -> Appended {
-    store.append(thread_id, expected, events, now).await.unwrap_or_else(|e| panic!("append to {thread_id}: {e}"))
+    store.append(thread_id, expected, &log(events), now).await.unwrap_or_else(|e| panic!("append to {thread_id}: {e}"))
 }
 
 async fn all_events(store: &dyn Store, thread_id: &str) -> (ThreadRecord, Vec<String>) {
@@ -288,9 +340,9 @@ pub async fn missing_threads_are_not_found(b: Backing) {
     open(store, "present", T0).await;
     assert_eq!(record(store, "absent").await, None);
     assert_eq!(store.events_from("absent", 0).await.unwrap_err(), not_found("absent"));
-    assert_eq!(store.append("absent", None, &batch(0, 1), T0).await.unwrap_err(), not_found("absent"));
+    assert_eq!(store.append("absent", None, &log(&batch(0, 1)), T0).await.unwrap_err(), not_found("absent"));
     // Not found wins over a version check.
-    assert_eq!(store.append("absent", Some(0), &[], T0).await.unwrap_err(), not_found("absent"));
+    assert_eq!(store.append("absent", Some(0), &EventLog::new(), T0).await.unwrap_err(), not_found("absent"));
     assert!(!store.delete("absent").await.unwrap());
     // Ids differ by case and by a trailing space: they are other threads.
     assert_eq!(record(store, "Present").await, None);
@@ -338,11 +390,11 @@ pub async fn expected_version_conflicts_change_nothing(b: Backing) {
     let before = all_events(store, "t").await;
     for stale in [0, 2, 7, u64::MAX, i64::MAX as u64, (i64::MAX as u64) + 1] {
         assert_eq!(
-            store.append("t", Some(stale), &batch(9, 3), T0 + 100).await.unwrap_err(),
+            store.append("t", Some(stale), &log(&batch(9, 3)), T0 + 100).await.unwrap_err(),
             conflict("t", 1),
             "expectedVersion {stale}"
         );
-        assert_eq!(store.append("t", Some(stale), &[], T0 + 100).await.unwrap_err(), conflict("t", 1));
+        assert_eq!(store.append("t", Some(stale), &EventLog::new(), T0 + 100).await.unwrap_err(), conflict("t", 1));
     }
     assert_eq!(all_events(store, "t").await, before, "a conflict changed the thread");
     assert_eq!(
@@ -414,7 +466,7 @@ pub async fn events_come_back_byte_for_byte(b: Backing) {
     ]"#,
     )
     .unwrap();
-    let mut events: Vec<Arc<StoredEvent>> = samples.into_iter().map(stored).collect();
+    let mut events: Vec<StoredEvent> = samples.into_iter().map(stored).collect();
     for (i, nasty) in nasty_strings().into_iter().enumerate() {
         let mut fields = Map::new();
         // Nasty keys too, in an order no sorting would produce.
@@ -432,6 +484,7 @@ pub async fn events_come_back_byte_for_byte(b: Backing) {
     assert_eq!(back, texts(&events));
     // What comes back parses to the same events, so renderers see what was sent.
     let (_, parsed) = store.events_from("bytes", 0).await.unwrap();
+    let parsed = owned(&parsed);
     for (sent, got) in events.iter().zip(&parsed) {
         assert_eq!(sent.parse(), got.parse());
     }
@@ -445,11 +498,13 @@ pub async fn events_from_reads_any_suffix(b: Backing) {
     append(store, "t", None, &all[3..]).await;
     for from in 0..=5u64 {
         let (rec, events) = store.events_from("t", from).await.unwrap();
+        let events = owned(&events);
         assert_eq!((rec.version, rec.event_count), (2, 5), "from {from}");
         assert_eq!(texts(&events), texts(&all[from as usize..]), "from {from}");
     }
     for past_the_end in [6, 1_000, i64::MAX as u64, u64::MAX] {
         let (rec, events) = store.events_from("t", past_the_end).await.unwrap();
+        let events = owned(&events);
         assert_eq!((rec.event_count, events.len()), (5, 0), "from {past_the_end}");
     }
 }
@@ -467,10 +522,12 @@ pub async fn big_events_and_big_batches(b: Backing) {
     let appended = append(store, "big", Some(1), &many).await;
     assert_eq!((appended.version, appended.event_count), (2, 20_002));
     let (rec, events) = store.events_from("big", 0).await.unwrap();
+    let events = owned(&events);
     assert_eq!(rec.event_count, 20_002);
     assert!(events[0].json() == big.json() && events[1].json() == big.json(), "the big events changed");
     assert_eq!(texts(&events[2..]), texts(&many));
     let (_, tail) = store.events_from("big", 20_001).await.unwrap();
+    let tail = owned(&tail);
     assert_eq!(texts(&tail), texts(&many[19_999..]));
 }
 
@@ -493,7 +550,7 @@ pub async fn delete_removes_everything_and_the_id_starts_over(b: Backing) {
     assert!(store.delete("gone").await.unwrap());
     assert_eq!(record(store, "gone").await, None);
     assert_eq!(store.events_from("gone", 0).await.unwrap_err(), not_found("gone"));
-    assert_eq!(store.append("gone", None, &batch(3, 1), T0).await.unwrap_err(), not_found("gone"));
+    assert_eq!(store.append("gone", None, &log(&batch(3, 1)), T0).await.unwrap_err(), not_found("gone"));
     assert!(!store.delete("gone").await.unwrap(), "deleted twice");
     assert_eq!(ids(&list(store).await), ["keep"]);
     assert_eq!(all_events(store, "keep").await, keep_before, "deleting one thread touched another");
@@ -605,10 +662,11 @@ pub async fn a_fresh_instance_sees_the_same_threads(b: Backing) {
     assert_eq!(record(&*fresh, "deleted").await, None);
 
     // The fresh instance goes on from the stored version, and each sees the other's appends.
-    assert_eq!(fresh.append("kept", Some(2), &[], T0).await.unwrap_err(), conflict("kept", 3));
+    assert_eq!(fresh.append("kept", Some(2), &EventLog::new(), T0).await.unwrap_err(), conflict("kept", 3));
     append(&*fresh, "kept", Some(3), &batch(4, 1)).await;
-    assert_eq!(store.append("kept", Some(3), &[], T0).await.unwrap_err(), conflict("kept", 4));
+    assert_eq!(store.append("kept", Some(3), &EventLog::new(), T0).await.unwrap_err(), conflict("kept", 4));
     let (rec, events) = store.events_from("kept", rec.event_count).await.unwrap();
+    let events = owned(&events);
     assert_eq!((rec.version, texts(&events)), (4, texts(&batch(4, 1))));
 }
 
@@ -621,7 +679,7 @@ pub async fn concurrent_appends_all_land_once_whole(b: Backing) {
         tokio::spawn(async move {
             let mut versions = Vec::new();
             for n in 0..PER_WRITER {
-                let appended = store.append("race", None, &batch(tag * 1000 + n, BATCH), T0).await;
+                let appended = store.append("race", None, &log(&batch(tag * 1000 + n, BATCH)), T0).await;
                 versions.push(appended.unwrap_or_else(|e| panic!("writer {tag}, append {n}: {e}")).version);
             }
             versions
@@ -640,6 +698,7 @@ pub async fn concurrent_appends_all_land_once_whole(b: Backing) {
 
     // Every batch once, whole, in its writer's order; both instances agree.
     let (rec, events) = one.events_from("race", 0).await.unwrap();
+    let events = owned(&events);
     assert_eq!((rec.version, rec.event_count), (2 * PER_WRITER, 2 * PER_WRITER * BATCH));
     assert_eq!(texts(&events), texts(&two.events_from("race", 0).await.unwrap().1));
     let mut next = [0u64, 0];
@@ -664,8 +723,8 @@ pub async fn concurrent_expected_version_appends_have_one_winner(b: Backing) {
     open(&*one, "cas", T0).await;
     for round in 0..ROUNDS {
         let (a, c) = tokio::join!(
-            one.append("cas", Some(round), &[numbered(1000 + round, 0)], T0),
-            two.append("cas", Some(round), &[numbered(2000 + round, 0), numbered(2000 + round, 1)], T0),
+            one.append("cas", Some(round), &log(&[numbered(1000 + round, 0)]), T0),
+            two.append("cas", Some(round), &log(&[numbered(2000 + round, 0), numbered(2000 + round, 1)]), T0),
         );
         let winner = match (&a, &c) {
             (Ok(won), Err(lost)) | (Err(lost), Ok(won)) => {
@@ -680,11 +739,13 @@ pub async fn concurrent_expected_version_appends_have_one_winner(b: Backing) {
             _ => panic!("round {round}: exactly one append may win: {a:?} {c:?}"),
         };
         let (rec, events) = two.events_from("cas", 0).await.unwrap();
+        let events = owned(&events);
         assert_eq!(rec.version, round + 1);
         let last = events.last().unwrap().parse();
         assert_eq!(last.iteration().as_u64(), Some(winner + round), "round {round}: the loser's events landed");
     }
     let (rec, events) = one.events_from("cas", 0).await.unwrap();
+    let events = owned(&events);
     assert_eq!(rec.event_count, events.len() as u64);
     assert_eq!(rec.version, ROUNDS);
 }
@@ -713,7 +774,7 @@ pub async fn delete_racing_appends_leaves_nothing_behind(b: Backing) {
             tokio::spawn(async move {
                 let mut acknowledged = 0u64;
                 for n in 1.. {
-                    match one.append("doomed", None, &batch(n, 2), T0).await {
+                    match one.append("doomed", None, &log(&batch(n, 2)), T0).await {
                         Ok(appended) => acknowledged = appended.version,
                         Err(StoreError::NotFound { .. }) => return acknowledged,
                         Err(e) => panic!("append {n}: {e}"),
@@ -870,7 +931,7 @@ pub async fn pop_conflicts_as_appends_do_and_changes_nothing(b: Backing) {
     }
     assert_eq!(all_events(store, "t").await, before, "a conflict changed the thread");
     // Appends expecting the version before the pop conflict too: the pop was a change.
-    assert_eq!(store.append("t", Some(1), &batch(9, 1), T0).await.unwrap_err(), conflict("t", 2));
+    assert_eq!(store.append("t", Some(1), &log(&batch(9, 1)), T0).await.unwrap_err(), conflict("t", 2));
     assert_eq!(pop(store, "t", Some(2), 2, T0 + 2).await.1, 3);
 }
 
@@ -994,7 +1055,7 @@ pub async fn pops_and_forks_survive_a_fresh_instance(b: Backing) {
     assert!(!fresh.rewound_since("t", 2, 2).await.unwrap());
     assert!(!fresh.rewound_since("t", 0, 2).await.unwrap());
     assert_eq!(pop(&*fresh, "t", Some(3), 4, T0 + 2).await.1, 4);
-    assert_eq!(store.append("t", Some(3), &[], T0).await.unwrap_err(), conflict("t", 4));
+    assert_eq!(store.append("t", Some(3), &EventLog::new(), T0).await.unwrap_err(), conflict("t", 4));
     assert_eq!(all_events(store, "t").await.1, Vec::<String>::new());
 }
 
@@ -1008,7 +1069,7 @@ pub async fn concurrent_pops_and_appends_all_land_once(b: Backing) {
         let one = one.clone();
         tokio::spawn(async move {
             for n in 1..=ROUNDS {
-                one.append("race", None, &batch(n, 2), T0).await.unwrap_or_else(|e| panic!("append {n}: {e}"));
+                one.append("race", None, &log(&batch(n, 2)), T0).await.unwrap_or_else(|e| panic!("append {n}: {e}"));
             }
         })
     };
@@ -1027,6 +1088,7 @@ pub async fn concurrent_pops_and_appends_all_land_once(b: Backing) {
     appender.await.unwrap();
     let removed = popper.await.unwrap();
     let (rec, events) = one.events_from("race", 0).await.unwrap();
+    let events = owned(&events);
     assert_eq!((rec.version, rec.event_count), (1 + 2 * ROUNDS, 2 * ROUNDS + 2 * ROUNDS - removed));
     assert_eq!(events.len() as u64, rec.event_count);
     assert_eq!(texts(&events), texts(&two.events_from("race", 0).await.unwrap().1));
@@ -1034,7 +1096,7 @@ pub async fn concurrent_pops_and_appends_all_land_once(b: Backing) {
     for round in 0..ROUNDS {
         let version = one.record("race").await.unwrap().unwrap().version;
         let (a, p) = tokio::join!(
-            one.append("race", Some(version), &batch(500 + round, 1), T0),
+            one.append("race", Some(version), &log(&batch(500 + round, 1)), T0),
             two.pop("race", Some(version), 1, T0),
         );
         match (&a, &p) {
@@ -1044,6 +1106,7 @@ pub async fn concurrent_pops_and_appends_all_land_once(b: Backing) {
         }
     }
     let (rec, events) = two.events_from("race", 0).await.unwrap();
+    let events = owned(&events);
     assert_eq!((rec.version, rec.event_count), (1 + 3 * ROUNDS, events.len() as u64));
 }
 
