@@ -136,19 +136,30 @@ impl Encoder<&[u8]> for FrameCodec {
     type Error = io::Error;
 
     fn encode(&mut self, body: &[u8], dst: &mut BytesMut) -> io::Result<()> {
-        match self.framing.unwrap_or(Framing::Lsp) {
-            Framing::Lsp => {
-                dst.reserve(body.len() + 32);
-                dst.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
-                dst.extend_from_slice(body);
-            }
-            Framing::Ndjson => {
-                dst.reserve(body.len() + 1);
-                dst.extend_from_slice(body);
-                dst.extend_from_slice(b"\n");
-            }
-        }
+        dst.reserve(body.len() + 32);
+        self.encode_head(body.len(), dst);
+        dst.extend_from_slice(body);
+        dst.extend_from_slice(self.tail());
         Ok(())
+    }
+}
+
+impl FrameCodec {
+    /// What goes before a body of `len` bytes: the header in LSP framing, nothing in NDJSON.
+    /// With [`FrameCodec::tail`] it lets a large body be written from where it lies, uncopied.
+    pub fn encode_head(&self, len: usize, dst: &mut BytesMut) {
+        if self.framing.unwrap_or(Framing::Lsp) == Framing::Lsp {
+            use std::fmt::Write;
+            let _ = write!(dst, "Content-Length: {len}\r\n\r\n");
+        }
+    }
+
+    /// What goes after a body: the line feed in NDJSON, nothing in LSP framing.
+    pub fn tail(&self) -> &'static [u8] {
+        match self.framing.unwrap_or(Framing::Lsp) {
+            Framing::Lsp => b"",
+            Framing::Ndjson => b"\n",
+        }
     }
 }
 

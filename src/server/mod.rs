@@ -239,10 +239,21 @@ impl<W: Write + Send> outbox::AnswerWriter for FramedOutput<W> {
         let codec = self
             .codec
             .get_or_insert_with(|| FrameCodec::with_framing(framing.get().copied().unwrap_or(Framing::Lsp), max));
+        let mut result = Ok(());
         for answer in answers {
-            let _ = codec.encode(answer.as_bytes(), &mut self.buffer);
+            if answer.len() <= WRITE_BATCH_BYTES {
+                let _ = codec.encode(answer.as_bytes(), &mut self.buffer);
+                continue;
+            }
+            // A large answer is written from where it lies rather than copied behind its header.
+            codec.encode_head(answer.len(), &mut self.buffer);
+            result = result
+                .and_then(|_| self.output.write_all(&self.buffer))
+                .and_then(|_| self.output.write_all(answer.as_bytes()));
+            self.buffer.clear();
+            self.buffer.extend_from_slice(codec.tail());
         }
-        let result = self.output.write_all(&self.buffer).and_then(|_| self.output.flush());
+        let result = result.and_then(|_| self.output.write_all(&self.buffer)).and_then(|_| self.output.flush());
         self.buffer.clear();
         if self.buffer.capacity() > 4 * WRITE_BATCH_BYTES {
             self.buffer = BytesMut::new(); // one large answer should not pin its size for good
@@ -268,6 +279,8 @@ fn write_loop(writer: outbox::SharedWriter, mut rx: OutboxReceiver) {
         }
         let answers: Vec<&str> = batch.iter().map(String::as_str).collect();
         let ok = writer.lock().unwrap_or_else(|p| p.into_inner()).write_answers(&answers);
+        drop(answers);
+        batch.into_iter().for_each(outbox::freed_after_writing);
         rx.written(taken);
         if !ok {
             return;

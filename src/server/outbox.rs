@@ -73,7 +73,12 @@ impl Outbox {
             if let Ok(mut writer) = self.writer.try_lock() {
                 // A client that does not read blocks this write, and with it whoever answers
                 // next: that is the backpressure, as when the writer thread blocks.
-                return if writer.write_answers(&[&message]) { Ok(()) } else { Err(message) };
+                if !writer.write_answers(&[&message]) {
+                    return Err(message);
+                }
+                drop(writer);
+                freed_after_writing(message);
+                return Ok(());
             }
         }
         let len = message.len();
@@ -93,7 +98,10 @@ impl Outbox {
             if let Ok(mut writer) = self.writer.try_lock() {
                 let answers: Vec<&str> = messages.iter().map(String::as_str).collect();
                 writer.write_answers(&answers);
-                messages.clear();
+                drop((answers, writer));
+                for message in messages.drain(..) {
+                    freed_after_writing(message);
+                }
                 return;
             }
         }
@@ -140,6 +148,19 @@ impl OutboxReceiver {
     pub fn written(&self, bytes: usize) {
         self.queued.bytes.fetch_sub(bytes, Ordering::AcqRel);
         self.queued.written.notify_waiters();
+    }
+}
+
+/// After an answer of at least this many bytes is written, freed memory is given back at once.
+const GIVE_BACK_AFTER_BYTES: usize = 32 << 20;
+
+/// Frees a written answer; a big one's memory, and what its making freed (its copies, the
+/// renderers' scratch), goes back to the system now rather than at the next big free.
+pub fn freed_after_writing(answer: String) {
+    let big = answer.len() >= GIVE_BACK_AFTER_BYTES;
+    drop(answer);
+    if big {
+        crate::service::give_back_memory();
     }
 }
 

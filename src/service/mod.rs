@@ -10,7 +10,7 @@ mod lru;
 mod state;
 mod view;
 
-pub use state::set_give_back_memory;
+pub use state::{give_back_memory, set_give_back_memory};
 
 use crate::convert::messages_to_prompt;
 use crate::event::{AgentEvent, EventError};

@@ -151,6 +151,33 @@ fn params_null_is_invalid_params() {
     assert_eq!(answer["error"]["data"]["path"], "", "{answer}");
 }
 
+/// Answers bigger than the write batch (1 MiB) are written uncopied, header and body apart:
+/// they must come out framed exactly like small ones, in both framings, in order.
+#[test]
+fn a_large_answer_is_framed_like_a_small_one_between_others() {
+    for wire in [Wire::Lsp, Wire::Ndjson] {
+        let mut s = Server::start(wire, "memory");
+        let big = "<tag attr=\"&\">\u{1f980}\n".repeat(100_000); // 2.1 MB; escaped about 3.3 MB
+        let requests = [(1, "a < b"), (2, big.as_str()), (3, "c > d")];
+        let mut bytes = Vec::new();
+        for (id, text) in requests {
+            let body = escape_request(id, text);
+            match wire {
+                Wire::Lsp => bytes.extend(lsp_frame(body.len(), &body)),
+                Wire::Ndjson => bytes.extend(body.into_iter().chain([b'\n'])),
+            }
+        }
+        s.send_raw(&bytes);
+        // Requests run concurrently, so answers may come in any order; each must be whole.
+        let mut answers: Vec<Value> = (0..3).map(|_| s.recv().unwrap()).collect();
+        answers.sort_by_key(|answer| answer["id"].as_u64());
+        for ((id, text), answer) in requests.into_iter().zip(answers) {
+            let expected = escaped(id, &threadkeeper::xml::escape_xml(text));
+            assert!(answer == expected, "{wire:?}: answer {id} differs ({} bytes)", answer.to_string().len());
+        }
+    }
+}
+
 /// Resident and peak resident size of a process, in bytes.
 fn memory_of(pid: u32) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
