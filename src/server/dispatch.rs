@@ -9,7 +9,6 @@ use super::cancel;
 use super::errors::{self, response};
 use super::outbox::Outbox;
 use super::table::{Answer, Method, MethodTable};
-use futures_util::FutureExt;
 use jsonrpsee::types::{ErrorObjectOwned, Params};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -101,6 +100,17 @@ struct Lane {
 /// Deepest nesting of arrays and objects accepted in a message (serde_json stops at 128).
 pub const MAX_JSON_DEPTH: usize = 100;
 
+/// The nesting depth of a JSON text when it is deeper than [`MAX_JSON_DEPTH`].
+fn too_deep(text: &[u8]) -> Option<usize> {
+    // A text cannot nest deeper than it has openings; counting them is one vectorized pass,
+    // far cheaper than following strings byte by byte, and settles almost every message.
+    let openings = text.iter().fold(0usize, |n, &b| n + usize::from(b == b'[' || b == b'{'));
+    if openings <= MAX_JSON_DEPTH {
+        return None;
+    }
+    Some(json_depth(text)).filter(|&depth| depth > MAX_JSON_DEPTH)
+}
+
 /// The deepest nesting of arrays and objects in a JSON text, found without parsing it.
 fn json_depth(text: &[u8]) -> usize {
     let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
@@ -183,8 +193,7 @@ impl Dispatcher {
             }
         };
         let text: &str = &crate::json_text::replace_lone_surrogates(text);
-        let depth = json_depth(body);
-        if depth > MAX_JSON_DEPTH {
+        if let Some(depth) = too_deep(body) {
             let error = errors::limit_exceeded("maxJsonDepth", depth as u64, MAX_JSON_DEPTH as u64);
             let _ = self.out.send(errors::response_with("null", &error));
             return Control::Continue;
@@ -192,13 +201,7 @@ impl Dispatcher {
         if text.trim_start().starts_with('[') {
             return self.handle_batch(text);
         }
-        match serde_json::from_str::<&RawValue>(text) {
-            Ok(raw) => self.start(raw, Reply::Out(self.out.clone())),
-            Err(e) => {
-                self.send_parse_error(&e);
-                Control::Continue
-            }
-        }
+        self.start(text, Reply::Out(self.out.clone()))
     }
 
     fn send_parse_error(&self, e: &serde_json::Error) {
@@ -221,7 +224,7 @@ impl Dispatcher {
         let mut exit = false;
         for entry in entries {
             let (slot, rx) = oneshot::channel();
-            if self.start(entry, Reply::Slot(slot)) == Control::Exit {
+            if self.start(entry.get(), Reply::Slot(slot)) == Control::Exit {
                 exit = true;
             }
             replies.push(rx);
@@ -245,10 +248,15 @@ impl Dispatcher {
         }
     }
 
-    /// Checks one entry and starts it; its answer (if any) goes to `reply`.
-    fn start(&mut self, raw: &RawValue, reply: Reply) -> Control {
-        let envelope = match serde_json::from_str::<Envelope>(raw.get()) {
-            Ok(envelope) if raw.get().starts_with('{') => envelope,
+    /// Checks one message (or batch entry) and starts it; its answer (if any) goes to `reply`.
+    fn start(&mut self, text: &str, reply: Reply) -> Control {
+        // One parse reads the envelope and checks the whole text is JSON.
+        let envelope = match serde_json::from_str::<Envelope>(text) {
+            Ok(envelope) if text.trim_start().starts_with('{') => envelope,
+            Err(e) if serde_json::from_str::<&RawValue>(text).is_err() => {
+                let message = format!("parse error: {e}");
+                return answered(reply, Some(response("null", errors::PARSE_ERROR, &message, None)));
+            }
             _ => {
                 return answered(
                     reply,
@@ -261,8 +269,8 @@ impl Dispatcher {
                 );
             }
         };
-        let id = envelope.id.map(|id| id.get().to_owned());
-        let id_text = id.as_deref().unwrap_or("null");
+        let id: Option<&str> = envelope.id.map(RawValue::get);
+        let id_text = id.unwrap_or("null");
         if let Some(raw_id) = envelope.id {
             let first = raw_id.get().as_bytes().first().copied().unwrap_or(b'n');
             if !matches!(first, b'"' | b'-' | b'0'..=b'9' | b'n') {
@@ -283,7 +291,12 @@ impl Dispatcher {
                 Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"", None)),
             );
         }
-        let method: String = match envelope.method.and_then(|m| serde_json::from_str(m.get()).ok()) {
+        // A method name has no escapes as a rule: borrowed then, decoded only when it has.
+        let method = envelope.method.and_then(|m| match serde_json::from_str::<&str>(m.get()) {
+            Ok(name) => Some(std::borrow::Cow::Borrowed(name)),
+            Err(_) => serde_json::from_str::<String>(m.get()).ok().map(std::borrow::Cow::Owned),
+        });
+        let method = match method {
             Some(method) => method,
             None => {
                 return answered(
@@ -319,7 +332,7 @@ impl Dispatcher {
 
         // Lifecycle (LSP): nothing but initialize before initialize; nothing after shutdown.
         if is_notification {
-            match method.as_str() {
+            match &*method {
                 "exit" => return Control::Exit,
                 "$/cancelRequest" => {
                     self.cancel(envelope.params);
@@ -330,7 +343,7 @@ impl Dispatcher {
                 _ => {}
             }
         } else {
-            let refusal = match (self.phase, method.as_str()) {
+            let refusal = match (self.phase, &*method) {
                 (Phase::Uninitialized, "initialize") => None,
                 (Phase::Uninitialized, _) => {
                     Some((errors::NOT_INITIALIZED, "server not initialized: send \"initialize\" first"))
@@ -349,25 +362,34 @@ impl Dispatcher {
         let table = self.table.clone();
         let Some(method) = table.get(&method) else {
             let message = format!("method not found: {method:?}");
-            return answered(reply, id.as_deref().map(|id| response(id, errors::METHOD_NOT_FOUND, &message, None)));
+            return answered(reply, id.map(|id| response(id, errors::METHOD_NOT_FOUND, &message, None)));
         };
         let params_text = envelope.params.map(RawValue::get);
-        let params = Params::new(params_text).into_owned();
         match method.name {
             // The lifecycle changes only once its method has answered: a refused `initialize`
             // (an unsupported protocol version) leaves the server uninitialized.
             "initialize" | "shutdown" => {
-                let answer = method.call(params, table.context().clone()).now_or_never();
-                let answer = answer.expect("lifecycle methods answer in their first poll");
+                let answer = method.call_now(Params::new(params_text), table.context());
+                let answer = answer.expect("lifecycle methods are synchronous");
                 if answer.is_ok() {
                     self.phase = if method.name == "initialize" { Phase::Running } else { Phase::ShutDown };
                     self.shutdown_requested |= method.name == "shutdown";
                 }
-                return answered(reply, id.as_deref().map(|id| write_answer(id, answer)));
+                return answered(reply, id.map(|id| write_answer(id, answer)));
             }
             _ => {}
         }
+        let inline = method.policy.inline && params_text.map_or(0, str::len) <= INLINE_MAX_BYTES;
+        if inline && !method.policy.per_thread {
+            // Done before the reader reads on, so no cancellation can reach it: no token, no
+            // entry among the requests in flight, no copy of the params.
+            if let Some(answer) = method.call_now(Params::new(params_text), table.context()) {
+                return answered(reply, id.map(|id| write_answer(id, answer)));
+            }
+        }
+        let params = Params::new(params_text).into_owned();
         let token = CancellationToken::new();
+        let id = id.map(str::to_owned);
         if let Some(id) = &id {
             self.lock_in_flight().insert(id.clone(), token.clone());
         }
@@ -377,18 +399,9 @@ impl Dispatcher {
             .then(|| params_text.and_then(|p| serde_json::from_str::<ThreadTarget>(p).ok()).and_then(|t| t.thread_id))
             .flatten()
             .map(|id| id.into_owned());
-        let inline = method.policy.inline && params_text.map_or(0, str::len) <= INLINE_MAX_BYTES;
         let job = Job { method: method.name, params, id, token, _running: self.tracker.token() };
         match lane_key {
             Some(key) => self.enqueue(key, job, reply),
-            None if inline => {
-                // Synchronous methods finish in the first poll; should one ever not, it
-                // changes nothing, so running it again in a task is harmless.
-                match run(&self.table, &self.in_flight, &job).now_or_never() {
-                    Some(answer) => reply.send(answer),
-                    None => self.spawn(job, reply),
-                }
-            }
             None => self.spawn(job, reply),
         }
         Control::Continue

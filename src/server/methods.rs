@@ -171,6 +171,12 @@ struct SerializeParams {
     options: XmlOptions,
 }
 
+/// The answer of the methods that produce one text.
+#[derive(Serialize)]
+struct TextResult {
+    text: String,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TextParams {
@@ -305,15 +311,15 @@ fn register_threads(m: &mut MethodTable) {
 }
 
 fn register_stateless(m: &mut MethodTable) {
-    m.register_sync("xml/serializeThread", Policy::STATELESS, |params, ctx| -> RpcResult<Value> {
+    m.register_sync("xml/serializeThread", Policy::STATELESS, |params, ctx| -> RpcResult<TextResult> {
         let p: SerializeParams = parse(&params)?;
         let valid = ctx.service.validate_events(p.events).map_err(from_service)?;
-        Ok(json!({ "text": crate::xml::serialize_thread_to_xml(&valid.events, &p.options) }))
+        Ok(TextResult { text: crate::xml::serialize_thread_to_xml(&valid.events, &p.options) })
     });
 
-    m.register_sync("xml/escape", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+    m.register_sync("xml/escape", Policy::STATELESS, |params, _| -> RpcResult<TextResult> {
         let p: TextParams = parse(&params)?;
-        Ok(json!({ "text": crate::xml::escape_xml(&p.text) }))
+        Ok(TextResult { text: crate::xml::escape_xml(&p.text) })
     });
 
     m.register_sync("xml/parseThread", Policy::STATELESS, |params, _| -> RpcResult<Value> {
@@ -323,14 +329,14 @@ fn register_stateless(m: &mut MethodTable) {
         Ok(json!({ "events": events }))
     });
 
-    m.register_sync("messages/toXml", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+    m.register_sync("messages/toXml", Policy::STATELESS, |params, _| -> RpcResult<TextResult> {
         let p: MessagesParams = parse(&params)?;
-        Ok(json!({ "text": crate::convert::messages_to_xml(&p.messages) }))
+        Ok(TextResult { text: crate::convert::messages_to_xml(&p.messages) })
     });
 
-    m.register_sync("messages/toText", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+    m.register_sync("messages/toText", Policy::STATELESS, |params, _| -> RpcResult<TextResult> {
         let p: MessagesParams = parse(&params)?;
-        Ok(json!({ "text": crate::convert::messages_to_prompt(&p.messages) }))
+        Ok(TextResult { text: crate::convert::messages_to_prompt(&p.messages) })
     });
 
     super::inverse_methods::register(m);

@@ -20,7 +20,15 @@ pub struct Context {
 /// A method's answer: its result as JSON text, or an error object.
 pub type Answer = Result<Box<RawValue>, ErrorObjectOwned>;
 
-type Handler = Box<dyn Fn(Params<'static>, Arc<Context>) -> BoxFuture<'static, Answer> + Send + Sync>;
+/// How a method does its work: synchronously, from borrowed params (no copy of them, no
+/// future), or as a future that may wait.
+enum Handler {
+    Sync(SyncHandler),
+    Async(AsyncHandler),
+}
+
+type SyncHandler = Box<dyn for<'a> Fn(Params<'a>, &Context) -> Answer + Send + Sync>;
+type AsyncHandler = Box<dyn Fn(Params<'static>, Arc<Context>) -> BoxFuture<'static, Answer> + Send + Sync>;
 
 /// How the dispatcher runs a method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +66,18 @@ pub struct Method {
 
 impl Method {
     pub fn call(&self, params: Params<'static>, context: Arc<Context>) -> BoxFuture<'static, Answer> {
-        (self.handler)(params, context)
+        match &self.handler {
+            Handler::Sync(handler) => std::future::ready(handler(params, &context)).boxed(),
+            Handler::Async(handler) => handler(params, context),
+        }
+    }
+
+    /// The answer at once, for a synchronous method; `None` for one that must run as a task.
+    pub fn call_now(&self, params: Params<'_>, context: &Context) -> Option<Answer> {
+        match &self.handler {
+            Handler::Sync(handler) => Some(handler(params, context)),
+            Handler::Async(_) => None,
+        }
     }
 }
 
@@ -94,7 +113,8 @@ impl MethodTable {
         F: Fn(Params<'static>, Arc<Context>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ErrorObjectOwned>> + Send + 'static,
     {
-        self.insert(name, policy, Box::new(move |params, context| handler(params, context).map(serialize).boxed()));
+        let handler = move |params, context| handler(params, context).map(serialize).boxed();
+        self.insert(name, policy, Handler::Async(Box::new(handler)));
     }
 
     /// Registers an async method that writes its answer's JSON itself (big results, written once).
@@ -103,20 +123,16 @@ impl MethodTable {
         F: Fn(Params<'static>, Arc<Context>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Answer> + Send + 'static,
     {
-        self.insert(name, policy, Box::new(move |params, context| handler(params, context).boxed()));
+        self.insert(name, policy, Handler::Async(Box::new(move |params, context| handler(params, context).boxed())));
     }
 
     /// Registers a method whose work is synchronous.
     pub fn register_sync<R, F>(&mut self, name: &'static str, policy: Policy, handler: F)
     where
         R: Serialize,
-        F: Fn(Params<'static>, &Context) -> Result<R, ErrorObjectOwned> + Send + Sync + 'static,
+        F: for<'a> Fn(Params<'a>, &Context) -> Result<R, ErrorObjectOwned> + Send + Sync + 'static,
     {
-        self.insert(
-            name,
-            policy,
-            Box::new(move |params, context| std::future::ready(serialize(handler(params, &context))).boxed()),
-        );
+        self.insert(name, policy, Handler::Sync(Box::new(move |params, context| serialize(handler(params, context)))));
     }
 
     fn insert(&mut self, name: &'static str, policy: Policy, handler: Handler) {
