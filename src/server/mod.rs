@@ -123,6 +123,7 @@ where
             Some(frame) => frame,
             None => {
                 outbox.send_all(&mut held);
+                POLL_INPUT_BEFORE_WAITING.store(true, std::sync::atomic::Ordering::Relaxed);
                 // Backpressure: the next message is read only when there is room for its answer.
                 let next = async {
                     outbox.wait_for_room(&running).await;
@@ -320,15 +321,65 @@ fn reactor_stdin() -> Option<Box<dyn AsyncRead + Unpin + Send>> {
         return None;
     }
     let file_type = input.file_type();
+    // A second handle on the same open file, non-blocking once the reactor's is.
+    let polled = stdin.try_clone().ok()?;
     if file_type.is_fifo() {
-        return Some(Box::new(tokio::net::unix::pipe::Receiver::from_file(stdin).ok()?));
+        let inner = Box::new(tokio::net::unix::pipe::Receiver::from_file(stdin).ok()?);
+        return Some(Box::new(PollingInput { inner, polled }));
     }
     if file_type.is_socket() {
         let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stdin));
         socket.set_nonblocking(true).ok()?;
-        return Some(Box::new(tokio::net::UnixStream::from_std(socket).ok()?));
+        let inner = Box::new(tokio::net::UnixStream::from_std(socket).ok()?);
+        return Some(Box::new(PollingInput { inner, polled }));
     }
     None
+}
+
+/// Set when the reader has written every answer and is about to wait for input.
+static POLL_INPUT_BEFORE_WAITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// How long the reader polls its input after answering before it sleeps.
+const INPUT_POLL: Duration = Duration::from_micros(50);
+
+/// Non-blocking stdin that, right after the answers went out, polls for the next request a
+/// little while before sleeping: a host that calls again at once (an agent loop's append then
+/// render) is read without a wake-up, which on a virtual machine costs tens of microseconds.
+#[cfg(unix)]
+struct PollingInput {
+    inner: Box<dyn AsyncRead + Unpin + Send>,
+    polled: std::fs::File,
+}
+
+#[cfg(unix)]
+impl AsyncRead for PollingInput {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let pending = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if pending.is_ready() || !POLL_INPUT_BEFORE_WAITING.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            return pending;
+        }
+        let until = std::time::Instant::now() + INPUT_POLL;
+        let unfilled = buf.initialize_unfilled();
+        loop {
+            match (&self.polled).read(unfilled) {
+                Ok(n) => {
+                    buf.advance(n);
+                    return std::task::Poll::Ready(Ok(()));
+                }
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {}
+                Err(e) => return std::task::Poll::Ready(Err(e)),
+            }
+            if std::time::Instant::now() >= until {
+                // The inner reader is registered for the next readiness, so sleeping is safe.
+                return pending;
+            }
+            std::hint::spin_loop();
+        }
+    }
 }
 
 /// Standard input as an async reader that never blocks shutdown.
