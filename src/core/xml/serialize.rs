@@ -50,7 +50,9 @@ mod output_size {
     pub(super) fn reserve(buf: &mut String, events: usize) {
         let per_event = BYTES_PER_EVENT.load(Ordering::Relaxed);
         // Only a hint: if the memory is not there, the render grows its buffer as it goes.
-        let _ = buf.try_reserve(events.saturating_mul(per_event));
+        if buf.try_reserve(events.saturating_mul(per_event)).is_ok() {
+            super::huge_pages::advise(buf);
+        }
     }
 
     /// Gives back what a reservation for bigger events left unused (a block shrinks in place).
@@ -64,6 +66,46 @@ mod output_size {
         if let Some(per_event) = document_len.checked_div(events) {
             let per_event = per_event + 1;
             BYTES_PER_EVENT.store((per_event + per_event / 8).min(MAX_BYTES_PER_EVENT), Ordering::Relaxed);
+        }
+    }
+}
+
+/// Asks the kernel to back a huge one-shot buffer with 2 MiB pages.
+///
+/// A document of tens of megabytes is fresh memory (glibc maps every block above 32 MiB on its
+/// own), which the kernel faults in and zeroes as the renderer first writes it: one fault per
+/// 4 KiB page, 17,000 for a 71.5 MB document, as long as the render itself. With 2 MiB pages
+/// it is one fault per 2 MiB. Where transparent huge pages are set to `madvise` (a common
+/// default) they are used only for memory advised so; `always` needs no advice, `never`
+/// ignores it. The advice changes how memory is backed, never what it holds, and the
+/// allocator is not involved.
+mod huge_pages {
+    /// Buffers below this are left alone: they are usually reused from the heap, already
+    /// faulted in, and the advice would be a system call for nothing.
+    const MIN_BYTES: usize = 32 << 20;
+    #[cfg(target_os = "linux")]
+    const PAGE: usize = 2 << 20;
+
+    /// Advises the whole 2 MiB pages within `buf`'s spare capacity.
+    pub(super) fn advise(buf: &String) {
+        if buf.capacity() - buf.len() < MIN_BYTES {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        {
+            let base = buf.as_ptr() as usize;
+            let start = (base + buf.len()).next_multiple_of(PAGE);
+            let end = (base + buf.capacity()) / PAGE * PAGE;
+            if start < end {
+                // SAFETY: [start, end) lies within the buffer's own allocation (its spare
+                // capacity), so no other object's memory is advised; MADV_HUGEPAGE never
+                // changes the contents or the validity of memory, only how it is backed.
+                let status = unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+                // A kernel without transparent huge pages refuses it; the render is the same.
+                if status != 0 {
+                    tracing::debug!("madvise(MADV_HUGEPAGE) refused for the XML output buffer");
+                }
+            }
         }
     }
 }
