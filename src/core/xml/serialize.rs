@@ -569,3 +569,40 @@ mod prefetch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The advice leaves what a buffer holds and what is written to it after exactly as they
+    /// would be without it, whether or not the kernel takes it.
+    #[test]
+    fn huge_page_advice_keeps_the_contents() {
+        let mut buf = String::from("<thread>\n");
+        buf.reserve(40 << 20);
+        huge_pages::advise(&buf);
+        assert_eq!(buf, "<thread>\n");
+        let line = "  <event type=\"human\" id=\"0\" iteration=\"1\">x &amp; y</event>\n";
+        while buf.len() + line.len() <= buf.capacity() {
+            buf.push_str(line);
+        }
+        assert!(buf.len() > 32 << 20);
+        assert!(buf.as_bytes()["<thread>\n".len()..].chunks(line.len()).all(|chunk| chunk == line.as_bytes()));
+    }
+
+    /// Small buffers and buffers with little spare room are not advised (nothing to check but
+    /// that nothing breaks at the edges of the range computation).
+    #[test]
+    fn huge_page_advice_handles_small_and_full_buffers() {
+        for capacity in [0, 1, 4096, (32 << 20) - 1] {
+            let mut buf = String::with_capacity(capacity);
+            huge_pages::advise(&buf);
+            buf.push('x');
+            assert_eq!(buf, "x");
+        }
+        let mut full = "y".repeat(33 << 20);
+        full.shrink_to_fit();
+        huge_pages::advise(&full);
+        assert_eq!(full.len(), 33 << 20);
+    }
+}
