@@ -184,7 +184,9 @@ impl XmlRenderer {
         let mut lines = Lines::new(options.escape, buf);
         // The events outlive this render, so the map borrows their ids and names instead of
         // copying two strings per tool call.
-        let mut tool_names: HashMap<&str, &str, IdHash> = HashMap::default();
+        // Sized for a tool call in every other event, as agent threads go, so that it seldom grows.
+        let mut tool_names: HashMap<&str, &str, IdHash> =
+            HashMap::with_capacity_and_hasher(events.len() / 2, IdHash::default());
         lines.extend(events, &mut tool_names);
         let mut document = lines.buf;
         close_document(&mut document, options.response_prefix.as_deref());
