@@ -10,7 +10,11 @@ const MAX_HEADER_BYTES = 8 * 1024;
 
 /** One LSP frame holding `json` (a serialized message). */
 export function encodeFrame(json: string): Buffer {
-  const bodyBytes = Buffer.byteLength(json, "utf8");
+  return encodeSizedFrame(json, Buffer.byteLength(json, "utf8"));
+}
+
+/** `encodeFrame` when the caller has counted `json`'s UTF-8 bytes already. */
+export function encodeSizedFrame(json: string, bodyBytes: number): Buffer {
   const header = `Content-Length: ${bodyBytes}\r\n\r\n`;
   const frame = Buffer.allocUnsafe(header.length + bodyBytes);
   frame.write(header, 0, "latin1");
