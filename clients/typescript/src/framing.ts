@@ -4,6 +4,8 @@
  */
 
 const HEADER_END = Buffer.from("\r\n\r\n", "latin1");
+/** What `header` holds between frames: shared, so reading a frame allocates no empty buffer. */
+const NO_BYTES = Buffer.alloc(0);
 const CONTENT_LENGTH = /^content-length$/i;
 /** A header block longer than this is garbage (the server allows 8 KiB too). */
 const MAX_HEADER_BYTES = 8 * 1024;
@@ -49,7 +51,7 @@ function contentLength(block: string): number | string {
  */
 export class FrameDecoder {
   /** Bytes of a header block not complete yet (and, transiently, what follows it). */
-  private header: Buffer = Buffer.alloc(0);
+  private header: Buffer = NO_BYTES;
   /** The body being filled, once its header was read. */
   private body: Buffer | undefined;
   private filled = 0;
@@ -74,7 +76,7 @@ export class FrameDecoder {
       const length = this.readHeader();
       if (length < 0) return;
       rest = this.header;
-      this.header = Buffer.alloc(0);
+      this.header = NO_BYTES;
       if (rest.length >= length) {
         // The whole body is here (the usual case for small messages): no copy.
         this.onBody(rest.toString("utf8", 0, length));
