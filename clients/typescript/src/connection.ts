@@ -29,6 +29,9 @@ interface ResponseMessage {
 
 const noCleanup = () => {};
 
+/** Frames queued in one tick are copied into one write up to this many bytes in all. */
+const COALESCE_MAX_BYTES = 64 * 1024;
+
 export interface ConnectionHooks {
   /** Called when the first request starts waiting and when the last one is settled. */
   onBusy(busy: boolean): void;
@@ -129,7 +132,13 @@ export class Connection {
     const frames = this.queued;
     if (frames.length === 0) return;
     this.queued = [];
-    this.output.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+    const bytes = frames.reduce((sum, frame) => sum + frame.length, 0);
+    if (frames.length === 1 || bytes > COALESCE_MAX_BYTES) {
+      // Large frames are not worth copying together: one write each.
+      for (const frame of frames) this.output.write(frame);
+    } else {
+      this.output.write(Buffer.concat(frames, bytes));
+    }
   };
 
   /** Rejects every pending call and every later one with `error`; what was queued is written first. */

@@ -38,6 +38,18 @@ describe("connection writes", () => {
     assert.deepEqual(await Promise.all([first, second, third]), ["one", "two", "three"]);
   });
 
+  test("large frames made in one tick are written one by one, not copied together", async () => {
+    const { connection, writes } = recorded();
+    const big = "x".repeat(40 * 1024);
+    void connection.request("a/one", { big });
+    void connection.request("a/two", { big });
+    await settle();
+    assert.deepEqual(writes, [
+      frame({ jsonrpc: "2.0", id: 1, method: "a/one", params: { big } }),
+      frame({ jsonrpc: "2.0", id: 2, method: "a/two", params: { big } }),
+    ]);
+  });
+
   test("closing writes what was queued first, and rejects the calls waiting", async () => {
     const { connection, writes } = recorded();
     const waiting = connection.request("a/one", {});
