@@ -4,13 +4,19 @@
  */
 
 const HEADER_END = Buffer.from("\r\n\r\n", "latin1");
+/** What `header` holds between frames: shared, so reading a frame allocates no empty buffer. */
+const NO_BYTES = Buffer.alloc(0);
 const CONTENT_LENGTH = /^content-length$/i;
 /** A header block longer than this is garbage (the server allows 8 KiB too). */
 const MAX_HEADER_BYTES = 8 * 1024;
 
 /** One LSP frame holding `json` (a serialized message). */
 export function encodeFrame(json: string): Buffer {
-  const bodyBytes = Buffer.byteLength(json, "utf8");
+  return encodeSizedFrame(json, Buffer.byteLength(json, "utf8"));
+}
+
+/** `encodeFrame` when the caller has counted `json`'s UTF-8 bytes already. */
+export function encodeSizedFrame(json: string, bodyBytes: number): Buffer {
   const header = `Content-Length: ${bodyBytes}\r\n\r\n`;
   const frame = Buffer.allocUnsafe(header.length + bodyBytes);
   frame.write(header, 0, "latin1");
@@ -45,7 +51,7 @@ function contentLength(block: string): number | string {
  */
 export class FrameDecoder {
   /** Bytes of a header block not complete yet (and, transiently, what follows it). */
-  private header: Buffer = Buffer.alloc(0);
+  private header: Buffer = NO_BYTES;
   /** The body being filled, once its header was read. */
   private body: Buffer | undefined;
   private filled = 0;
@@ -70,7 +76,7 @@ export class FrameDecoder {
       const length = this.readHeader();
       if (length < 0) return;
       rest = this.header;
-      this.header = Buffer.alloc(0);
+      this.header = NO_BYTES;
       if (rest.length >= length) {
         // The whole body is here (the usual case for small messages): no copy.
         this.onBody(rest.toString("utf8", 0, length));

@@ -24,6 +24,8 @@ import type {
   ProviderRenderOptions,
   RenderFormat,
   RenderOptions,
+  StepOptions,
+  StepResult,
   StoredMessage,
   TextRender,
   ThreadInfo,
@@ -81,6 +83,8 @@ export class Thread {
   private readonly xmlLines = new Map<EscapeMode, KeptLines>();
   /** Incremental renders run one after the other, so each extends the lines the last one left. */
   private xmlQueue: Promise<unknown> = Promise.resolve();
+  /** Incremental renders queued or in flight: with none, the next one is sent at once. */
+  private xmlRendersWaiting = 0;
   /** Bumped when the kept lines are dropped, so a render already in flight does not keep its lines. */
   private xmlGeneration = 0;
 
@@ -135,6 +139,23 @@ export class Thread {
   }
 
   /**
+   * One agent-loop step: appends `events` and renders the XML document after them, both
+   * requests sent in one write (`thread/append`, then `thread/render`), so the step costs one
+   * round trip. The server answers a thread's requests in arrival order, so the document holds
+   * the events. The render is incremental unless `incremental: false`. When the append fails
+   * the step rejects with its error (the render still runs, and its lines are kept).
+   */
+  async step(events: readonly AnyAgentEvent[], options: StepOptions & CallOptions = {}): Promise<StepResult> {
+    const { expectedVersion, incremental = true, ...renderOptions } = options;
+    const call = { signal: options.signal, timeoutMs: options.timeoutMs };
+    const appended = this.append(events, { expectedVersion, ...call });
+    const rendered = this.renderXml({ ...renderOptions, incremental });
+    // A failed append is the error to report; the render's own failure then goes unheard.
+    rendered.catch(() => {});
+    return { appended: await appended, xml: await rendered };
+  }
+
+  /**
    * The XML delta from event `fromEvent` on: `{version, eventCount, fromEvent, lines, tail}`;
    * the document is `"<thread>\n" + (the lines of every event so far) + tail`.
    */
@@ -143,8 +164,15 @@ export class Thread {
   }
 
   private queueIncremental(options: Omit<RenderOptions, "fromEvent"> & CallOptions): Promise<string> {
-    const run = this.xmlQueue.then(() => this.renderIncremental(options));
-    this.xmlQueue = run.catch(() => undefined);
+    // With nothing ahead, the request is written in this tick, together with an append issued
+    // just before it (one write, one round trip), instead of a microtask later.
+    const run = this.xmlRendersWaiting === 0 ? this.renderIncremental(options) : this.xmlQueue.then(() => this.renderIncremental(options));
+    this.xmlRendersWaiting++;
+    const settled = run.then(
+      () => void this.xmlRendersWaiting--,
+      () => void this.xmlRendersWaiting--,
+    );
+    this.xmlQueue = settled;
     return run;
   }
 

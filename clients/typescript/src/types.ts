@@ -225,6 +225,17 @@ export interface XmlRenderOptions extends Omit<RenderOptions, "fromEvent"> {
   incremental?: boolean;
 }
 
+/** Options of `Thread.step`: the render's, `incremental` defaulting to true, and the append's `expectedVersion`. */
+export interface StepOptions extends XmlRenderOptions {
+  expectedVersion?: number;
+}
+
+/** What `Thread.step` answers: the append's result and the XML document after it. */
+export interface StepResult {
+  appended: AppendResult;
+  xml: string;
+}
+
 /** What a render with `budget` adds to its result. */
 export interface BudgetedRender {
   /** Iterations left out to fit the budget. */

@@ -174,3 +174,37 @@ describe("XML deltas: renderXml({ incremental: true })", () => {
     await rejectsWithCode(thread.renderXml({ incremental: true, escape: "none" as EscapeMode }), ErrorCodes.InvalidParams);
   });
 });
+
+describe("thread.step: append and render in one round trip", () => {
+  test("answers the append and the document after it, at every step of a 200-step loop", async () => {
+    const thread = await tk.openThread();
+    const events = loopEvents(800);
+    for (let step = 0; step < 200; step++) {
+      const { appended, xml } = await thread.step(events.slice(step * 4, step * 4 + 4));
+      assert.deepEqual(appended, { threadId: thread.id, version: step + 1, eventCount: (step + 1) * 4 });
+      assert.equal(xml, await thread.renderXml(), `step ${step}`);
+    }
+    assert.equal(thread.info.eventCount, 800);
+  });
+
+  test("takes the render's options; incremental: false renders the whole document", async () => {
+    const thread = await tk.openThread();
+    const minimal = await thread.step(loopEvents(4), { escape: "minimal", responsePrefix: "<ai>" });
+    assert.equal(minimal.xml, await tk.serializeThreadToXml(loopEvents(4), { escape: "minimal", responsePrefix: "<ai>" }));
+    const spy = recordRenders(tk);
+    try {
+      const whole = await thread.step(loopEvents(4, 4), { incremental: false });
+      assert.equal(whole.xml, await tk.serializeThreadToXml(loopEvents(8)));
+      assert.deepEqual(spy.params.map((p) => p.options), [undefined]);
+    } finally {
+      spy.restore();
+    }
+  });
+
+  test("a refused append rejects the step with its error, and the thread is unchanged", async () => {
+    const thread = await tk.openThread();
+    await thread.step(loopEvents(4));
+    await rejectsWithCode(thread.step(loopEvents(4, 4), { expectedVersion: 7 }), ErrorCodes.VersionConflict);
+    assert.equal((await thread.step(loopEvents(4, 4), { expectedVersion: 1 })).xml, await tk.serializeThreadToXml(loopEvents(8)));
+  });
+});
