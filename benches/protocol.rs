@@ -48,6 +48,13 @@ impl Peer {
         Peer::spawn(command)
     }
 
+    /// The echo peer, polling its input for 50 µs after each answer as the server does.
+    fn polling_echo() -> Peer {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command.arg("--echo-peer-polling");
+        Peer::spawn(command)
+    }
+
     fn send_body(&mut self, body: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin not taken");
         write!(stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
@@ -97,14 +104,54 @@ fn read_frame(reader: &mut impl BufRead) -> Option<Vec<u8>> {
 }
 
 /// The floor: a peer that answers each frame with the same bytes.
-fn echo_peer() {
+fn echo_peer(polling: bool) {
     let stdin = std::io::stdin();
-    let mut reader = stdin.lock();
+    let mut reader: Box<dyn BufRead> =
+        if polling { Box::new(std::io::BufReader::new(PollingStdin::new())) } else { Box::new(stdin.lock()) };
     let mut stdout = std::io::stdout().lock();
     while let Some(body) = read_frame(&mut reader) {
         write!(stdout, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
         stdout.write_all(&body).unwrap();
         stdout.flush().unwrap();
+    }
+}
+
+/// Non-blocking stdin that, when no input is ready, polls it for 50 µs before sleeping in
+/// poll(2): the same input polling the server does, so the two floors compare like for like.
+struct PollingStdin;
+
+impl PollingStdin {
+    fn new() -> Self {
+        // SAFETY: fcntl on this process's own stdin, with flags it just read.
+        unsafe {
+            let flags = libc::fcntl(0, libc::F_GETFL);
+            libc::fcntl(0, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        PollingStdin
+    }
+}
+
+impl std::io::Read for PollingStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let until = Instant::now() + Duration::from_micros(50);
+        loop {
+            // SAFETY: reads into `buf`, which is valid for its length.
+            let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::WouldBlock {
+                return Err(error);
+            }
+            if Instant::now() >= until {
+                let mut fd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut fd, 1, -1) };
+            } else {
+                std::hint::spin_loop();
+            }
+        }
     }
 }
 
@@ -120,7 +167,12 @@ fn round_trip() {
     const CALLS: usize = 5_000;
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "xml/escape", "params": {"text": "a < b & \"c\""}});
     let body = serde_json::to_vec(&request).unwrap();
-    for (name, mut peer) in [("threadkeeper xml/escape", Peer::server()), ("echo peer (floor)", Peer::echo())] {
+    let peers = [
+        ("threadkeeper xml/escape", Peer::server()),
+        ("echo peer (floor)", Peer::echo()),
+        ("echo peer polling its input as the server does", Peer::polling_echo()),
+    ];
+    for (name, mut peer) in peers {
         for _ in 0..200 {
             peer.send_body(&body);
             peer.recv_body();
@@ -465,7 +517,10 @@ fn big_thread() {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--echo-peer") {
-        return echo_peer();
+        return echo_peer(false);
+    }
+    if args.iter().any(|a| a == "--echo-peer-polling") {
+        return echo_peer(true);
     }
     // `cargo test --benches` runs benches once in test mode; skip the long measurement then.
     if !args.iter().any(|a| a == "--bench") {
