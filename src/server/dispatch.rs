@@ -9,6 +9,7 @@ use super::cancel;
 use super::errors::{self, response};
 use super::outbox::Outbox;
 use super::table::{Answer, Method, MethodTable};
+use futures_util::FutureExt;
 use jsonrpsee::types::{ErrorObjectOwned, Params};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -92,8 +93,11 @@ impl Reply {
 /// Requests up to this size of a method whose policy allows it run on the reader itself.
 const INLINE_MAX_BYTES: usize = 64 * 1024;
 
+/// A request's work, owning what it needs, and where its answer goes.
+type Work = (futures_util::future::BoxFuture<'static, Option<String>>, Reply);
+
 struct Lane {
-    sender: mpsc::UnboundedSender<(Job, Reply)>,
+    sender: mpsc::UnboundedSender<Work>,
     pending: Arc<AtomicUsize>,
 }
 
@@ -230,7 +234,7 @@ impl Dispatcher {
             replies.push(rx);
         }
         let out = self.out.clone();
-        self.tracker.spawn(async move {
+        let mut collect = async move {
             let mut answers = Vec::with_capacity(replies.len());
             for rx in replies {
                 if let Ok(Some(reply)) = rx.await {
@@ -240,7 +244,12 @@ impl Dispatcher {
             if !answers.is_empty() {
                 let _ = out.send(format!("[{}]", answers.join(",")));
             }
-        });
+        }
+        .boxed();
+        // A batch whose entries all answered at once is answered here, without a task.
+        if collect.as_mut().now_or_never().is_none() {
+            self.tracker.spawn(collect);
+        }
         if exit {
             Control::Exit
         } else {
@@ -419,25 +428,34 @@ impl Dispatcher {
         if self.lanes.len() > LANE_PRUNE_THRESHOLD {
             self.lanes.retain(|_, lane| lane.pending.load(Ordering::Acquire) > 0);
         }
+        let (table, in_flight) = (self.table.clone(), self.in_flight.clone());
         let lane = self.lanes.entry(key).or_insert_with(|| {
-            let (sender, mut receiver) = mpsc::unbounded_channel::<(Job, Reply)>();
+            let (sender, mut receiver) = mpsc::unbounded_channel::<Work>();
             let pending = Arc::new(AtomicUsize::new(0));
-            let table = self.table.clone();
-            let in_flight = self.in_flight.clone();
             let lane_pending = pending.clone();
             tokio::spawn(async move {
-                while let Some((job, reply)) = receiver.recv().await {
-                    reply.send(run(&table, &in_flight, &job).await);
+                while let Some((work, reply)) = receiver.recv().await {
+                    reply.send(work.await);
                     lane_pending.fetch_sub(1, Ordering::AcqRel);
                 }
             });
             Lane { sender, pending }
         });
+        let id = job.id.clone();
+        let mut work = async move { run(&table, &in_flight, &job).await }.boxed();
+        if lane.pending.load(Ordering::Acquire) == 0 {
+            // Nothing of this thread is queued or running: start it here. Most requests (the
+            // memory store, renders kept up to date) finish in this first poll and are answered
+            // without a hand-off to another task; the rest continue in the lane, still first.
+            if let Some(answer) = work.as_mut().now_or_never() {
+                return reply.send(answer);
+            }
+        }
         lane.pending.fetch_add(1, Ordering::AcqRel);
-        if let Err(mpsc::error::SendError((job, reply))) = lane.sender.send((job, reply)) {
+        if let Err(mpsc::error::SendError((_, reply))) = lane.sender.send((work, reply)) {
             // The lane task is gone (it never is while its sender lives); answer instead of hanging.
             reply.send(
-                job.id.as_deref().map(|id| response(id, errors::INTERNAL_ERROR, "internal error: lane closed", None)),
+                id.as_deref().map(|id| response(id, errors::INTERNAL_ERROR, "internal error: lane closed", None)),
             );
         }
     }

@@ -118,7 +118,8 @@ where
     // Answers to messages handled while more input was already read, written together.
     let mut held: Vec<String> = Vec::new();
     let ending = loop {
-        let ready = if held.len() < MAX_HELD_ANSWERS { frames.next().now_or_never() } else { None };
+        let room = held.len() < MAX_HELD_ANSWERS && held.iter().map(String::len).sum::<usize>() < WRITE_BATCH_BYTES;
+        let ready = if room { frames.next().now_or_never() } else { None };
         let frame = match ready {
             Some(frame) => frame,
             None => {
@@ -289,7 +290,8 @@ fn write_loop(writer: outbox::SharedWriter, mut rx: OutboxReceiver) {
     }
 }
 
-/// The reader writes the answers it holds once this many wait, even if more input is ready.
+/// The reader writes the answers it holds once this many wait, or [`WRITE_BATCH_BYTES`] of
+/// them, even if more input is ready: held answers count against no backpressure bound.
 const MAX_HELD_ANSWERS: usize = 256;
 
 /// Answers queued together are written in one go up to about this many bytes.
