@@ -149,7 +149,16 @@ where
             None => break Ending::Input,
         };
         let control = match frame {
-            Frame::Message(body) => outbox::corked(&mut held, || dispatcher.handle(&body)),
+            Frame::Message(body) => {
+                let control = outbox::corked(&mut held, || dispatcher.handle(&body));
+                if body.len() >= GIVE_BACK_AFTER_MESSAGE_BYTES {
+                    // A big message parsed into JSON values (an append of many events) freed
+                    // several times its size when the reader finished with it.
+                    drop(body);
+                    crate::service::give_back_memory();
+                }
+                control
+            }
             Frame::TooLarge { len, max, id } => {
                 let error = errors::limit_exceeded("maxFrameBytes", len as u64, max as u64);
                 dispatcher.send_error_object(id.as_deref().unwrap_or("null"), &error);
@@ -293,6 +302,9 @@ fn write_loop(writer: outbox::SharedWriter, mut rx: OutboxReceiver) {
 /// The reader writes the answers it holds once this many wait, or [`WRITE_BATCH_BYTES`] of
 /// them, even if more input is ready: held answers count against no backpressure bound.
 const MAX_HELD_ANSWERS: usize = 256;
+
+/// After handling a message of at least this many bytes, freed memory is given back at once.
+const GIVE_BACK_AFTER_MESSAGE_BYTES: usize = 4 << 20;
 
 /// Answers queued together are written in one go up to about this many bytes.
 const WRITE_BATCH_BYTES: usize = 1 << 20;
