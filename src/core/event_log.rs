@@ -284,7 +284,8 @@ impl ExactSizeIterator for Iter<'_> {}
 /// Builds a log of new events: their text goes into one chunk.
 #[derive(Default)]
 pub struct EventLogBuilder {
-    text: String,
+    /// UTF-8 by construction (JSON text and `&str`s only), checked once when the chunk is made.
+    text: Vec<u8>,
     ends: Vec<u32>,
 }
 
@@ -294,12 +295,12 @@ impl EventLogBuilder {
     }
 
     pub fn with_capacity(events: usize, bytes: usize) -> Self {
-        EventLogBuilder { text: String::with_capacity(bytes), ends: Vec::with_capacity(events) }
+        EventLogBuilder { text: Vec::with_capacity(bytes), ends: Vec::with_capacity(events) }
     }
 
     /// Adds the compact JSON of an event the caller has validated.
     pub fn push_validated(&mut self, json: &str) {
-        self.text.push_str(json);
+        self.text.extend_from_slice(json.as_bytes());
         self.end_event();
     }
 
@@ -313,20 +314,19 @@ impl EventLogBuilder {
 
     /// Adds an event as its compact JSON.
     pub fn push_event(&mut self, event: &AgentEvent) {
-        // Writing a map of JSON values into a string cannot fail.
-        let mut bytes = std::mem::take(&mut self.text).into_bytes();
-        serde_json::to_writer(&mut bytes, event.fields()).expect("a JSON object always serializes");
-        self.text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
-        self.end_event();
+        self.push_serialized(event.fields());
     }
 
     /// Adds an event given as a JSON value (the caller validates it, or drops the builder);
     /// returns the bytes of its compact JSON.
     pub fn push_value(&mut self, value: &serde_json::Value) -> usize {
+        self.push_serialized(value)
+    }
+
+    fn push_serialized(&mut self, value: &impl serde::Serialize) -> usize {
         let start = self.text.len();
-        let mut bytes = std::mem::take(&mut self.text).into_bytes();
-        serde_json::to_writer(&mut bytes, value).expect("a JSON value always serializes");
-        self.text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
+        // Writing JSON values into memory cannot fail.
+        serde_json::to_writer(&mut self.text, value).expect("a JSON value always serializes");
         self.end_event();
         self.text.len() - start
     }
@@ -347,7 +347,8 @@ impl EventLogBuilder {
     }
 
     fn finish_chunk(self) -> Chunk {
-        Chunk { text: self.text.into_boxed_str(), ends: self.ends.into_boxed_slice() }
+        let text = String::from_utf8(self.text).expect("JSON text and &str are UTF-8");
+        Chunk { text: text.into_boxed_str(), ends: self.ends.into_boxed_slice() }
     }
 
     pub fn finish(self) -> EventLog {
