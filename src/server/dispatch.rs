@@ -209,7 +209,7 @@ impl Dispatcher {
     }
 
     fn send_parse_error(&self, e: &serde_json::Error) {
-        self.send_error(errors::PARSE_ERROR, &format!("parse error: {e}"));
+        let _ = self.out.send(parse_error(e));
     }
 
     fn handle_batch(&mut self, text: &str) -> Control {
@@ -259,14 +259,14 @@ impl Dispatcher {
 
     /// Checks one message (or batch entry) and starts it; its answer (if any) goes to `reply`.
     fn start(&mut self, text: &str, reply: Reply) -> Control {
-        // One parse reads the envelope and checks the whole text is JSON.
+        // One parse reads the envelope and checks the whole text is JSON; only a message that
+        // fails it is parsed again, to say whether it is JSON at all (in the plain parser's words).
         let envelope = match serde_json::from_str::<Envelope>(text) {
             Ok(envelope) if text.trim_start().starts_with('{') => envelope,
-            Err(e) if serde_json::from_str::<&RawValue>(text).is_err() => {
-                let message = format!("parse error: {e}");
-                return answered(reply, Some(response("null", errors::PARSE_ERROR, &message, None)));
-            }
             _ => {
+                if let Err(e) = serde_json::from_str::<&RawValue>(text) {
+                    return answered(reply, Some(parse_error(&e)));
+                }
                 return answered(
                     reply,
                     Some(response(
@@ -478,6 +478,11 @@ impl Dispatcher {
     fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// The answer to a message that is not JSON.
+fn parse_error(e: &serde_json::Error) -> String {
+    response("null", errors::PARSE_ERROR, &format!("parse error: {e}"), None)
 }
 
 /// Sends an answer known before any work is done.

@@ -7,7 +7,7 @@ use super::cancel;
 use super::errors::{from_service, invalid_params};
 pub use super::table::Context;
 use super::table::{MethodTable, Policy};
-use super::wire::{parse, ThreadInfo};
+use super::wire::{parse, TextResult, ThreadInfo};
 use crate::event::AgentEvent;
 use crate::event_log::EventLog;
 use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
@@ -169,12 +169,6 @@ struct SerializeParams {
     events: Vec<Value>,
     #[serde(default)]
     options: XmlOptions,
-}
-
-/// The answer of the methods that produce one text.
-#[derive(Serialize)]
-struct TextResult {
-    text: String,
 }
 
 #[derive(Deserialize)]

@@ -3,7 +3,7 @@
 use super::cancel;
 use super::errors::{document_error, from_service};
 use super::table::{MethodTable, Policy};
-use super::wire::{parse, ThreadInfo};
+use super::wire::{parse, TextResult, ThreadInfo};
 use crate::service::{read_turn, write_turn};
 use crate::turns::{self, Format, Options, Turn};
 use jsonrpsee::types::ErrorObjectOwned;
@@ -56,11 +56,11 @@ fn turn_from_params(turn: Value) -> RpcResult<(Turn, Vec<String>)> {
 }
 
 fn register_pair(m: &mut MethodTable, to: &'static str, from: &'static str, format: Format) {
-    m.register_sync(to, Policy::STATELESS, move |params, _| -> RpcResult<Value> {
+    m.register_sync(to, Policy::STATELESS, move |params, _| -> RpcResult<TextResult> {
         let p: ToTextParams = parse(&params)?;
         let (turn, _) = turn_from_params(p.turn)?;
         let text = write_turn(&turn, format, &p.options).map_err(from_service)?;
-        Ok(json!({ "text": text }))
+        Ok(TextResult { text })
     });
     m.register_sync(from, Policy::STATELESS, move |params, _| -> RpcResult<Value> {
         let p: FromTextParams = parse(&params)?;
@@ -88,7 +88,7 @@ pub fn register(m: &mut MethodTable) {
             .export_document(&p.thread_id, p.format, p.options, &cancel::current())
             .await
             .map_err(from_service)?;
-        RpcResult::Ok(json!({ "text": text }))
+        RpcResult::Ok(TextResult { text })
     });
 
     // Cancellable until it stores the thread (the service reads the whole document first).

@@ -1,4 +1,4 @@
-//! What the method modules share: reading params, and the ThreadInfo result.
+//! What the method modules share: reading params, and the ThreadInfo and one-text results.
 
 use super::errors::invalid_params;
 use crate::store::{ThreadRecord, ThreadSettings};
@@ -33,6 +33,12 @@ fn field_error_path(parent: &str, reason: &str) -> (String, String) {
         return (path, "missing".to_string());
     }
     (parent.to_string(), reason.to_string())
+}
+
+/// The answer of the methods that produce one text (`{"text": ...}`).
+#[derive(Serialize)]
+pub struct TextResult {
+    pub text: String,
 }
 
 #[derive(Clone, Serialize)]

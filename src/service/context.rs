@@ -306,7 +306,7 @@ fn budgeted_now(
     budget: Budget,
     cancel: &CancellationToken,
 ) -> ServiceResult<BudgetedRender> {
-    let parsed: Vec<AgentEvent> = (0..view.len()).map(|at| view.parse(at).expect("in the view")).collect();
+    let parsed: Vec<AgentEvent> = view.parse_all();
     let items: Vec<BudgetItem<'_>> = parsed.iter().map(budget_item).collect();
     let points = drop_points(&items);
     // The view without its `count` oldest droppable iterations, rendered.

@@ -12,7 +12,7 @@
 
 use crate::context::{CompactedView, Tokenizer, ViewChange};
 use crate::event::AgentEvent;
-use crate::event_log::EventLog;
+use crate::event_log::{parse_validated, EventLog};
 use crate::messages::{
     xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
     StoredMessage,
@@ -77,7 +77,7 @@ impl ThreadState {
 
     fn with_view(record: ThreadRecord, events: EventLog, keep_renderers_up_to: usize, mut view: CompactedView) -> Self {
         for json in events.iter() {
-            view.push(&parse(json));
+            view.push(&parse_validated(json));
         }
         let mut state = ThreadState {
             record,
@@ -165,7 +165,7 @@ impl ThreadState {
             Appended { version: record.version, event_count: record.event_count, updated_at: record.updated_at };
         self.record.settings = record.settings;
         self.record.metadata = record.metadata;
-        let events: Vec<AgentEvent> = stored.iter().map(parse).collect();
+        let events: Vec<AgentEvent> = stored.parse_all();
         self.apply(&events, &stored, None, appended);
     }
 
@@ -360,14 +360,9 @@ pub fn for_each_parsed<'a>(
         if i % EVENTS_BETWEEN_CHECKS == 0 && cancel.is_cancelled() {
             return Err(Cancelled);
         }
-        f(&parse(json));
+        f(&parse_validated(json));
     }
     Ok(())
-}
-
-/// An event of a thread's log, parsed again (validated when it was appended).
-fn parse(json: &str) -> AgentEvent {
-    crate::event_log::parse_validated(json)
 }
 
 /// Renders events, recording where each one's line ends.
