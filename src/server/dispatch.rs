@@ -410,7 +410,7 @@ impl Dispatcher {
             .map(|id| id.into_owned());
         let job = Job { method: method.name, params, id, token, _running: self.tracker.token() };
         match lane_key {
-            Some(key) => self.enqueue(key, job, reply),
+            Some(key) => self.enqueue(key, job, reply, inline),
             None => self.spawn(job, reply),
         }
         Control::Continue
@@ -424,7 +424,8 @@ impl Dispatcher {
         });
     }
 
-    fn enqueue(&mut self, key: String, job: Job, reply: Reply) {
+    /// Queues `job` in its thread's lane; an `inline` job whose lane is idle starts on the reader.
+    fn enqueue(&mut self, key: String, job: Job, reply: Reply, inline: bool) {
         if self.lanes.len() > LANE_PRUNE_THRESHOLD {
             self.lanes.retain(|_, lane| lane.pending.load(Ordering::Acquire) > 0);
         }
@@ -443,7 +444,7 @@ impl Dispatcher {
         });
         let id = job.id.clone();
         let mut work = async move { run(&table, &in_flight, &job).await }.boxed();
-        if lane.pending.load(Ordering::Acquire) == 0 {
+        if inline && lane.pending.load(Ordering::Acquire) == 0 {
             // Nothing of this thread is queued or running: start it here. Most requests (the
             // memory store, renders kept up to date) finish in this first poll and are answered
             // without a hand-off to another task; the rest continue in the lane, still first.

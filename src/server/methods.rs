@@ -222,13 +222,13 @@ fn register_lifecycle(m: &mut MethodTable) {
 }
 
 fn register_threads(m: &mut MethodTable) {
-    m.register("thread/open", Policy::THREAD_WRITE, |params, ctx| async move {
+    m.register("thread/open", Policy::THREAD_WRITE_QUICK, |params, ctx| async move {
         let p: OpenParams = parse(&params)?;
         let record = ctx.service.open(p.thread_id, p.settings, p.metadata).await.map_err(from_service)?;
         RpcResult::Ok(ThreadInfo::from(record))
     });
 
-    m.register("thread/append", Policy::THREAD_WRITE, |params, ctx| async move {
+    m.register("thread/append", Policy::THREAD_WRITE_QUICK, |params, ctx| async move {
         let p: AppendParams = parse(&params)?;
         let events = ctx.service.validate_events(p.events).map_err(from_service)?;
         let record = ctx.service.append(&p.thread_id, events, p.expected_version).await.map_err(from_service)?;
@@ -239,7 +239,7 @@ fn register_threads(m: &mut MethodTable) {
         }))
     });
 
-    m.register_raw("thread/render", Policy::THREAD_READ, |params, ctx| async move {
+    m.register_raw("thread/render", Policy::THREAD_READ_QUICK, |params, ctx| async move {
         let p: RenderParams = parse(&params)?;
         let mut o = p.options.unwrap_or_default();
         if let Some(budget) = o.budget.take() {
@@ -251,7 +251,7 @@ fn register_threads(m: &mut MethodTable) {
         Ok(render_result(rendered))
     });
 
-    m.register("thread/events", Policy::THREAD_READ, |params, ctx| async move {
+    m.register("thread/events", Policy::THREAD_READ_QUICK, |params, ctx| async move {
         let p: EventsParams = parse(&params)?;
         let page = match p.tail {
             Some(_) if p.offset.is_some() || p.limit.is_some() => {
@@ -265,14 +265,14 @@ fn register_threads(m: &mut MethodTable) {
         RpcResult::Ok(EventsResult { version, event_count, events })
     });
 
-    m.register("thread/pop", Policy::THREAD_WRITE, |params, ctx| async move {
+    m.register("thread/pop", Policy::THREAD_WRITE_QUICK, |params, ctx| async move {
         let p: PopParams = parse(&params)?;
         let (events, record) =
             ctx.service.pop(&p.thread_id, p.count, p.expected_version).await.map_err(from_service)?;
         RpcResult::Ok(PopResult { events, version: record.version })
     });
 
-    m.register("thread/fork", Policy::THREAD_WRITE, |params, ctx| async move {
+    m.register("thread/fork", Policy::THREAD_WRITE_QUICK, |params, ctx| async move {
         let p: ForkParams = parse(&params)?;
         let at = match (p.at_version, p.at_event) {
             (Some(_), Some(_)) => return Err(invalid_params("atEvent", "not with atVersion (give one fork point)")),
@@ -291,13 +291,13 @@ fn register_threads(m: &mut MethodTable) {
         RpcResult::Ok(json!({ "threads": threads }))
     });
 
-    m.register("thread/close", Policy::THREAD_WRITE, |params, ctx| async move {
+    m.register("thread/close", Policy::THREAD_WRITE_QUICK, |params, ctx| async move {
         let p: ThreadIdParams = parse(&params)?;
         ctx.service.close(&p.thread_id).await.map_err(from_service)?;
         RpcResult::Ok(json!({ "threadId": p.thread_id, "closed": true }))
     });
 
-    m.register("thread/delete", Policy::THREAD_WRITE, |params, ctx| async move {
+    m.register("thread/delete", Policy::THREAD_WRITE_QUICK, |params, ctx| async move {
         let p: ThreadIdParams = parse(&params)?;
         let deleted = ctx.service.delete(&p.thread_id).await.map_err(from_service)?;
         RpcResult::Ok(json!({ "threadId": p.thread_id, "deleted": deleted }))

@@ -41,7 +41,9 @@ pub struct Policy {
     /// cancelled only before it starts (or handles cancellation itself, as `thread/import`).
     pub abandonable: bool,
     /// Done in its first poll and cheap for small params: run on the reader, saving two task
-    /// hand-offs.
+    /// hand-offs (a thread's request only while nothing of its thread is queued or running).
+    /// Work that can take long for a thread under the offload size (exports, views, token
+    /// counts, imports) stays off the reader, which must keep reading `$/cancelRequest`.
     pub inline: bool,
 }
 
@@ -52,6 +54,11 @@ impl Policy {
     pub const THREAD_READ: Policy = Policy { needs_init: true, per_thread: true, abandonable: true, inline: false };
     /// Changes a thread.
     pub const THREAD_WRITE: Policy = Policy { needs_init: true, per_thread: true, abandonable: false, inline: false };
+    /// Reads a thread, quickly: renders (kept up to date, or off the reader for big threads)
+    /// and pages of events.
+    pub const THREAD_READ_QUICK: Policy = Policy { inline: true, ..Policy::THREAD_READ };
+    /// Changes a thread by a small amount: open, append, pop, fork, close, delete.
+    pub const THREAD_WRITE_QUICK: Policy = Policy { inline: true, ..Policy::THREAD_WRITE };
     /// Reads every thread (`thread/list`).
     pub const SERVICE_READ: Policy = Policy { needs_init: true, per_thread: false, abandonable: true, inline: false };
     /// The lifecycle methods, which the dispatcher runs itself.
