@@ -49,6 +49,8 @@ enum Format {
     OpenaiResponses,
     /// Anthropic Messages `{system?, messages}`.
     Anthropic,
+    /// Vercel AI SDK `{instructions?, messages}` (`ModelMessage[]`).
+    AiSdk,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -129,6 +131,7 @@ fn render(args: &RenderArgs) -> Result<String, String> {
         Format::OpenaiChat => with_newline(render_request(&events, &options, Provider::OpenAiChat, true)),
         Format::OpenaiResponses => with_newline(render_request(&events, &options, Provider::OpenAiResponses, true)),
         Format::Anthropic => with_newline(render_request(&events, &options, Provider::Anthropic, true)),
+        Format::AiSdk => with_newline(render_request(&events, &options, Provider::AiSdk, true)),
     })
 }
 

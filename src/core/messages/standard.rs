@@ -35,6 +35,9 @@
 //!   carries the id they name;
 //! - a blank user or assistant message is left out, and a conversation that would open with
 //!   the assistant opens with [`OPENING_TEXT`].
+//!
+//! An event's `aiSdk` field ([`CARRIED_KEY`]) is kept on the message (a call's, on the call)
+//! made of it, for the `ai-sdk` projection.
 
 use super::call_ids::IdRule;
 use super::injection::ContextInjection;
@@ -185,16 +188,17 @@ impl OpenCalls {
         self.calls.iter().position(|c| !c.answered && c.thread_id == id)
     }
 
-    fn answer(&mut self, index: usize, content: String, error: bool, message_id: Option<&str>) {
+    fn answer(&mut self, index: usize, content: String, error: bool, event: &AgentEvent) {
         self.calls[index].answered = true;
         let id = self.message.tool_calls()[index].id.clone().unwrap_or_default();
         let mut message = StoredMessage::tool(id, content);
         if error {
             message.data.extra.insert("status".into(), Value::String("error".into()));
         }
-        if let Some(id) = message_id {
+        if let Some(id) = event.fields().get("messageId").and_then(Value::as_str) {
             set_id_once(&mut message, id);
         }
+        carry(event, &mut message.data.extra);
         self.answers.push(message);
     }
 
@@ -227,6 +231,17 @@ impl OpenCalls {
 fn set_id_once(message: &mut StoredMessage, id: &str) {
     if message.data.extra.get("id").is_none() {
         message.data.extra.insert("id".into(), Value::String(id.to_owned()));
+    }
+}
+
+/// The event key whose value the message or call made of the event keeps under the same key:
+/// what a framework's message form needs that events have no field for (`aiSdk/toEvents`
+/// writes it, the `ai-sdk` projection reads it).
+pub const CARRIED_KEY: &str = "aiSdk";
+
+fn carry(event: &AgentEvent, extra: &mut super::stored::Extra) {
+    if let Some(value) = event.fields().get(CARRIED_KEY) {
+        extra.insert(CARRIED_KEY.to_owned(), value.clone());
     }
 }
 
@@ -304,7 +319,7 @@ impl StandardMessages {
             EventKind::HumanInputReceived { response } => {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.awaiting_human.take().filter(|&i| !open.calls[i].answered) {
-                        open.answer(index, response.to_owned(), false, message_id);
+                        open.answer(index, response.to_owned(), false, event);
                         self.settle_if_answered();
                         return;
                     }
@@ -323,7 +338,8 @@ impl StandardMessages {
                     // The thread moved on while these calls waited: answer them here.
                     self.settle_open();
                 }
-                let call = ToolCall::new(self.ids.claim(tool_call_id), tool_name, args.clone());
+                let mut call = ToolCall::new(self.ids.claim(tool_call_id), tool_name, args.clone());
+                carry(event, &mut call.extra);
                 if self.open.is_none() {
                     self.open = Some(self.open_calls(message_id));
                 }
@@ -337,7 +353,7 @@ impl StandardMessages {
                 };
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.unanswered(tool_call_id) {
-                        open.answer(index, content, false, message_id);
+                        open.answer(index, content, false, event);
                         self.settle_if_answered();
                         return;
                     }
@@ -348,7 +364,7 @@ impl StandardMessages {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = tool_call_id.and_then(|id| open.unanswered(id)) {
                         let label = if recoverable { RECOVERABLE_LABEL } else { NON_RECOVERABLE_LABEL };
-                        open.answer(index, format!("{label}{error}"), true, message_id);
+                        open.answer(index, format!("{label}{error}"), true, event);
                         self.settle_if_answered();
                         return;
                     }
@@ -373,6 +389,7 @@ impl StandardMessages {
         if let Some(id) = message_id {
             set_id_once(&mut message, id);
         }
+        carry(event, &mut message.data.extra);
         self.add(Item::Message(message));
     }
 
