@@ -18,13 +18,13 @@
 //! `input`, `output`, `string`, `reason`, `outputProviderOptions`, `toolName`).
 //!
 //! Not kept: blank text parts (standard mode leaves blank messages out), and the opening user
-//! message and not-completed answers the renderer makes itself. Parts the event model cannot
+//! message the renderer makes itself. A not-completed answer the renderer made for a call that
+//! had none is read like any `error-text`: the model saw the call answered so. Parts the event model cannot
 //! hold (images, files, custom parts, approvals, results inside an assistant message) are
 //! refused, naming the part: nothing is dropped unseen.
 
 use super::from_messages::EventStamp;
 use crate::event::{json_type, AgentEvent, EventError};
-use crate::messages::labels::NOT_COMPLETED_LABEL;
 use crate::messages::{is_blank, CARRIED_KEY, OPENING_TEXT};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
 use serde_json::{Map, Value};
@@ -245,14 +245,7 @@ impl Events<'_> {
                 }
                 Answer::Result(value.clone())
             }
-            "error-text" => {
-                let text = text_value()?;
-                if text.starts_with(NOT_COMPLETED_LABEL) {
-                    // The renderer wrote this answer for a call that got none; it writes it again.
-                    return Ok(());
-                }
-                Answer::Error(text.to_owned())
-            }
+            "error-text" => Answer::Error(text_value()?.to_owned()),
             "error-json" => Answer::Error(crate::js_json::to_string(value()?)),
             "execution-denied" => match output.get("reason") {
                 Some(Value::String(reason)) => Answer::Error(reason.clone()),

@@ -11,6 +11,9 @@
 //! | tool | `{type: "tool-result", toolCallId, toolName, output}`, tool; `output` is `{type: "text", value}`, or `{type: "error-text", value}` for `status: "error"` |
 //! | reasoning block whose payload has `text` | `{type: "reasoning", text}`, assistant |
 //!
+//! Call ids are mapped as the provider pages say into what every provider behind the SDK takes
+//! (`^[A-Za-z0-9_-]{1,40}$`); the ids providers give are kept.
+//!
 //! Consecutive assistant parts form one assistant message and consecutive results one tool
 //! message, as `generateText` writes a step; each user or system entry is a message of its own.
 //! A part made of an event that carries `aiSdk` (written by `aiSdk/toEvents`, kept on the
@@ -23,7 +26,7 @@
 //! messages read by `aiSdk/toEvents` render back equal.
 
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, RECOVERABLE_LABEL, SYSTEM_LABEL};
-use crate::messages::{is_blank, Entry, MessageType, StoredMessage, ToolCall, CARRIED_KEY};
+use crate::messages::{is_blank, Entry, IdMap, IdRule, MessageType, StoredMessage, ToolCall, CARRIED_KEY};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -75,7 +78,7 @@ pub enum Part<'a> {
     },
     #[serde(rename_all = "camelCase")]
     ToolCall {
-        tool_call_id: &'a str,
+        tool_call_id: Cow<'a, str>,
         tool_name: &'a str,
         input: Input<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,7 +88,7 @@ pub enum Part<'a> {
     },
     #[serde(rename_all = "camelCase")]
     ToolResult {
-        tool_call_id: &'a str,
+        tool_call_id: Cow<'a, str>,
         tool_name: &'a str,
         output: Value,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,6 +104,9 @@ pub enum Input<'a> {
     Value(&'a Value),
 }
 
+/// Ids every provider behind the SDK takes: OpenAI's length and Anthropic's characters.
+const ID_RULE: IdRule = IdRule { max_len: 40, word_chars_only: true };
+
 /// A message being gathered, with the message-level fields of its first part.
 struct Draft<'a> {
     role: Role,
@@ -112,6 +118,7 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
     let mut drafts: Vec<Draft<'a>> = Vec::with_capacity(entries.len());
     // Tool names by call id, for the results (a tool message names no tool).
     let mut names: HashMap<&'a str, &'a str> = HashMap::new();
+    let mut ids = IdMap::new(ID_RULE);
     for entry in entries {
         match entry {
             Entry::Reasoning(block) => {
@@ -121,13 +128,18 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
                     add(&mut drafts, Role::Assistant, part, carried);
                 }
             }
-            Entry::Message(message) => project_message(message, &mut names, &mut drafts),
+            Entry::Message(message) => project_message(message, &mut names, &mut ids, &mut drafts),
         }
     }
     Request { instructions: system, messages: drafts.into_iter().map(finish).collect() }
 }
 
-fn project_message<'a>(message: &'a StoredMessage, names: &mut HashMap<&'a str, &'a str>, out: &mut Vec<Draft<'a>>) {
+fn project_message<'a>(
+    message: &'a StoredMessage,
+    names: &mut HashMap<&'a str, &'a str>,
+    ids: &mut IdMap<'a>,
+    out: &mut Vec<Draft<'a>>,
+) {
     let carried = message.data.extra.get(CARRIED_KEY);
     match message.message_type {
         MessageType::Human | MessageType::System => {
@@ -152,7 +164,7 @@ fn project_message<'a>(message: &'a StoredMessage, names: &mut HashMap<&'a str, 
                 let id = call.id.as_deref().unwrap_or_default();
                 names.insert(id, &call.name);
                 let carried = call.extra.get(CARRIED_KEY);
-                add(out, Role::Assistant, tool_call(call, id, carried), carried);
+                add(out, Role::Assistant, tool_call(call, ids.get(id), carried), carried);
             }
         }
         MessageType::Tool => {
@@ -162,7 +174,7 @@ fn project_message<'a>(message: &'a StoredMessage, names: &mut HashMap<&'a str, 
                 .or_else(|| names.get(id).copied())
                 .unwrap_or_default();
             let part = Part::ToolResult {
-                tool_call_id: id,
+                tool_call_id: ids.get(id),
                 tool_name,
                 output: output(message, carried),
                 provider_options: field(carried, "providerOptions"),
@@ -173,7 +185,7 @@ fn project_message<'a>(message: &'a StoredMessage, names: &mut HashMap<&'a str, 
     }
 }
 
-fn tool_call<'a>(call: &'a ToolCall, id: &'a str, carried: Option<&'a Value>) -> Part<'a> {
+fn tool_call<'a>(call: &'a ToolCall, id: Cow<'a, str>, carried: Option<&'a Value>) -> Part<'a> {
     let wrapped = field(carried, "input") == Some(&Value::Bool(true));
     let input = match call.args.get("input") {
         Some(value) if wrapped => Input::Value(value),
