@@ -123,11 +123,7 @@ impl Events<'_> {
             carried = first;
         }
         fields.insert(CARRIED_KEY.into(), Value::Object(carried));
-        fields.insert("iteration".into(), Value::Number(self.stamp.iteration.clone()));
-        if let Some(timestamp) = &self.stamp.timestamp {
-            fields.insert("timestamp".into(), Value::Number(timestamp.clone()));
-        }
-        self.events.push(AgentEvent::from_map(fields, "event").expect("converted events have their fields"));
+        self.push_plain(fields);
     }
 
     /// A text: a `message` event, unless blank (standard mode leaves those out, so its message

@@ -212,7 +212,7 @@ fn output(message: &StoredMessage, carried: Option<&Value>) -> Value {
             .unwrap_or(&content)
     };
     let kind = field(carried, "output").and_then(Value::as_str);
-    let mut output = Map::new();
+    let mut reason = None;
     let (kind, value) = match (is_error, kind) {
         (false, Some("json")) if field(carried, "string") == Some(&Value::Bool(true)) => {
             ("json", Some(Value::String(content.clone().into_owned())))
@@ -221,9 +221,9 @@ fn output(message: &StoredMessage, carried: Option<&Value>) -> Value {
         (true, Some("error-json")) => ("error-json", Some(parsed(unlabelled()))),
         (true, Some("error-text")) => ("error-text", Some(Value::String(unlabelled().to_owned()))),
         (true, Some("execution-denied")) => {
-            let reason = (field(carried, "reason") != Some(&Value::Bool(false))).then(|| unlabelled().to_owned());
-            if let Some(reason) = reason {
-                output.insert("reason".into(), Value::String(reason));
+            // `reason: false`: the denial had none, and the event holds a stand-in.
+            if field(carried, "reason") != Some(&Value::Bool(false)) {
+                reason = Some(Value::String(unlabelled().to_owned()));
             }
             ("execution-denied", None)
         }
@@ -235,7 +235,9 @@ fn output(message: &StoredMessage, carried: Option<&Value>) -> Value {
     if let Some(value) = value {
         out.insert("value".into(), value);
     }
-    out.extend(output);
+    if let Some(reason) = reason {
+        out.insert("reason".into(), reason);
+    }
     if let Some(options) = field(carried, "outputProviderOptions") {
         out.insert("providerOptions".into(), options.clone());
     }
