@@ -11,7 +11,8 @@ use super::wire::{parse, TextResult, ThreadInfo};
 use crate::event::AgentEvent;
 use crate::event_log::EventLog;
 use crate::messages::{ContextMode, DanglingToolCalls, StoredMessage};
-use crate::providers::Provider;
+use crate::providers::anthropic::{CacheControl, CacheTtl};
+use crate::providers::{Provider, ProviderOptions};
 use crate::service::{EventPage, RenderFormat, RenderOptions, Rendered};
 use crate::store::{ForkPoint, ThreadSettings};
 use crate::xml::{EscapeMode, XmlOptions};
@@ -92,6 +93,8 @@ pub(super) struct RenderOptionsParams {
     #[serde(default)]
     dangling_tool_calls: DanglingToolCalls,
     from_event: Option<u64>,
+    /// `anthropic` only: `"none"`, `"auto"` or `{"ttl": "5m" | "1h"}`; read by [`cache_control`].
+    cache_control: Option<Value>,
     /// Render within a token budget (`thread/render` only).
     pub(super) budget: Option<super::context_methods::BudgetParams>,
 }
@@ -347,6 +350,13 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
     if o.from_event.is_some() && !matches!(format, Format::Xml) {
         return Err(invalid_params("options.fromEvent", "applies to format \"xml\" only"));
     }
+    let cache_control = match o.cache_control {
+        None => CacheControl::None,
+        Some(_) if !matches!(format, Format::Anthropic) => {
+            return Err(invalid_params("options.cacheControl", "applies to format \"anthropic\" only"))
+        }
+        Some(value) => cache_control(&value)?,
+    };
     let format = match format {
         Format::Xml => RenderFormat::Xml,
         Format::Messages => RenderFormat::Messages,
@@ -362,8 +372,33 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         response_prefix: o.response_prefix,
         escape: o.escape,
         dangling_tool_calls: o.dangling_tool_calls,
+        provider: ProviderOptions { cache_control },
     };
     Ok((format, options))
+}
+
+/// `options.cacheControl`: `"none"`, `"auto"`, or `{"ttl": "5m" | "1h"}` (auto with that TTL).
+fn cache_control(value: &Value) -> RpcResult<CacheControl> {
+    const EXPECTED: &str = "expected \"none\", \"auto\" or {\"ttl\": \"5m\" | \"1h\"}";
+    match value {
+        Value::String(name) if name == "none" => Ok(CacheControl::None),
+        Value::String(name) if name == "auto" => Ok(CacheControl::Auto { ttl: None }),
+        Value::Object(fields) => {
+            if let Some(key) = fields.keys().find(|key| *key != "ttl") {
+                return Err(invalid_params(&format!("options.cacheControl.{key}"), "unknown field; expected ttl"));
+            }
+            let ttl = match fields.get("ttl") {
+                Some(Value::String(ttl)) if ttl == "5m" => CacheTtl::FiveMinutes,
+                Some(Value::String(ttl)) if ttl == "1h" => CacheTtl::OneHour,
+                Some(other) => {
+                    return Err(invalid_params("options.cacheControl.ttl", &format!("expected \"5m\" or \"1h\", found {other}")))
+                }
+                None => return Err(invalid_params("options.cacheControl.ttl", "missing")),
+            };
+            Ok(CacheControl::Auto { ttl: Some(ttl) })
+        }
+        other => Err(invalid_params("options.cacheControl", &format!("{EXPECTED}, found {other}"))),
+    }
 }
 
 /// A render's result as JSON text: what the renderer wrote is spliced in, never parsed into a

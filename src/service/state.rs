@@ -17,7 +17,7 @@ use crate::messages::{
     xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
     StoredMessage,
 };
-use crate::providers::{self, Provider};
+use crate::providers::{self, Provider, ProviderOptions};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
 use std::sync::OnceLock;
@@ -308,7 +308,7 @@ impl ThreadState {
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
                 let entries = builder.entries(view.dangling);
-                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, false)
+                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, &view.provider, false)
             }
             ContextMode::Xml => {
                 let index = self.xml_index(view.escape);
@@ -316,7 +316,7 @@ impl ThreadState {
                 let system = self.injection.system_message(view.instructions);
                 let document = StoredMessage::human(renderer.document(view.response_prefix));
                 let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
-                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, false)
+                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, &view.provider, false)
             }
         }
     }
@@ -329,6 +329,7 @@ pub struct View<'a> {
     pub response_prefix: Option<&'a str>,
     pub escape: EscapeMode,
     pub dangling: DanglingToolCalls,
+    pub provider: ProviderOptions,
 }
 
 impl Drop for ThreadState {
@@ -421,6 +422,7 @@ mod tests {
                     response_prefix: None,
                     escape: EscapeMode::default(),
                     dangling,
+                    provider: Default::default(),
                 };
                 out.push(state.messages_json(mode, &view));
                 state.release_renderers();
