@@ -66,6 +66,8 @@ pub(super) struct BudgetParams {
     max_tokens: u64,
     #[serde(default)]
     tokenizer: Tokenizer,
+    /// Keep the cut until over `maxTokens`, then drop to this many (at most `maxTokens`).
+    drop_to: Option<u64>,
 }
 
 fn default_max_context_tokens() -> u64 {
@@ -171,7 +173,11 @@ pub(super) async fn render_within_budget(
     budget: BudgetParams,
 ) -> RpcResult<Box<RawValue>> {
     let (format, options) = render_args(format, options)?;
-    let budget = Budget { max_tokens: budget.max_tokens, tokenizer: budget.tokenizer };
+    if let Some(drop_to) = budget.drop_to.filter(|&drop_to| drop_to > budget.max_tokens) {
+        let reason = format!("{drop_to} is more than maxTokens ({})", budget.max_tokens);
+        return Err(super::errors::invalid_params("options.budget.dropTo", &reason));
+    }
+    let budget = Budget { max_tokens: budget.max_tokens, tokenizer: budget.tokenizer, drop_to: budget.drop_to };
     let BudgetedRender { rendered, dropped, tokens } = ctx
         .service
         .render_within_budget(&thread_id, format, options, budget, &cancel::current())

@@ -6,6 +6,7 @@
 
 mod context;
 mod documents;
+mod kept_cut;
 mod lru;
 mod state;
 mod view;

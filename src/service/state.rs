@@ -41,6 +41,8 @@ pub struct ThreadState {
     /// Per escape mode and tokenizer, the measure of each view event's `<event>` line so far
     /// ([`Tokenizer::measure`]): counts after an append measure only the new lines.
     line_measures: Vec<(EscapeMode, Tokenizer, Vec<u64>)>,
+    /// Where a budget that keeps its cut stands, for the next render with the same options.
+    pub(super) kept_cut: Option<Box<super::kept_cut::KeptCut>>,
 }
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
@@ -88,6 +90,7 @@ impl ThreadState {
             standard: None,
             keep_renderers_up_to,
             line_measures: Vec::new(),
+            kept_cut: None,
         };
         state.rebuild_injection();
         state
