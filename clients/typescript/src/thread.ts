@@ -1,8 +1,8 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import type { ThreadKeeper } from "./client.js";
 import type { CallOptions } from "./connection.js";
 import { ErrorCodes, ThreadKeeperError } from "./errors.js";
 import { storedToLangChainMessages } from "./langchain.js";
+import type { ThreadClient } from "./thread-client.js";
 import type {
   AnthropicRender,
   AnthropicRequest,
@@ -73,8 +73,11 @@ function isFromEventRefused(error: unknown): boolean {
   );
 }
 
-/** One thread on the server. Obtained from `client.openThread()` or `client.importThread()`. */
-export class Thread {
+/**
+ * One thread on the server. Obtained from `client.openThread()` or `client.importThread()`;
+ * `Client` is the type of the client it came from (`ThreadKeeper` for those).
+ */
+export class Thread<Client extends ThreadClient = ThreadClient> {
   readonly id: string;
   /** The thread as it was when opened; `version` and `eventCount` follow this handle's appends. */
   info: ThreadInfo;
@@ -90,7 +93,7 @@ export class Thread {
 
   constructor(
     /** The client this thread's requests go through. */
-    readonly client: ThreadKeeper,
+    readonly client: Client,
     info: ThreadInfo,
   ) {
     this.id = info.threadId;
@@ -319,7 +322,7 @@ export class Thread {
   }
 
   /** A new thread holding this one's events up to `atVersion` or `atEvent` (default: all). */
-  async fork(options: ForkOptions & CallOptions = {}): Promise<Thread> {
+  async fork(options: ForkOptions & CallOptions = {}): Promise<Thread<Client>> {
     const [params, call] = splitCallOptions(options);
     const info = await this.client.call<ThreadInfo>("thread/fork", { threadId: this.id, ...params }, call);
     return new Thread(this.client, info);
