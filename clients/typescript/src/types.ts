@@ -84,11 +84,15 @@ export type WithExtraFields<E extends AgentEvent> = E & { [extra: string]: unkno
 declare const unknownEventBrand: unique symbol;
 
 /**
- * The `type` of an `UnknownAgentEvent`: a string marked so that no literal such as
- * `"tool_call"` is one, so an object literal is always checked against the known event its
- * `type` names, extra or misspelled fields included.
+ * The `type` of an `UnknownAgentEvent`. At run time it is the event's own type string; to the
+ * compiler it is a marked literal that no known type (nor any literal you write) is equal to.
+ * So `if (event.type === "tool_call")` narrows an `AnyAgentEvent` to `ToolCallEvent` alone
+ * (a plain `string` there would keep the unknown form in, and with it any field name), the
+ * unknown form stays in the other branch and in a `switch`'s `default`, and an object literal
+ * is always checked against the known event its `type` names. Compare an unknown event's type
+ * as a string: `isUnknownEvent(event) && (event.type as string) === "approval"`.
  */
-export type UnknownEventType = string & { readonly [unknownEventBrand]: true };
+export type UnknownEventType = "(unknown event type)" & { readonly [unknownEventBrand]: true };
 
 /**
  * An event of a type this version does not know; the server keeps it whole. Made only by

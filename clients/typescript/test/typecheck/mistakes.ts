@@ -64,6 +64,28 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   // @ts-expect-error narrowed to message, then read as a tool call
   if (known.type === "message") console.log(known.args);
 
+  // Events read back, narrowed on their type.
+  for (const e of await thread.events()) {
+    // @ts-expect-error a field of the narrowed event misspelled
+    if (e.type === "tool_call") console.log(e.toolNmae);
+    // @ts-expect-error a field of another event type on the narrowed one
+    if (e.type === "tool_call") console.log(e.content);
+    // @ts-expect-error a known type misspelled in the comparison
+    if (e.type === "toolcall") console.log(e);
+    switch (e.type) {
+      case "message": case "tool_call": case "tool_result": case "error": case "human_input_requested":
+      case "human_input_received": case "completion": case "summary":
+        break;
+      default: {
+        // @ts-expect-error a switch over the known types is not exhaustive: unknown events remain
+        const none: never = e;
+        console.log(none);
+      }
+    }
+  }
+  // @ts-expect-error an object literal cannot pass for an unknown event by its type's marker text
+  await thread.append([{ type: "(unknown event type)", iteration: 0 }]);
+
   // Renders and their results.
   // @ts-expect-error the result of render("xml") used as messages
   const messages: StoredMessage[] = (await thread.render("xml")).messages;
