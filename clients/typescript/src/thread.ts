@@ -5,6 +5,7 @@ import { storedToLangChainMessages } from "./langchain.js";
 import type { ThreadClient } from "./thread-client.js";
 import type {
   AnthropicRender,
+  AnthropicRenderOptions,
   AnthropicRequest,
   AnyAgentEvent,
   AppendResult,
@@ -115,7 +116,7 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
   async render(format: "messages", options?: RenderOptions & CallOptions): Promise<MessagesRender>;
   async render(format: "openai-chat", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIChatRender>;
   async render(format: "openai-responses", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIResponsesRender>;
-  async render(format: "anthropic", options?: ProviderRenderOptions & CallOptions): Promise<AnthropicRender>;
+  async render(format: "anthropic", options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRender>;
   async render(
     format: RenderFormat,
     options: RenderOptions & CallOptions = {},
@@ -230,8 +231,12 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
     return instructions === undefined ? { input } : { instructions, input };
   }
 
-  /** The thread as Anthropic Messages API `{system?, messages}`: `anthropic.messages.create({ model, max_tokens, ...request })`. */
-  async renderAnthropic(options?: ProviderRenderOptions & CallOptions): Promise<AnthropicRequest> {
+  /**
+   * The thread as Anthropic Messages API `{system?, messages}`: `anthropic.messages.create({ model, max_tokens, ...request })`.
+   * With `cacheControl: "auto"` (or `{ ttl }`) the request carries prompt-cache breakpoints and
+   * `system` is text blocks.
+   */
+  async renderAnthropic(options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRequest> {
     const { system, messages } = await this.render("anthropic", options);
     return system === undefined ? { messages } : { system, messages };
   }

@@ -334,11 +334,34 @@ export interface OpenAIResponsesRender extends OpenAIResponsesRequest, BudgetedR
   contextMode: ContextMode;
 }
 
+/** How long Anthropic keeps a cached prefix: 5 minutes (its default) or an hour. */
+export type AnthropicCacheTtl = "5m" | "1h";
+
+/**
+ * `options.cacheControl` of the `anthropic` render: `"none"` (the default) marks nothing;
+ * `"auto"` marks cache breakpoints as Anthropic's prompt caching reads them (at most 4: the
+ * system prompt's last block, the request's last block, and between them so that the next
+ * step finds its cached prefix); `{ ttl }` is `"auto"` with that TTL on every breakpoint.
+ */
+export type AnthropicCacheControlOption = "none" | "auto" | { ttl: AnthropicCacheTtl };
+
+/** A cache breakpoint on an Anthropic block: the prefix up to and including it is cached. */
+export interface AnthropicCacheControl {
+  type: "ephemeral";
+  ttl?: AnthropicCacheTtl;
+}
+
+export interface AnthropicTextBlock {
+  type: "text";
+  text: string;
+  cache_control?: AnthropicCacheControl;
+}
+
 export type AnthropicContentBlock =
-  | { type: "text"; text: string }
+  | AnthropicTextBlock
   /** `id` is the tool call id mapped into `[A-Za-z0-9_-]{1,64}`. */
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content?: string; is_error: boolean };
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown>; cache_control?: AnthropicCacheControl }
+  | { type: "tool_result"; tool_use_id: string; content?: string; is_error: boolean; cache_control?: AnthropicCacheControl };
 
 export interface AnthropicMessage {
   role: "user" | "assistant";
@@ -347,8 +370,14 @@ export interface AnthropicMessage {
 
 /** The Messages API request fields: `anthropic.messages.create({ model, max_tokens, ...request })`. */
 export interface AnthropicRequest {
-  system?: string;
+  /** A string; text blocks when `cacheControl` marks breakpoints (the last block is one). */
+  system?: string | AnthropicTextBlock[];
   messages: AnthropicMessage[];
+}
+
+/** Options of the `anthropic` render: the provider render options and its cache breakpoints. */
+export interface AnthropicRenderOptions extends ProviderRenderOptions {
+  cacheControl?: AnthropicCacheControlOption;
 }
 
 export interface AnthropicRender extends AnthropicRequest, BudgetedRender {
@@ -385,6 +414,13 @@ export type Tokenizer = "estimate" | "o200k_base" | "cl100k_base";
 
 export interface RenderBudget {
   maxTokens: number;
+  /**
+   * Where a cut brings the rendering down to (tokens, at most `maxTokens`; default `maxTokens`).
+   * Whole oldest iterations are dropped only when the rendering would exceed `maxTokens`, then
+   * until it is at most `dropTo`; between cuts the cut stays, so consecutive renders share all
+   * but their new end (and a provider's prompt cache keeps reading it).
+   */
+  dropTo?: number;
   tokenizer?: Tokenizer;
 }
 

@@ -107,6 +107,20 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   await tk.openThread({ settings: { responsePrefx: "Next:" } });
   // @ts-expect-error a tokenizer the server does not have
   await thread.tokens({ tokenizer: "gpt2" });
+  // @ts-expect-error a cacheControl value misspelled
+  await thread.renderAnthropic({ cacheControl: "automatic" });
+  // @ts-expect-error a cache TTL Anthropic does not have
+  await thread.renderAnthropic({ cacheControl: { ttl: "10m" } });
+  // @ts-expect-error cacheControl as Anthropic's block mark instead of the option
+  await thread.renderAnthropic({ cacheControl: { type: "ephemeral" } });
+  // @ts-expect-error cacheControl on a format without cache breakpoints
+  await thread.renderOpenAIChat({ cacheControl: "auto" });
+  // @ts-expect-error cacheControl on the messages render
+  await thread.render("messages", { cacheControl: "auto" });
+  // @ts-expect-error the budget's dropTo misspelled
+  await thread.render("messages", { budget: { maxTokens: 30_000, dropTO: 18_000 } });
+  // @ts-expect-error system read as a string when it may be text blocks
+  (await thread.renderAnthropic({ cacheControl: "auto" })).system?.trim();
 
   // Options of every call.
   // @ts-expect-error timeoutMs as a duration string

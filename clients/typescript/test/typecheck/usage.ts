@@ -1,11 +1,13 @@
 /**
- * How a user reads events back, which must compile under `strict`: a check of `type` narrows an
- * event to that event's interface with no guard, and the events of types this version does not
- * know stay in the other branches. Type-checked (never run) by `npm run typecheck`; the
- * mistakes of the same reads are in `mistakes.ts`.
+ * Code a user writes, which must compile under `strict`: a check of an event's `type` narrows it
+ * to that event's interface with no guard (the events of types this version does not know stay
+ * in the other branches), and the render options with their typed results. Type-checked (never
+ * run) by `npm run typecheck`; the mistakes of the same code are in `mistakes.ts`.
  */
 import {
   isKnownEvent,
+  type AnthropicCacheControlOption,
+  type AnthropicRequest,
   isUnknownEvent,
   type AgentEvent,
   type AnyAgentEvent,
@@ -68,4 +70,17 @@ export async function narrowing(tk: ThreadKeeper, thread: Thread): Promise<strin
   const forked: Thread<ThreadKeeper> = await opened.fork();
   seen.push(forked.id);
   return seen;
+}
+
+export async function promptCaching(thread: Thread, ttl: "5m" | "1h" | undefined): Promise<AnthropicRequest> {
+  const cacheControl: AnthropicCacheControlOption = ttl === undefined ? "auto" : { ttl };
+  const request = await thread.renderAnthropic({ cacheControl, budget: { maxTokens: 30_000, dropTo: 18_000 } });
+  const system = typeof request.system === "string" ? request.system : request.system?.map((block) => block.text).join("");
+  for (const block of request.messages.flatMap((message) => message.content)) {
+    if (block.cache_control !== undefined) console.log(block.type, block.cache_control.type, block.cache_control.ttl ?? "5m");
+  }
+  const plain = await thread.render("anthropic", { cacheControl: "none" });
+  const fitted = await thread.render("openai-chat", { budget: { maxTokens: 30_000, dropTo: 18_000, tokenizer: "o200k_base" } });
+  console.log(system, plain.messages.length, fitted.dropped?.iterations);
+  return request;
 }
