@@ -4,9 +4,11 @@ import { ErrorCodes, ThreadKeeperError } from "./errors.js";
 import { storedToLangChainMessages } from "./langchain.js";
 import type { ThreadClient } from "./thread-client.js";
 import type {
+  AnthropicCacheTtl,
   AnthropicRender,
   AnthropicRenderOptions,
   AnthropicRequest,
+  AnthropicTextBlock,
   AnyAgentEvent,
   AppendResult,
   CompactionPlan,
@@ -116,6 +118,8 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
   async render(format: "messages", options?: RenderOptions & CallOptions): Promise<MessagesRender>;
   async render(format: "openai-chat", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIChatRender>;
   async render(format: "openai-responses", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIResponsesRender>;
+  async render(format: "anthropic", options?: AnthropicRenderOptions & { cacheControl?: "none" } & CallOptions): Promise<AnthropicRender<string>>;
+  async render(format: "anthropic", options: AnthropicRenderOptions & { cacheControl: "auto" | { ttl: AnthropicCacheTtl } } & CallOptions): Promise<AnthropicRender<AnthropicTextBlock[]>>;
   async render(format: "anthropic", options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRender>;
   async render(
     format: RenderFormat,
@@ -236,6 +240,9 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
    * With `cacheControl: "auto"` (or `{ ttl }`) the request carries prompt-cache breakpoints and
    * `system` is text blocks.
    */
+  async renderAnthropic(options?: AnthropicRenderOptions & { cacheControl?: "none" } & CallOptions): Promise<AnthropicRequest<string>>;
+  async renderAnthropic(options: AnthropicRenderOptions & { cacheControl: "auto" | { ttl: AnthropicCacheTtl } } & CallOptions): Promise<AnthropicRequest<AnthropicTextBlock[]>>;
+  async renderAnthropic(options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRequest>;
   async renderAnthropic(options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRequest> {
     const { system, messages } = await this.render("anthropic", options);
     return system === undefined ? { messages } : { system, messages };

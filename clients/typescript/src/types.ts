@@ -368,10 +368,16 @@ export interface AnthropicMessage {
   content: AnthropicContentBlock[];
 }
 
-/** The Messages API request fields: `anthropic.messages.create({ model, max_tokens, ...request })`. */
-export interface AnthropicRequest {
-  /** A string; text blocks when `cacheControl` marks breakpoints (the last block is one). */
-  system?: string | AnthropicTextBlock[];
+/** The `system` of an Anthropic request: a string, or text blocks (with cache breakpoints). */
+export type AnthropicSystem = string | AnthropicTextBlock[];
+
+/**
+ * The Messages API request fields: `anthropic.messages.create({ model, max_tokens, ...request })`.
+ * `System` is `string` for a render without cache breakpoints and `AnthropicTextBlock[]` for one
+ * with them (the system prompt's last block is a breakpoint).
+ */
+export interface AnthropicRequest<System extends AnthropicSystem = AnthropicSystem> {
+  system?: System;
   messages: AnthropicMessage[];
 }
 
@@ -380,7 +386,7 @@ export interface AnthropicRenderOptions extends ProviderRenderOptions {
   cacheControl?: AnthropicCacheControlOption;
 }
 
-export interface AnthropicRender extends AnthropicRequest, BudgetedRender {
+export interface AnthropicRender<System extends AnthropicSystem = AnthropicSystem> extends AnthropicRequest<System>, BudgetedRender {
   format: "anthropic";
   version: number;
   contextMode: ContextMode;

@@ -80,6 +80,10 @@ export async function promptCaching(thread: Thread, ttl: "5m" | "1h" | undefined
     if (block.cache_control !== undefined) console.log(block.type, block.cache_control.type, block.cache_control.ttl ?? "5m");
   }
   const plain = await thread.render("anthropic", { cacheControl: "none" });
+  // Without breakpoints the system prompt is a string; with them, text blocks.
+  const instructions: string | undefined = (await thread.renderAnthropic()).system?.trim() ?? plain.system;
+  const blocks = (await thread.renderAnthropic({ cacheControl: { ttl: "1h" } })).system;
+  console.log(instructions, blocks?.at(-1)?.cache_control?.ttl);
   const fitted = await thread.render("openai-chat", { budget: { maxTokens: 30_000, dropTo: 18_000, tokenizer: "o200k_base" } });
   console.log(system, plain.messages.length, fitted.dropped?.iterations);
   return request;
