@@ -180,6 +180,28 @@ describe("renderAnthropic: cacheControl", () => {
     }
   });
 
+  test("with a budget that keeps its cut, each request between cuts reads the whole one before from the cache", async () => {
+    const thread = await agentThread();
+    const budget = { maxTokens: 1000, dropTo: 500 };
+    const all = loopEvents(4 * 40);
+    let previous: AnthropicRequest | undefined;
+    let previousDropped = 0;
+    let reads = 0;
+    for (let step = 0; step < 40; step++) {
+      await thread.append(all.slice(4 * step, 4 * step + 4));
+      const render = await thread.render("anthropic", { cacheControl: "auto", budget });
+      assertValid(render);
+      const dropped = render.dropped?.iterations.length ?? 0;
+      if (previous !== undefined && dropped === previousDropped) {
+        assert.equal(cachedPrefixRead(previous, render), flatten(previous).length, `step ${step} does not read the previous request from the cache`);
+        reads++;
+      }
+      previous = render;
+      previousDropped = dropped;
+    }
+    assert.ok(reads > 20, `only ${reads} of 40 steps came between cuts`);
+  });
+
   test("on another format it is refused at options.cacheControl", async () => {
     const thread = await agentThread();
     await thread.append(loopEvents(4));

@@ -2,7 +2,8 @@
  * Typical mistakes in code that uses this package, each of which must fail to compile. This
  * file is type-checked (never run) by `npm run typecheck`: every line after a
  * `@ts-expect-error` must have a type error, so a mistake that starts to type-check fails the
- * build. Keep each mistake on the one line after its comment.
+ * build. Keep each mistake on the one line after its comment. The same code written right is in
+ * `usage.ts`, which must compile.
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import {
