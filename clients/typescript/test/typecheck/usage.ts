@@ -6,10 +6,10 @@
  */
 import {
   isKnownEvent,
-  type AnthropicCacheControlOption,
-  type AnthropicRequest,
   isUnknownEvent,
   type AgentEvent,
+  type AnthropicCacheControlOption,
+  type AnthropicRequest,
   type AnyAgentEvent,
   type MessageEvent,
   type Thread,
@@ -60,7 +60,7 @@ export async function narrowing(tk: ThreadKeeper, thread: Thread): Promise<strin
   const known: AgentEvent[] = popped.filter(isKnownEvent);
   const unknown: UnknownAgentEvent[] = popped.filter(isUnknownEvent);
   const parsed: AnyAgentEvent[] = await tk.parseThreadXml("<thread>\n</thread>");
-  const firstMessage = parsed.find((e): e is MessageEvent => e.type === "message");
+  const firstMessage: MessageEvent | undefined = parsed.find((e) => e.type === "message"); // an inferred type guard
   for (const e of (await tk.parseReply("Done.", 1)).events) if (e.type === "completion") seen.push(String(e.verified));
   seen.push(String(known.length + unknown.length), firstMessage?.content ?? "");
 
