@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import math
 import os
 import select
@@ -26,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._connection import CLOSE_TIMEOUT_S, EXIT_REPORT_WAIT_S, StderrTail, check_frame_size
-from ._framing import FrameDecoder, FramingError, encode
+from ._framing import FrameDecoder, FramingError, decode, encode
 from .errors import RequestTimeoutError, ServerExitedError, ThreadKeeperError
 
 READ_BYTES = 65536
@@ -132,12 +131,15 @@ class BlockingConnection:
             if self._stopped is not None:
                 raise self._stopped
             self._pending[request_id] = call
+            # Nobody reads the output: this caller does, from the moment its frame is written.
+            reads = not self._reading
+            self._reading = True
         try:
             try:
                 self._write(frame)
             except OSError:
                 pass  # the pipe broke: reading reports the exit (status, stderr) to this call
-            if not self._await_answer(call, deadline):
+            if not (self._read_for(call, deadline) if reads else self._await_answer(call, deadline)):
                 self._cancel(request_id)
                 assert timeout is not None
                 raise RequestTimeoutError(method, timeout)
@@ -164,27 +166,31 @@ class BlockingConnection:
                 view = view[os.write(self._stdin_fd, view) :]
 
     def _await_answer(self, call: _Call, deadline: float | None) -> bool:
-        """Waits until ``call`` is answered, reading the output while no other caller does; False
-        when the deadline passed first (the call is then no longer pending)."""
-        while True:
-            with self._state:
-                if call.done:
-                    return True
-                if not self._reading:
-                    self._reading = True
-                    break
-                # Another caller reads: wait for it to hand over this answer or to stop reading.
-                self._waiting += 1
-                try:
+        """Waits while another caller reads, until it hands over ``call``'s answer (True) or stops
+        reading (then this caller reads), or the deadline passes (False; the call is no longer pending)."""
+        with self._state:
+            # Counted before ``done`` is looked at: the reader sets ``done`` without the lock and
+            # then notifies if anyone is counted, so an answer is never missed.
+            self._waiting += 1
+            try:
+                while not call.done:
+                    if not self._reading:
+                        self._reading = True
+                        break
                     remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is None or remaining > 0:
-                        self._turn.wait(remaining)
-                finally:
-                    self._waiting -= 1
-                if call.done:
+                    if remaining is not None and remaining <= 0:
+                        if self._forget(call):
+                            return False
+                        remaining = None  # the reader has taken its answer and is handing it over
+                    self._turn.wait(remaining)
+                else:
                     return True
-                if deadline is not None and time.monotonic() >= deadline:
-                    return not self._forget(call)
+            finally:
+                self._waiting -= 1
+        return self._read_for(call, deadline)
+
+    def _read_for(self, call: _Call, deadline: float | None) -> bool:
+        """Reads for ``call`` (this caller is the reader), then lets a waiting caller read."""
         try:
             return self._read_until(call, deadline)
         finally:
@@ -212,7 +218,7 @@ class BlockingConnection:
                 self._report_exit(None)
                 return True
             try:
-                messages = [json.loads(body) for body in self._decoder.feed(data)]
+                messages = [decode(body) for body in self._decoder.feed(data)]
             except (FramingError, ValueError) as error:
                 self._report_exit(f"the server sent a malformed message ({error})")
                 return True
@@ -221,22 +227,24 @@ class BlockingConnection:
         return True
 
     def _dispatch(self, messages: list[Any]) -> None:
-        with self._state:
-            for message in messages:
-                for item in message if isinstance(message, list) else [message]:
-                    if not isinstance(item, dict) or "method" in item:
-                        continue  # the server sends no requests or notifications in protocol v1
-                    request_id = item.get("id")
-                    call = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
-                    if call is None:
-                        continue  # a call that timed out or was interrupted
-                    if "error" in item:
-                        error = item["error"]
-                        call.error = ThreadKeeperError(int(error.get("code", 0)), str(error.get("message", "")), error.get("data"))
-                    else:
-                        call.result = item.get("result")
-                    call.done = True
-            if self._waiting:
+        # Only the reader takes calls out of ``_pending`` as answered, so no lock is needed for
+        # that (a waiting caller gives up its call under the lock, and one of the two gets it).
+        for message in messages:
+            for item in message if isinstance(message, list) else (message,):
+                if not isinstance(item, dict) or "method" in item:
+                    continue  # the server sends no requests or notifications in protocol v1
+                request_id = item.get("id")
+                call = self._pending.pop(request_id, None) if type(request_id) is int else None
+                if call is None:
+                    continue  # a call that timed out or was interrupted
+                if "error" in item:
+                    error = item["error"]
+                    call.error = ThreadKeeperError(int(error.get("code", 0)), str(error.get("message", "")), error.get("data"))
+                else:
+                    call.result = item.get("result")
+                call.done = True
+        if self._waiting:
+            with self._state:
                 self._turn.notify_all()
 
     # The end of the process.

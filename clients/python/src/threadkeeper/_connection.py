@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import math
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ._framing import FrameDecoder, FramingError, encode
+from ._framing import FrameDecoder, FramingError, decode, encode
 from .errors import RequestTimeoutError, ServerExitedError, ThreadKeeperError
 
 STDERR_TAIL_BYTES = 8 * 1024
@@ -168,7 +167,7 @@ class Connection(asyncio.SubprocessProtocol):
             return  # the output was malformed: the process is being stopped
         try:
             for body in self._decoder.feed(data):
-                self._dispatch(json.loads(body))
+                self._dispatch(decode(body))
         except (FramingError, ValueError) as error:
             self._report_exit(f"the server sent a malformed message ({error})")
 
