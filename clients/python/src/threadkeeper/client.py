@@ -15,7 +15,6 @@ from .errors import ErrorCode, ThreadKeeperError
 from .types import (
     AnthropicRender,
     AnthropicRequest,
-    AnyAgentEvent,
     AppendResult,
     CacheControl,
     CompactionPlan,
@@ -37,6 +36,7 @@ from .types import (
     PromptTool,
     RenderBudget,
     RenderFormat,
+    ReadEvent,
     RenderOptions,
     StoredMessage,
     ThreadInfo,
@@ -385,10 +385,11 @@ class AsyncThread:
 
     async def events(
         self, *, offset: int | None = None, limit: int | None = None, tail: int | None = None, timeout: float | None = None
-    ) -> list[AnyAgentEvent]:
+    ) -> list[ReadEvent]:
         """The stored events, exactly as appended: from ``offset`` (at most ``limit``), or the last ``tail``.
 
-        Narrow each on its ``type``: ``if event["type"] == "tool_call": event["toolName"]``."""
+        Narrow each on its ``type``: ``if event["type"] == "tool_call": event["toolName"]``. Events
+        of a custom type come back too: see :data:`ReadEvent`."""
         return (await self.events_page(offset=offset, limit=limit, tail=tail, timeout=timeout)).events
 
     async def events_page(
@@ -708,8 +709,8 @@ class AsyncThreadKeeper:
             params["options"] = options
         return str((await self.request("xml/serializeThread", params, timeout=timeout))["text"])
 
-    async def parse_thread_xml(self, text: str, *, timeout: float | None = None) -> list[AnyAgentEvent]:
-        events: list[AnyAgentEvent] = (await self.request("xml/parseThread", {"text": text}, timeout=timeout))["events"]
+    async def parse_thread_xml(self, text: str, *, timeout: float | None = None) -> list[ReadEvent]:
+        events: list[ReadEvent] = (await self.request("xml/parseThread", {"text": text}, timeout=timeout))["events"]
         return events
 
     async def messages_to_xml(self, messages: Sequence[StoredMessage], *, timeout: float | None = None) -> str:

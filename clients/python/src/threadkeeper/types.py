@@ -110,13 +110,28 @@ def custom_event(type: str, iteration: int, **fields: Any) -> CustomEvent:
 #: What ``append`` and the XML serializer take: known events, or custom ones made explicitly.
 EventInput = Union[AgentEvent, CustomEvent]
 
-#: An event of a type this version does not know, as read back: a plain dict.
+#: The ``type`` of each event this version knows.
+KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
+    ["message", "tool_call", "tool_result", "error", "human_input_requested", "human_input_received", "completion", "summary"]
+)
+
+#: An event of a type this version does not know (a custom one), as read back: a plain dict.
 UnknownAgentEvent = dict[str, Any]
 
-#: Any event as read back (``thread.events()``): narrow it on ``type``. After
-#: ``if event["type"] == "tool_call":`` a type checker knows ``event["toolName"]`` (an unknown
-#: event's keys are unchecked, so the known types' keys are checked and a misspelled one fails).
+#: An event as read back (``thread.events()``, ``events_page``, ``pop``): narrow it on ``type``;
+#: after ``if event["type"] == "tool_call":`` a type checker knows ``event["toolName"]`` and
+#: refuses a misspelled key. The union names the known types only, because a type checker stops
+#: narrowing a union with a member whose ``type`` is any string. Custom events come back too, as
+#: appended: tell them apart with :func:`is_known_event` (or ``KNOWN_EVENT_TYPES``) first.
+ReadEvent = AgentEvent
+
+#: Any event as read back, including types this version does not know.
 AnyAgentEvent = Union[AgentEvent, UnknownAgentEvent]
+
+
+def is_known_event(event: AnyAgentEvent) -> bool:
+    """Whether ``event`` is of a type this version knows (else a custom event: a plain dict)."""
+    return event.get("type") in KNOWN_EVENT_TYPES
 
 
 class StoredToolCall(TypedDict):
@@ -370,7 +385,7 @@ class XmlDelta:
 class EventsPage:
     version: int
     event_count: int
-    events: list[AnyAgentEvent] = field(default_factory=list)
+    events: list[ReadEvent] = field(default_factory=list)
 
 
 class ParsedToolCall(TypedDict):
@@ -504,7 +519,7 @@ class IterationSummary(TypedDict):
 class PopResult:
     """What ``thread/pop`` answers: the removed events, in thread order, and the new version."""
 
-    events: list[AnyAgentEvent]
+    events: list[ReadEvent]
     version: int
 
 
