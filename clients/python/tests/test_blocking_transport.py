@@ -191,3 +191,20 @@ def test_async_adapters_of_a_blocking_thread_leave_the_callers_loop_free() -> No
             return ticks
 
         assert asyncio.run(main()) == [0, 1, 2]
+
+
+def test_ctrl_c_during_a_call_cancels_it_on_the_server() -> None:
+    import math
+
+    from test_spawn_and_timeouts import FAKE
+
+    with ThreadKeeper.spawn(binary=sys.executable, args=FAKE) as tk:
+        main = threading.get_ident()
+        # Sent to this thread once it waits in the read (the fake server never answers test/hang).
+        interrupter = threading.Timer(0.2, signal.pthread_kill, args=(main, signal.SIGINT))
+        interrupter.start()
+        with pytest.raises(KeyboardInterrupt):
+            tk.request("test/hang")
+        interrupter.join()
+        assert tk.request("test/cancelled", timeout=math.inf) == [2]
+        assert tk.request("test/cancelled") == [2], "the connection goes on"

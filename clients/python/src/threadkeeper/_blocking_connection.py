@@ -21,6 +21,7 @@ import select
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,6 +56,9 @@ class BlockingConnection:
         self._stdout_fd = process.stdout.fileno()
         self._ids = itertools.count(1)
         self._decoder = FrameDecoder()
+        #: Used by the reader alone, when its call has a deadline (poll, unlike select, takes any fd).
+        self._readable = select.poll()
+        self._readable.register(self._stdout_fd, select.POLLIN)
         self._stderr = StderrTail()
         #: Guards ``_pending``, ``_reading`` and ``_stopped``; callers waiting for the reader wait on ``_turn``.
         self._state = threading.Lock()
@@ -65,8 +69,14 @@ class BlockingConnection:
         self._stopped: ServerExitedError | None = None
         #: Frames are written whole, one at a time.
         self._write_lock = threading.Lock()
-        self._stderr_reader = threading.Thread(target=self._drain_stderr, args=(process.stderr.fileno(),), name="threadkeeper-stderr", daemon=True)
+        # Given the tail, not the connection: a connection dropped unclosed is collected, which
+        # closes the server's stdin, so the server exits and this thread ends.
+        self._stderr_reader = threading.Thread(
+            target=_drain_stderr, args=(process.stderr.fileno(), self._stderr), name="threadkeeper-stderr", daemon=True
+        )
         self._stderr_reader.start()
+        # A connection dropped without close() closes the server's stdin, so the server exits.
+        weakref.finalize(self, process.stdin.close)
 
     @classmethod
     def start(cls, binary: str, args: Sequence[str], env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> BlockingConnection:
@@ -208,7 +218,7 @@ class BlockingConnection:
         while not call.done:
             if deadline is not None:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not select.select([self._stdout_fd], [], [], remaining)[0]:
+                if remaining <= 0 or not self._readable.poll(math.ceil(remaining * 1000)):
                     with self._state:
                         if call.done or not self._forget(call):
                             return True
@@ -248,11 +258,6 @@ class BlockingConnection:
                 self._turn.notify_all()
 
     # The end of the process.
-
-    def _drain_stderr(self, fd: int) -> None:
-        with contextlib.suppress(OSError):
-            while chunk := os.read(fd, READ_BYTES):
-                self._stderr.push(chunk)
 
     def _report_exit(self, failure: str | None) -> None:
         """The output ended (or was malformed): every pending and later call fails with the exit
@@ -314,6 +319,12 @@ class BlockingConnection:
         if self._process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()
+
+
+def _drain_stderr(fd: int, tail: StderrTail) -> None:
+    with contextlib.suppress(OSError):
+        while chunk := os.read(fd, READ_BYTES):
+            tail.push(chunk)
 
 
 class _ThreadLock(contextlib.AbstractAsyncContextManager[None]):

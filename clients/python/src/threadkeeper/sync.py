@@ -10,6 +10,7 @@ offered here by adding its line below.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
@@ -47,6 +48,7 @@ def _named_after(method: Callable[..., Any], call: Callable[..., Any]) -> None:
             setattr(call, name, with_name)
     call.__qualname__ = call.__qualname__.replace("AsyncThreadKeeper.", "ThreadKeeper.").replace("AsyncThread.", "Thread.")
     call.__module__ = __name__
+    call.__wrapped__ = method  # type: ignore[attr-defined]  # so help() and inspect.signature show its parameters
 
 
 def _blocking(method: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]) -> Callable[Concatenate[Any, P], R]:
@@ -66,6 +68,7 @@ def _blocking_thread(method: Callable[Concatenate[Any, P], Coroutine[Any, Any, A
         return Thread(run_now(method(self._async, *args, **kwargs)))
 
     _named_after(method, call)
+    call.__signature__ = inspect.signature(method).replace(return_annotation="Thread")  # type: ignore[attr-defined]
     return call
 
 
