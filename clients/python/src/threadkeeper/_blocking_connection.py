@@ -171,9 +171,11 @@ class BlockingConnection:
 
     def _write(self, frame: bytes) -> None:
         with self._write_lock:
-            view = memoryview(frame)
-            while view:
-                view = view[os.write(self._stdin_fd, view) :]
+            written = os.write(self._stdin_fd, frame)
+            if written < len(frame):  # a frame larger than the pipe takes several writes
+                view = memoryview(frame)[written:]
+                while view:
+                    view = view[os.write(self._stdin_fd, view) :]
 
     def _await_answer(self, call: _Call, deadline: float | None) -> bool:
         """Waits while another caller reads, until it hands over ``call``'s answer (True) or stops

@@ -47,8 +47,10 @@ def check_frame_size(frame: bytes, max_frame_bytes: int | None) -> None:
     """Refuses a frame over the server's ``maxFrameBytes`` with the error the server would give:
     the server cannot read the id of a frame it refuses (it answers with id null), so the call
     could never be matched."""
+    if max_frame_bytes is None or len(frame) <= max_frame_bytes:
+        return
     size = len(frame) - frame.index(b"\r\n\r\n") - 4
-    if max_frame_bytes is not None and size > max_frame_bytes:
+    if size > max_frame_bytes:
         raise ThreadKeeperError(
             -32004,
             f"limit exceeded: maxFrameBytes is {max_frame_bytes}, got {size}",
