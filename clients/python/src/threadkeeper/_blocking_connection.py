@@ -33,7 +33,7 @@ READ_BYTES = 65536
 
 
 class _Call:
-    """One call in flight: its answer once read, and whether its caller waits for another reader."""
+    """One call in flight, and its answer once the reader has handed it over."""
 
     __slots__ = ("request_id", "done", "result", "error")
 
@@ -69,13 +69,12 @@ class BlockingConnection:
         self._stopped: ServerExitedError | None = None
         #: Frames are written whole, one at a time.
         self._write_lock = threading.Lock()
-        # Given the tail, not the connection: a connection dropped unclosed is collected, which
-        # closes the server's stdin, so the server exits and this thread ends.
+        # The drain holds the tail, not the connection, so a connection dropped without close()
+        # is collected: that closes the server's stdin, the server exits, and the drain ends.
         self._stderr_reader = threading.Thread(
             target=_drain_stderr, args=(process.stderr.fileno(), self._stderr), name="threadkeeper-stderr", daemon=True
         )
         self._stderr_reader.start()
-        # A connection dropped without close() closes the server's stdin, so the server exits.
         weakref.finalize(self, process.stdin.close)
 
     @classmethod

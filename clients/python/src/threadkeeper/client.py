@@ -1,12 +1,18 @@
-"""The asyncio client: :class:`AsyncThreadKeeper` and :class:`AsyncThread`."""
+"""The asyncio client: :class:`AsyncThreadKeeper` and :class:`AsyncThread`.
+
+Their methods are also the blocking client's (``sync``), run over a blocking connection: a
+method added here is offered there by one line in ``sync.py`` (a test fails until it is). So a
+method body awaits only the connection (``self.request``, ``self._client.request``), other
+methods, and the connection's ``lock()``, never asyncio itself.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
-import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._connection import Connection, Transport
@@ -34,9 +40,9 @@ from .types import (
     ParsedToolCalls,
     PopResult,
     PromptTool,
+    ReadEvent,
     RenderBudget,
     RenderFormat,
-    ReadEvent,
     RenderOptions,
     StoredMessage,
     ThreadInfo,
