@@ -15,7 +15,24 @@ import pytest
 from conftest import BINARY, MEMORY_ARGS, loop_events, sample_events
 from test_robustness import CRASHING_SERVER
 
-from threadkeeper import AsyncThread, AsyncThreadKeeper, ErrorCode, ServerExitedError, Thread, ThreadKeeper, ThreadKeeperError
+from threadkeeper import (
+    AsyncThread,
+    AsyncThreadKeeper,
+    ErrorCode,
+    RequestTimeoutError,
+    ServerExitedError,
+    Thread,
+    ThreadKeeper,
+    ThreadKeeperError,
+    _blocking_connection,
+)
+
+
+@pytest.fixture(params=[True, False], ids=["caller-reads", "reader-thread"])
+def either_reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs a test with callers reading the output themselves, and with the reader thread used
+    where pipes cannot be polled (Windows)."""
+    monkeypatch.setattr(_blocking_connection, "READS_ON_CALLER", request.param)
 
 
 def public_methods(cls: type) -> dict[str, inspect.Signature]:
@@ -53,6 +70,7 @@ def test_no_event_loop_and_no_thread_but_the_stderr_drain() -> None:
         assert not t.is_alive()
 
 
+@pytest.mark.usefixtures("either_reader")
 def test_incremental_renders_from_many_threads_share_the_kept_lines() -> None:
     with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as tk:
         thread = tk.open_thread()
@@ -76,6 +94,7 @@ def test_incremental_renders_from_many_threads_share_the_kept_lines() -> None:
         assert thread.render_xml(incremental=True) == thread.render_xml()
 
 
+@pytest.mark.usefixtures("either_reader")
 def test_killing_the_server_fails_every_waiting_call_from_every_thread() -> None:
     tk = ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS)
     thread = tk.open_thread()
@@ -108,6 +127,7 @@ def _outcome(call: object) -> BaseException | object:
         return error
 
 
+@pytest.mark.usefixtures("either_reader")
 def test_a_crash_reports_status_and_stderr_tail(tmp_path: Path) -> None:
     script = tmp_path / "crashing-server"
     script.write_text(f"#!{sys.executable}\n{CRASHING_SERVER}")
@@ -156,6 +176,7 @@ def test_a_frame_over_the_limit_is_refused_and_the_connection_goes_on() -> None:
         assert tk.escape_xml("<") == "&lt;"
 
 
+@pytest.mark.usefixtures("either_reader")
 def test_a_5mb_string_round_trips_both_ways() -> None:
     with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as tk:
         big = "é<&>" * 1_250_000
@@ -193,6 +214,7 @@ def test_async_adapters_of_a_blocking_thread_leave_the_callers_loop_free() -> No
         assert asyncio.run(main()) == [0, 1, 2]
 
 
+@pytest.mark.usefixtures("either_reader")
 def test_ctrl_c_during_a_call_cancels_it_on_the_server() -> None:
     import math
 
@@ -208,3 +230,30 @@ def test_ctrl_c_during_a_call_cancels_it_on_the_server() -> None:
         interrupter.join()
         assert tk.request("test/cancelled", timeout=math.inf) == [2]
         assert tk.request("test/cancelled") == [2], "the connection goes on"
+
+
+@pytest.mark.usefixtures("either_reader")
+def test_timeouts_from_many_threads_cancel_each_call_and_the_rest_are_answered() -> None:
+    import math
+
+    from test_spawn_and_timeouts import FAKE
+
+    with ThreadKeeper.spawn(binary=sys.executable, args=FAKE) as tk:
+        outcomes: list[str] = []
+
+        def hang() -> None:
+            try:
+                tk.request("test/hang", timeout=0.05)
+            except RequestTimeoutError:
+                outcomes.append("timeout")
+
+        def answered() -> None:
+            outcomes.append("answered" if tk.request("initialize", {}, timeout=math.inf)["serverInfo"] else "?")
+
+        workers = [threading.Thread(target=hang if n % 2 else answered) for n in range(8)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert sorted(outcomes) == ["answered"] * 4 + ["timeout"] * 4
+        assert len(tk.request("test/cancelled", timeout=math.inf)) == 4

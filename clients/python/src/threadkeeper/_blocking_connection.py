@@ -7,6 +7,9 @@ answer has come it stops reading and a waiting caller takes over. Between calls 
 stdout; the server's answers wait in the pipe. A thread drains stderr, keeping its tail, so the
 server never blocks on a full stderr pipe while a call waits for it.
 
+Where a pipe cannot be polled (Windows), a call could not bound its read by its timeout, so a
+thread reads the output instead and every call waits for its answer.
+
 Its methods are coroutines that never suspend, so the asyncio client's method bodies run on it
 unchanged: the blocking client steps each one once (see ``sync``).
 """
@@ -30,6 +33,8 @@ from ._framing import FrameDecoder, FramingError, decode, encode
 from .errors import RequestTimeoutError, ServerExitedError, ThreadKeeperError
 
 READ_BYTES = 65536
+#: Whether a caller can read the output itself: its timeout needs the pipe polled.
+READS_ON_CALLER = hasattr(select, "poll")
 
 
 class _Call:
@@ -56,9 +61,6 @@ class BlockingConnection:
         self._stdout_fd = process.stdout.fileno()
         self._ids = itertools.count(1)
         self._decoder = FrameDecoder()
-        #: Used by the reader alone, when its call has a deadline (poll, unlike select, takes any fd).
-        self._readable = select.poll()
-        self._readable.register(self._stdout_fd, select.POLLIN)
         self._stderr = StderrTail()
         #: Guards ``_pending``, ``_reading`` and ``_stopped``; callers waiting for the reader wait on ``_turn``.
         self._state = threading.Lock()
@@ -76,6 +78,13 @@ class BlockingConnection:
         )
         self._stderr_reader.start()
         weakref.finalize(self, process.stdin.close)
+        if READS_ON_CALLER:
+            #: Used by the reader alone, when its call has a deadline (poll, unlike select, takes any fd).
+            self._readable = select.poll()
+            self._readable.register(self._stdout_fd, select.POLLIN)
+        else:
+            self._reading = True  # for good: this thread is the reader
+            threading.Thread(target=self._read_forever, name="threadkeeper-reader", daemon=True).start()
 
     @classmethod
     def start(cls, binary: str, args: Sequence[str], env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> BlockingConnection:
@@ -224,18 +233,32 @@ class BlockingConnection:
                         if call.done or not self._forget(call):
                             return True
                     return False
-            data = os.read(self._stdout_fd, READ_BYTES)
-            if not data:
-                self._report_exit(None)
+            if not self._read_once():
                 return True
-            try:
-                messages = [decode(body) for body in self._decoder.feed(data)]
-            except (FramingError, ValueError) as error:
-                self._report_exit(f"the server sent a malformed message ({error})")
-                return True
-            if messages:
-                self._dispatch(messages)
         return True
+
+    def _read_once(self) -> bool:
+        """Reads what the server wrote and hands out the answers; False once the output has ended."""
+        data = os.read(self._stdout_fd, READ_BYTES)
+        if not data:
+            self._report_exit(None)
+            return False
+        try:
+            messages = [decode(body) for body in self._decoder.feed(data)]
+        except (FramingError, ValueError) as error:
+            self._report_exit(f"the server sent a malformed message ({error})")
+            return False
+        if messages:
+            self._dispatch(messages)
+        return True
+
+    def _read_forever(self) -> None:
+        """The reader thread, where a caller cannot read for itself."""
+        try:
+            while self._read_once():
+                pass
+        except OSError:
+            self._report_exit(None)
 
     def _dispatch(self, messages: list[Any]) -> None:
         # Only the reader takes calls out of ``_pending`` as answered, so no lock is needed for
