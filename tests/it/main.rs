@@ -8,6 +8,7 @@ mod support;
 mod strategies;
 
 mod ai_sdk;
+mod caching;
 mod cli;
 mod context;
 mod convert;
