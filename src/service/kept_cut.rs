@@ -155,6 +155,20 @@ impl KeptCut {
     }
 }
 
+/// Whether a render with these options continues a kept replay by a few events only, so it is
+/// cheap enough to run in place; a replay from the start renders once per iteration.
+pub(super) fn replays_little(state: &ThreadState, format: RenderFormat, options: &RenderOptions, budget: Budget) -> bool {
+    const FEW_NEW_EVENTS: usize = 64;
+    state.kept_cuts.iter().any(|kept| {
+        kept.key.format == format
+            && kept.key.options == *options
+            && kept.key.budget == budget
+            && kept.key.settings == state.record.settings
+            && kept.view_extends(state)
+            && state.view().len() - kept.items.len() <= FEW_NEW_EVENTS
+    })
+}
+
 /// `thread/render` within `budget`, keeping the cut until the rendering would exceed
 /// `maxTokens`, then dropping to `drop_to` (see the module's docs).
 pub(super) fn render_keeping_cut(
