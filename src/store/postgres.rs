@@ -7,6 +7,7 @@
 //! one without is renumbered and retried. Reads see one consistent snapshot, so a server
 //! catches up with others' appends in one query.
 
+use super::changes::{bump, ChangeSignal};
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
 use super::{
@@ -15,10 +16,9 @@ use super::{
 use crate::event_log::{EventLog, EventLogBuilder};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use futures_util::future::{BoxFuture, FutureExt};
-use super::changes::{bump, ChangeSignal};
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::watch;
 use std::time::Duration;
+use tokio::sync::watch;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{NoTls, Row};
 
@@ -162,7 +162,8 @@ impl PostgresStore {
             config.application_name("threadkeeper");
         }
         // Fast recycling drops connections the server closed, so the pool reconnects by itself.
-        let manager = Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager =
+            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(Runtime::Tokio1)
