@@ -26,5 +26,6 @@ mod turns_props;
 mod undo_branch;
 mod vectors;
 mod view;
+mod viewer;
 mod xml_golden;
 mod xml_props;
