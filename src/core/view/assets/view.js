@@ -526,11 +526,20 @@
       for (const group of groups) {
         timeline.append(groupNode(group));
         shownGroups.push(group);
+        if (atBottom) fillNow(group); // drawn at once: the reader follows them
       }
       for (const [iteration] of update.tokens) refreshHeads(iteration);
       showStats(shownEvents);
     }
     if (atBottom && currentView === "timeline") page.scrollTop = page.scrollHeight;
+  }
+
+  function fillNow(group) {
+    const container = group.section.querySelector(".group-body");
+    if (!waiting.has(container)) return;
+    waiting.delete(container);
+    observer.unobserve(container);
+    fill(container, group);
   }
 
   /** More events for the last group: drawn now if it is on screen already, else when it is. */
