@@ -323,3 +323,31 @@ fn the_sqlite_store_signals_commits_of_other_processes() {
         assert_eq!(store.record("run-1").await.unwrap().unwrap().event_count, 3);
     });
 }
+
+#[test]
+fn the_postgres_store_signals_changes_of_other_servers() {
+    use crate::support::postgres::database_url;
+    use threadkeeper::store::PostgresStore;
+    let Some(url) = database_url("the_postgres_store_signals_changes_of_other_servers") else { return };
+    runtime().block_on(async {
+        let here = PostgresStore::connect(&url).await.unwrap();
+        let there = PostgresStore::connect(&url).await.unwrap();
+        let mut signal = here.watch_changes().await.unwrap();
+        // The first signal says the watch listens.
+        tokio::time::timeout(READ_TIMEOUT, signal.changed()).await.unwrap().unwrap();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let id = format!("watched-{}-{nanos}", std::process::id());
+        there.open(OpenThread { thread_id: id.clone(), now: 1, ..Default::default() }).await.unwrap();
+        signal.mark_unchanged();
+        let before = there.statements_sent();
+        there.append(&id, None, &one_event(), 2).await.unwrap();
+        assert_eq!(there.statements_sent() - before, 1, "the notify rides in the append's statement");
+        tokio::time::timeout(READ_TIMEOUT, signal.changed()).await.unwrap().unwrap();
+        signal.mark_unchanged();
+        there.pop(&id, None, 1, 3).await.unwrap();
+        tokio::time::timeout(READ_TIMEOUT, signal.changed()).await.unwrap().unwrap();
+        signal.mark_unchanged();
+        assert!(there.delete(&id).await.unwrap());
+        tokio::time::timeout(READ_TIMEOUT, signal.changed()).await.unwrap().unwrap();
+    });
+}
