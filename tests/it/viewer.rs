@@ -273,8 +273,11 @@ fn a_bad_token_or_serve_options_without_serve_are_refused() {
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--token"));
-    let output = Command::new(BIN).args(["view", "--port", "0"]).env_remove("THREADKEEPER_STORE").output().unwrap();
-    assert_eq!(output.status.code(), Some(2), "--port needs --serve");
+    for args in [&["--port", "0"][..], &["--host", "0.0.0.0", "examples/thread.json"], &["--open", "--thread", "t"]] {
+        let output = Command::new(BIN).arg("view").args(args).env_remove("THREADKEEPER_STORE").output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?} go only with --serve");
+        assert!(output.stdout.is_empty());
+    }
 }
 
 fn runtime() -> tokio::runtime::Runtime {
