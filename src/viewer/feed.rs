@@ -174,3 +174,36 @@ pub fn append_message(events: &[AgentEvent], from: usize, escape: EscapeMode) ->
 fn iteration_key(event: &AgentEvent) -> u64 {
     (event.iteration().as_f64().unwrap_or(0.0) + 0.0).to_bits()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(values: Value) -> Vec<AgentEvent> {
+        AgentEvent::list_from_values(serde_json::from_value(values).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn an_update_carries_the_new_events_and_only_the_links_they_can_change() {
+        let all = events(json!([
+            {"type": "tool_call", "toolName": "a", "toolCallId": "1", "args": {}, "iteration": 0},
+            {"type": "tool_result", "toolCallId": "1", "result": "r", "iteration": 0},
+            {"type": "tool_call", "toolName": "b", "toolCallId": "2", "args": {}, "iteration": 1},
+            {"type": "human_input_requested", "question": "?", "iteration": 1},
+            {"type": "tool_result", "toolCallId": "2", "result": "late", "iteration": 2},
+            {"type": "tool_result", "toolCallId": "9", "result": "stray", "iteration": 2},
+        ]));
+        let update: Value = serde_json::from_str(&append_message(&all, 4, EscapeMode::default())).unwrap();
+        assert_eq!(update["type"], "append");
+        assert_eq!(update["from"], 4);
+        assert_eq!(update["events"].as_array().unwrap().len(), 2);
+        // Call 0 was answered before: the page has that link already.
+        assert_eq!(update["links"]["calls"], json!([{"call": 2, "status": "answered", "by": 4}]));
+        assert_eq!(update["links"]["strays"], json!([5]));
+        // The question is still open: its link may change, so it comes again.
+        assert_eq!(update["links"]["asks"], json!([{"request": 3, "answer": null}]));
+        // Estimates of the iterations the new events touch only.
+        let iterations: Vec<&Value> = update["tokens"].as_array().unwrap().iter().map(|t| &t[0]).collect();
+        assert_eq!(iterations, [&json!(2)]);
+    }
+}

@@ -517,7 +517,7 @@
       let shownEvents = Number(timeline.dataset.events);
       const matching = query === "" ? added : added.filter((i) => matches(i, query));
       shownEvents += matching.length;
-      for (const index of matching) refreshCallOf(index);
+      for (const index of added) refreshCallOf(index);
       const groups = groupsOf(matching);
       const last = shownGroups[shownGroups.length - 1];
       if (groups.length > 0 && last && last.iteration === groups[0].iteration && !last.visible) {
