@@ -687,7 +687,7 @@ fn each_prefix_of_the_events_gives_the_same_prefix_of_the_items() {
 }
 
 /// Items the conversion makes no event of — an output the render would have made up, the opening
-/// message — are kept by `responses_item` events in place, which the messages and provider
+/// message, an item of a type it does not read — are kept by `responses_item` events in place, which the messages and provider
 /// renders pass over; a question a not-completed output gives back keeps `null`.
 #[test]
 fn items_that_make_no_event_are_kept_in_their_place() {
@@ -700,6 +700,11 @@ fn items_that_make_no_event_are_kept_in_their_place() {
     ]);
     let kept = kept_events(&items);
     let plain = responses_to_events(items.as_array().unwrap(), &stamp()).unwrap();
+    let hosted = json!([{"type":"web_search_call","id":"ws_1","status":"completed"}]);
+    assert_eq!(
+        to_values(&kept_events(&hosted)),
+        json!([{"type":"responses_item","iteration":0,"responsesItem":hosted[0]}])
+    );
     let types: Vec<&str> = kept.iter().map(AgentEvent::event_type).collect();
     assert_eq!(
         types,

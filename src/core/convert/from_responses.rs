@@ -12,9 +12,10 @@
 //! | `function_call_output` | tool message; an output labelled as an error or a not-completed answer is read with `status: "error"` (the Responses form has no status) |
 //! | `reasoning` | a `turn_block` event carrying the reasoning block the projection replays |
 //!
-//! Any other item type is refused, naming the item: nothing is dropped unseen.
+//! Any other item type is refused, naming the item: nothing is dropped unseen. With `keepItems`
+//! it is kept instead, verbatim, in a `responses_item` event that no render but the XML shows.
 
-use super::from_messages::{sources_to_events, EventStamp, Source};
+use super::from_messages::{sources_to_events, EventStamp, Source, KEPT_ITEM_EVENT_TYPE};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall};
@@ -41,7 +42,7 @@ pub fn responses_to_events_keeping_items(items: &[Value], stamp: &EventStamp) ->
 fn convert(items: &[Value], stamp: &EventStamp, keep_items: bool) -> Result<Vec<AgentEvent>, EventError> {
     let mut pieces: Vec<Piece> = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        read_item(item, index, &mut pieces)?;
+        read_item(item, index, keep_items, &mut pieces)?;
     }
     let kept = |indices: &[usize]| -> Vec<&Value> {
         if keep_items {
@@ -73,7 +74,7 @@ enum Piece {
     Event { fields: Map<String, Value>, index: usize },
 }
 
-fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), EventError> {
+fn read_item(item: &Value, index: usize, keep_items: bool, out: &mut Vec<Piece>) -> Result<(), EventError> {
     let path = format!("items[{index}]");
     let fields =
         item.as_object().ok_or_else(|| fault(&path, format!("expected an object, found {}", json_type(item))))?;
@@ -102,6 +103,13 @@ fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), Eve
         "function_call_output" => read_output(fields, &path)?,
         "reasoning" => {
             out.push(Piece::Event { fields: reasoning_event(fields, &path)?, index });
+            return Ok(());
+        }
+        // Kept, an item of another type (a hosted tool's call, ...) is the host's as it is: the
+        // model input has no place for it.
+        _ if keep_items => {
+            let fields = Map::from_iter([("type".to_owned(), Value::from(KEPT_ITEM_EVENT_TYPE))]);
+            out.push(Piece::Event { fields, index });
             return Ok(());
         }
         other => {
