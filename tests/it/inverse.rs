@@ -687,7 +687,7 @@ fn each_prefix_of_the_events_gives_the_same_prefix_of_the_items() {
 }
 
 /// Items the conversion makes no event of — an output the render would have made up, the opening
-/// message, an item of a type it does not read — are kept by `responses_item` events in place, which the messages and provider
+/// message, an item of a type it does not read, a reasoning item without an id — are kept by `responses_item` events in place, which the messages and provider
 /// renders pass over; a question a not-completed output gives back keeps `null`.
 #[test]
 fn items_that_make_no_event_are_kept_in_their_place() {

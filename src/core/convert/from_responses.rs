@@ -101,6 +101,11 @@ fn read_item(item: &Value, index: usize, keep_items: bool, out: &mut Vec<Piece>)
             StoredMessage::ai_tool_calls(vec![call])
         }
         "function_call_output" => read_output(fields, &path)?,
+        // Kept, a reasoning item without an id (no model takes it back) is the host's as it is.
+        "reasoning" if keep_items && !fields.get("id").is_some_and(Value::is_string) => {
+            out.push(Piece::Event { fields: kept_item_event(), index });
+            return Ok(());
+        }
         "reasoning" => {
             out.push(Piece::Event { fields: reasoning_event(fields, &path)?, index });
             return Ok(());
@@ -108,8 +113,7 @@ fn read_item(item: &Value, index: usize, keep_items: bool, out: &mut Vec<Piece>)
         // Kept, an item of another type (a hosted tool's call, ...) is the host's as it is: the
         // model input has no place for it.
         _ if keep_items => {
-            let fields = Map::from_iter([("type".to_owned(), Value::from(KEPT_ITEM_EVENT_TYPE))]);
-            out.push(Piece::Event { fields, index });
+            out.push(Piece::Event { fields: kept_item_event(), index });
             return Ok(());
         }
         other => {
@@ -217,6 +221,11 @@ fn reasoning_event(fields: &Map<String, Value>, path: &str) -> Result<Map<String
     event.insert("type".into(), TURN_BLOCK_EVENT_TYPE.into());
     event.insert("block".into(), Value::Object(block));
     Ok(event)
+}
+
+/// The event that keeps an item with nothing else (its `responsesItem` is added with the stamps).
+fn kept_item_event() -> Map<String, Value> {
+    Map::from_iter([("type".to_owned(), Value::from(KEPT_ITEM_EVENT_TYPE))])
 }
 
 /// The reasoning item a reasoning `turn_block` event was made from, rebuilt from its block:
