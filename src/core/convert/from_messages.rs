@@ -14,6 +14,9 @@
 //! answers of calls that got none. A not-completed answer that says the run stopped to ask for
 //! human input gives back that `human_input_requested`, placed where it leaves the same calls
 //! unanswered for the same reason, so rendering the events again gives the same messages.
+//!
+//! Every event keeps what the host gave beside the text and calls of the message it came from
+//! (`messageId`, `messageName`, `messageFields`), which the `messages` render gives back.
 
 use crate::event::{AgentEvent, EventError};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall, OPENING_TEXT};
