@@ -119,6 +119,37 @@ for (const store of ["memory", "sqlite"] as const) {
       for (const batches of SHORT_CASES) await assertSameAsReference(new ThreadSession(await tk.openThread()), new MemorySession(), batches);
     });
 
+    test("a thread written without kept items reads as its render, and pops its last event", async () => {
+      const thread = await tk.openThread({ settings: { instructions: "Be brief." } });
+      await thread.append(
+        await tk.responsesToEvents([
+          { type: "message", role: "user", content: "q" },
+          { type: "function_call", call_id: "c1", name: "t", arguments: "{}" },
+        ]),
+      );
+      const session = new ThreadSession(thread);
+      const old: AgentInputItem[] = [
+        { type: "message", role: "system", content: "Be brief." },
+        { type: "message", role: "user", content: "q" },
+        { type: "function_call", callId: "c1", name: "t", arguments: "{}", status: "completed" },
+        {
+          type: "function_call_result",
+          callId: "c1",
+          name: "t",
+          status: "completed",
+          output: { type: "text", text: "[Tool call not completed]: no result was recorded for this call" },
+        },
+      ];
+      assert.deepEqual(await session.getItems(), old);
+      assert.deepEqual(await session.popItem(), old[3]);
+      assert.deepEqual(await session.getItems(), old.slice(0, 2));
+      // Items added after it are read back as added.
+      const added: AgentInputItem = { type: "message", role: "user", content: [{ type: "input_text", text: "again" }] };
+      await session.addItems([added]);
+      assert.deepEqual((await session.getItems()).at(-1), added);
+      assert.deepEqual(await session.popItem(), added);
+    });
+
     test("the SDK's Runner with a scripted model keeps and sees the same items", async () => {
       setTracingDisabled(true);
       const ours = new ThreadSession(await tk.openThread());
