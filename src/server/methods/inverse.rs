@@ -1,14 +1,14 @@
 //! The inverses of the renders: `messages/toEvents` and `responses/toEvents`, and the items
 //! `responses/toEvents` kept on events back (`responses/fromEvents`).
 
-use super::errors::invalid_params;
-use super::table::{MethodTable, Policy};
-use super::wire::parse;
 use crate::convert::{
     messages_to_events, responses_from_events, responses_to_events, responses_to_events_keeping_items, EventStamp,
 };
 use crate::event::{AgentEvent, EventError};
 use crate::messages::StoredMessage;
+use crate::server::errors::invalid_params;
+use crate::server::table::{MethodTable, Policy};
+use crate::server::wire::parse;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde::Deserialize;
 use serde_json::{json, Number, Value};
