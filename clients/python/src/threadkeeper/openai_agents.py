@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from agents.items import TResponseInputItem
@@ -79,8 +79,8 @@ class ThreadSession:
     async def clear_session(self) -> None:
         await self._bridge.run(self._bridge.thread.clear())
 
-    async def _from_events(self, events: list[dict[str, Any]]) -> list[TResponseInputItem]:
-        result = await self._bridge.client.request("responses/fromEvents", {"events": events})
+    async def _from_events(self, events: Sequence[Mapping[str, Any]]) -> list[TResponseInputItem]:
+        result = await self._bridge.client.request("responses/fromEvents", {"events": list(events)})
         return cast("list[TResponseInputItem]", result["items"])
 
     async def _items(self, limit: int | None) -> list[TResponseInputItem]:
