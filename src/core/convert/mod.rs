@@ -6,14 +6,16 @@ mod cli_prompt;
 mod from_messages;
 mod from_responses;
 mod js_whitespace;
+mod kept_items;
 mod thread_splice;
 mod to_prompt;
 mod to_xml;
 mod tool_calls;
 
 pub use cli_prompt::{build_cli_prompt, InputEncoding, ToolDefinition, TOOL_CALL_FORMAT};
-pub use from_messages::{messages_to_events, EventStamp};
-pub use from_responses::responses_to_events;
+pub use from_messages::{messages_to_events, EventStamp, KEPT_ITEM_EVENT_TYPE, KEPT_ITEM_KEY};
+pub use from_responses::{responses_to_events, responses_to_events_keeping_items};
+pub use kept_items::responses_from_events;
 pub use to_prompt::messages_to_prompt;
 pub use to_xml::messages_to_xml;
 pub use tool_calls::{parse_tool_calls, ParsedToolCall, ParsedToolCalls};
