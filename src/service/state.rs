@@ -41,8 +41,9 @@ pub struct ThreadState {
     /// Per escape mode and tokenizer, the measure of each view event's `<event>` line so far
     /// ([`Tokenizer::measure`]): counts after an append measure only the new lines.
     line_measures: Vec<(EscapeMode, Tokenizer, Vec<u64>)>,
-    /// Where a budget that keeps its cut stands, for the next render with the same options.
-    pub(super) kept_cut: Option<Box<super::kept_cut::KeptCut>>,
+    /// Where each budget that keeps its cut stands, for the next render with the same options
+    /// (a few of them: a host may render the same thread in several formats each step).
+    pub(super) kept_cuts: Vec<Box<super::kept_cut::KeptCut>>,
 }
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
@@ -90,7 +91,7 @@ impl ThreadState {
             standard: None,
             keep_renderers_up_to,
             line_measures: Vec::new(),
-            kept_cut: None,
+            kept_cuts: Vec::new(),
         };
         state.rebuild_injection();
         state
@@ -311,7 +312,13 @@ impl ThreadState {
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
                 let entries = builder.entries(view.dangling);
-                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, &view.provider, false)
+                providers::to_json(
+                    provider,
+                    system.as_ref().and_then(|m| m.content_str()),
+                    &entries,
+                    &view.provider,
+                    false,
+                )
             }
             ContextMode::Xml => {
                 let index = self.xml_index(view.escape);
@@ -319,7 +326,13 @@ impl ThreadState {
                 let system = self.injection.system_message(view.instructions);
                 let document = StoredMessage::human(renderer.document(view.response_prefix));
                 let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
-                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, &view.provider, false)
+                providers::to_json(
+                    provider,
+                    system.as_ref().and_then(|m| m.content_str()),
+                    &entries,
+                    &view.provider,
+                    false,
+                )
             }
         }
     }

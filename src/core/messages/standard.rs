@@ -175,10 +175,8 @@ impl OpenCalls {
         }
     }
 
-    fn add_call(&mut self, call: ToolCall, thread_id: &str, message_id: Option<&str>) {
-        if let Some(id) = message_id {
-            set_id_once(&mut self.message, id);
-        }
+    fn add_call(&mut self, call: ToolCall, thread_id: &str, origin: Origin<'_>) {
+        origin.give_once(&mut self.message);
         self.message.data.tool_calls.get_or_insert_with(Vec::new).push(call);
         self.calls.push(PendingCall { thread_id: thread_id.to_owned(), answered: false, interruption: None });
     }
@@ -188,17 +186,15 @@ impl OpenCalls {
         self.calls.iter().position(|c| !c.answered && c.thread_id == id)
     }
 
-    fn answer(&mut self, index: usize, content: String, error: bool, event: &AgentEvent) {
+    fn answer(&mut self, index: usize, content: String, error: bool, origin: Origin<'_>) {
         self.calls[index].answered = true;
         let id = self.message.tool_calls()[index].id.clone().unwrap_or_default();
         let mut message = StoredMessage::tool(id, content);
         if error {
             message.data.extra.insert("status".into(), Value::String("error".into()));
         }
-        if let Some(id) = event.fields().get("messageId").and_then(Value::as_str) {
-            set_id_once(&mut message, id);
-        }
-        carry(event, &mut message.data.extra);
+        origin.give_once(&mut message);
+        origin.carry(&mut message.data.extra);
         self.answers.push(message);
     }
 
@@ -226,11 +222,57 @@ impl OpenCalls {
     }
 }
 
-/// Gives `message` the id of the message it came from (`messageId`, kept by `messages/toEvents`),
-/// unless it already has one: a message made of several events takes its first event's id.
-fn set_id_once(message: &mut StoredMessage, id: &str) {
-    if message.data.extra.get("id").is_none() {
-        message.data.extra.insert("id".into(), Value::String(id.to_owned()));
+/// What an event keeps of the LangChain message it came from, as `messages/toEvents` writes it:
+/// `messageId` (the message's `data.id`), `messageName` (`data.name`) and `messageFields` (its
+/// other `data` keys, such as `additional_kwargs` and `usage_metadata`).
+#[derive(Clone, Copy, Default)]
+struct Origin<'a> {
+    id: Option<&'a str>,
+    name: Option<&'a str>,
+    fields: Option<&'a Map<String, Value>>,
+    /// The event's `aiSdk` ([`CARRIED_KEY`]), kept on the message or call made of it.
+    carried: Option<&'a Value>,
+}
+
+impl<'a> Origin<'a> {
+    /// Found in one pass over the event's few keys, as [`AgentEvent::kind`] finds its own.
+    fn of(event: &'a AgentEvent) -> Self {
+        let mut origin = Origin::default();
+        for (key, value) in event.fields() {
+            match (key.as_str(), value) {
+                ("messageId", Value::String(id)) => origin.id = Some(id),
+                ("messageName", Value::String(name)) => origin.name = Some(name),
+                ("messageFields", Value::Object(fields)) => origin.fields = Some(fields),
+                (CARRIED_KEY, carried) => origin.carried = Some(carried),
+                _ => {}
+            }
+        }
+        origin
+    }
+
+    /// Gives `extra` (a message's, or a call's) the event's `aiSdk`, if it has one.
+    fn carry(self, extra: &mut super::stored::Extra) {
+        if let Some(carried) = self.carried {
+            extra.insert(CARRIED_KEY.to_owned(), carried.clone());
+        }
+    }
+
+    /// Gives `message` what it kept, key by key unless the message has that key already: a
+    /// message made of several events takes its first event's.
+    fn give_once(self, message: &mut StoredMessage) {
+        let extra = &mut message.data.extra;
+        let id = self.id.map(|id| ("id", Value::String(id.to_owned())));
+        let name = self.name.map(|name| ("name", Value::String(name.to_owned())));
+        for (key, value) in id.into_iter().chain(name) {
+            if extra.get(key).is_none() {
+                extra.insert(key.to_owned(), value);
+            }
+        }
+        for (key, value) in self.fields.into_iter().flatten() {
+            if extra.get(key).is_none() && !matches!(key.as_str(), "content" | "tool_calls" | "tool_call_id") {
+                extra.insert(key.clone(), value.clone());
+            }
+        }
     }
 }
 
@@ -238,12 +280,6 @@ fn set_id_once(message: &mut StoredMessage, id: &str) {
 /// what a framework's message form needs that events have no field for (`aiSdk/toEvents`
 /// writes it, the `ai-sdk` projection reads it).
 pub const CARRIED_KEY: &str = "aiSdk";
-
-fn carry(event: &AgentEvent, extra: &mut super::stored::Extra) {
-    if let Some(value) = event.fields().get(CARRIED_KEY) {
-        extra.insert(CARRIED_KEY.to_owned(), value.clone());
-    }
-}
 
 /// The tool message answering a call that never got an answer.
 fn not_completed(call: &ToolCall, why: Option<&Interruption>) -> StoredMessage {
@@ -307,7 +343,7 @@ impl StandardMessages {
 
     /// Converts one more event.
     pub fn push(&mut self, event: &AgentEvent) {
-        let message_id = event.fields().get("messageId").and_then(Value::as_str);
+        let origin = Origin::of(event);
         let mut message = match event.kind() {
             // Whitespace says nothing, and Anthropic refuses a turn of it.
             EventKind::Message { role: Role::User | Role::Assistant, content } if is_blank(content) => return,
@@ -319,7 +355,7 @@ impl StandardMessages {
             EventKind::HumanInputReceived { response } => {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.awaiting_human.take().filter(|&i| !open.calls[i].answered) {
-                        open.answer(index, response.to_owned(), false, event);
+                        open.answer(index, response.to_owned(), false, origin);
                         self.settle_if_answered();
                         return;
                     }
@@ -339,11 +375,11 @@ impl StandardMessages {
                     self.settle_open();
                 }
                 let mut call = ToolCall::new(self.ids.claim(tool_call_id), tool_name, args.clone());
-                carry(event, &mut call.extra);
+                origin.carry(&mut call.extra);
                 if self.open.is_none() {
-                    self.open = Some(self.open_calls(message_id));
+                    self.open = Some(self.open_calls(origin.id));
                 }
-                self.open.get_or_insert_with(OpenCalls::new).add_call(call, tool_call_id, message_id);
+                self.open.get_or_insert_with(OpenCalls::new).add_call(call, tool_call_id, origin);
                 return;
             }
             EventKind::ToolResult { tool_call_id, result } => {
@@ -353,7 +389,7 @@ impl StandardMessages {
                 };
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.unanswered(tool_call_id) {
-                        open.answer(index, content, false, event);
+                        open.answer(index, content, false, origin);
                         self.settle_if_answered();
                         return;
                     }
@@ -364,7 +400,7 @@ impl StandardMessages {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = tool_call_id.and_then(|id| open.unanswered(id)) {
                         let label = if recoverable { RECOVERABLE_LABEL } else { NON_RECOVERABLE_LABEL };
-                        open.answer(index, format!("{label}{error}"), true, event);
+                        open.answer(index, format!("{label}{error}"), true, origin);
                         self.settle_if_answered();
                         return;
                     }
@@ -386,10 +422,8 @@ impl StandardMessages {
             },
             EventKind::Completion { .. } => return,
         };
-        if let Some(id) = message_id {
-            set_id_once(&mut message, id);
-        }
-        carry(event, &mut message.data.extra);
+        origin.give_once(&mut message);
+        origin.carry(&mut message.data.extra);
         self.add(Item::Message(message));
     }
 
