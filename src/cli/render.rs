@@ -57,6 +57,8 @@ enum Format {
     OpenaiResponses,
     /// Anthropic Messages `{system?, messages}`.
     Anthropic,
+    /// Vercel AI SDK `{instructions?, messages}` (`ModelMessage[]`).
+    AiSdk,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -172,6 +174,7 @@ fn render(args: &RenderArgs) -> Result<String, String> {
         Format::Anthropic => {
             with_newline(render_request_with(&events, &options, Provider::Anthropic, &provider_options, true))
         }
+        Format::AiSdk => with_newline(render_request(&events, &options, Provider::AiSdk, true)),
     })
 }
 

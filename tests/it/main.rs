@@ -7,6 +7,7 @@
 mod support;
 mod strategies;
 
+mod ai_sdk;
 mod caching;
 mod cli;
 mod context;

@@ -835,7 +835,7 @@ fn the_validators_reject_what_providers_reject() {
 
 // ---- generated threads ----
 
-fn event_strategy() -> impl Strategy<Value = Value> {
+pub(crate) fn event_strategy() -> impl Strategy<Value = Value> {
     let long = "l".repeat(45);
     let id = prop::sample::select(vec![
         "c0".to_owned(),

@@ -11,6 +11,6 @@ mod xml_mode;
 pub use call_ids::{IdMap, IdRule};
 pub use injection::{context_injection, system_message, ContextInjection};
 pub use options::{build_messages, ContextMode, MessageOptions};
-pub use standard::{is_blank, DanglingToolCalls, Entry, MessageRef, StandardMessages, OPENING_TEXT};
+pub use standard::{is_blank, DanglingToolCalls, Entry, MessageRef, StandardMessages, CARRIED_KEY, OPENING_TEXT};
 pub use stored::{Content, Extra, MessageData, MessageType, StoredMessage, ToolCall};
 pub use xml_mode::{xml_messages, xml_messages_from};

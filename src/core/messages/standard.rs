@@ -35,6 +35,9 @@
 //!   carries the id they name;
 //! - a blank user or assistant message is left out, and a conversation that would open with
 //!   the assistant opens with [`OPENING_TEXT`].
+//!
+//! An event's `aiSdk` field ([`CARRIED_KEY`]) is kept on the message (a call's, on the call)
+//! made of it, for the `ai-sdk` projection.
 
 use super::call_ids::IdRule;
 use super::injection::ContextInjection;
@@ -226,6 +229,8 @@ struct Origin<'a> {
     id: Option<&'a str>,
     name: Option<&'a str>,
     fields: Option<&'a Map<String, Value>>,
+    /// What a framework's message form keeps under [`CARRIED_KEY`].
+    carried: Option<&'a Value>,
 }
 
 impl<'a> Origin<'a> {
@@ -237,6 +242,7 @@ impl<'a> Origin<'a> {
                 ("messageId", Value::String(id)) => origin.id = Some(id),
                 ("messageName", Value::String(name)) => origin.name = Some(name),
                 ("messageFields", Value::Object(fields)) => origin.fields = Some(fields),
+                (CARRIED_KEY, carried) => origin.carried = Some(carried),
                 _ => {}
             }
         }
@@ -249,7 +255,8 @@ impl<'a> Origin<'a> {
         let extra = &mut message.data.extra;
         let id = self.id.map(|id| ("id", Value::String(id.to_owned())));
         let name = self.name.map(|name| ("name", Value::String(name.to_owned())));
-        for (key, value) in id.into_iter().chain(name) {
+        let carried = self.carried.map(|carried| (CARRIED_KEY, carried.clone()));
+        for (key, value) in id.into_iter().chain(name).chain(carried) {
             if extra.get(key).is_none() {
                 extra.insert(key.to_owned(), value);
             }
@@ -259,6 +266,17 @@ impl<'a> Origin<'a> {
                 extra.insert(key.clone(), value.clone());
             }
         }
+    }
+}
+
+/// The event key whose value the message or call made of the event keeps under the same key:
+/// what a framework's message form needs that events have no field for (`aiSdk/toEvents`
+/// writes it, the `ai-sdk` projection reads it).
+pub const CARRIED_KEY: &str = "aiSdk";
+
+fn carry(event: &AgentEvent, extra: &mut super::stored::Extra) {
+    if let Some(value) = event.fields().get(CARRIED_KEY) {
+        extra.insert(CARRIED_KEY.to_owned(), value.clone());
     }
 }
 
@@ -355,7 +373,8 @@ impl StandardMessages {
                     // The thread moved on while these calls waited: answer them here.
                     self.settle_open();
                 }
-                let call = ToolCall::new(self.ids.claim(tool_call_id), tool_name, args.clone());
+                let mut call = ToolCall::new(self.ids.claim(tool_call_id), tool_name, args.clone());
+                carry(event, &mut call.extra);
                 if self.open.is_none() {
                     self.open = Some(self.open_calls(origin.id));
                 }

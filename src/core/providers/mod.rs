@@ -10,7 +10,9 @@
 //! | `openai-chat` | [`openai_chat`] | `{messages}` (Chat Completions) |
 //! | `openai-responses` | [`openai_responses`] | `{instructions?, input}` (Responses API) |
 //! | `anthropic` | [`anthropic`] | `{system?, messages}` (Messages API) |
+//! | `ai-sdk` | [`ai_sdk`] | `{instructions?, messages}` (Vercel AI SDK `ModelMessage[]`) |
 
+pub mod ai_sdk;
 pub mod anthropic;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -29,16 +31,20 @@ pub enum Provider {
     OpenAiResponses,
     #[serde(rename = "anthropic")]
     Anthropic,
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 3] = [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic];
+    pub const ALL: [Provider; 4] =
+        [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic, Provider::AiSdk];
 
     pub fn name(self) -> &'static str {
         match self {
             Provider::OpenAiChat => "openai-chat",
             Provider::OpenAiResponses => "openai-responses",
             Provider::Anthropic => "anthropic",
+            Provider::AiSdk => "ai-sdk",
         }
     }
 }
@@ -50,6 +56,7 @@ pub enum ProviderRequest<'a> {
     OpenAiChat(openai_chat::Request<'a>),
     OpenAiResponses(openai_responses::Request<'a>),
     Anthropic(anthropic::Request<'a>),
+    AiSdk(ai_sdk::Request<'a>),
 }
 
 /// Projects `system` (the system message's text, if any) and the conversation for `provider`.
@@ -77,6 +84,7 @@ pub fn project_with<'a>(
         Provider::Anthropic => {
             ProviderRequest::Anthropic(anthropic::project_cached(system, entries, options.cache_control))
         }
+        Provider::AiSdk => ProviderRequest::AiSdk(ai_sdk::project(system, entries)),
     }
 }
 

@@ -1,8 +1,9 @@
-//! The inverses of the renders: `messages/toEvents` and `responses/toEvents`, and the items
-//! `responses/toEvents` kept on events back (`responses/fromEvents`).
+//! The inverses of the renders: `messages/toEvents`, `responses/toEvents` and `aiSdk/toEvents`,
+//! and the items `responses/toEvents` kept on events back (`responses/fromEvents`).
 
 use crate::convert::{
-    messages_to_events, responses_from_events, responses_to_events, responses_to_events_keeping_items, EventStamp,
+    ai_sdk_to_events, messages_to_events, responses_from_events, responses_to_events,
+    responses_to_events_keeping_items, EventStamp,
 };
 use crate::event::{AgentEvent, EventError};
 use crate::messages::StoredMessage;
@@ -39,6 +40,15 @@ struct EventsParams {
     events: Vec<Value>,
 }
 
+/// AI SDK `ModelMessage`s: checked part by part by the conversion, which names what it refuses.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ModelMessagesParams {
+    messages: Vec<Value>,
+    iteration: Option<Number>,
+    timestamp: Option<Number>,
+}
+
 pub(super) fn register(m: &mut MethodTable) {
     m.register_sync("messages/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: MessagesParams = parse(&params)?;
@@ -57,6 +67,11 @@ pub(super) fn register(m: &mut MethodTable) {
         let events = AgentEvent::list_from_values(p.events).map_err(|e| invalid_params(&e.path, &e.reason))?;
         let items = responses_from_events(&events).map_err(|e| invalid_params(&e.path, &e.reason))?;
         Ok(json!({ "items": items }))
+    });
+
+    m.register_sync("aiSdk/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+        let p: ModelMessagesParams = parse(&params)?;
+        converted(ai_sdk_to_events(&p.messages, &stamp(p.iteration, p.timestamp)))
     });
 }
 

@@ -26,6 +26,8 @@ pub(super) enum Format {
     #[serde(rename = "openai-responses")]
     OpenAiResponses,
     Anthropic,
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
 }
 
 #[derive(Deserialize, Default)]
@@ -78,6 +80,7 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         Format::OpenAiChat => RenderFormat::Provider(Provider::OpenAiChat),
         Format::OpenAiResponses => RenderFormat::Provider(Provider::OpenAiResponses),
         Format::Anthropic => RenderFormat::Provider(Provider::Anthropic),
+        Format::AiSdk => RenderFormat::Provider(Provider::AiSdk),
     };
     let options = RenderOptions {
         from_event: o.from_event,

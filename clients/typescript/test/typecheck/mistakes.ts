@@ -16,6 +16,7 @@ import {
 } from "../../src/index.js";
 import { ThreadChatMessageHistory } from "../../src/langchain-history.js";
 import { ThreadSession } from "../../src/openai-agents.js";
+import { appendModelMessages } from "../../src/ai-sdk.js";
 
 export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgentEvent): Promise<void> {
   // Event fields.
@@ -142,5 +143,9 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   await tk.messagesToEvents([{ role: "user", content: "hi" }]);
   // @ts-expect-error the session's iteration as a string
   new ThreadSession(thread, { iteration: "1" });
+  // @ts-expect-error LangChain's stored-message form where AI SDK model messages are expected
+  await appendModelMessages(thread, [{ type: "human", data: { content: "hi" } }]);
+  // @ts-expect-error a tool call's arguments under LangChain's name instead of the SDK's `input`
+  await appendModelMessages(thread, [{ role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "t", args: {} }] }]);
   console.log(lc);
 }
