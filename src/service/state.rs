@@ -69,19 +69,38 @@ pub fn give_back_memory() {
 
 impl ThreadState {
     pub fn new(record: ThreadRecord, events: EventLog, keep_renderers_up_to: usize) -> Self {
-        Self::with_view(record, events, keep_renderers_up_to, CompactedView::new())
+        Self::build(record, events, keep_renderers_up_to, &CancellationToken::new())
+            .expect("an uncancelled build completes")
+    }
+
+    /// [`ThreadState::new`], giving up (keeping nothing) once `cancel` fires: reading every
+    /// event is what loading a big thread costs.
+    pub fn build(
+        record: ThreadRecord,
+        events: EventLog,
+        keep_renderers_up_to: usize,
+        cancel: &CancellationToken,
+    ) -> Result<Self, Cancelled> {
+        Self::with_view(record, events, keep_renderers_up_to, CompactedView::new(), cancel)
     }
 
     /// A thread whose events are already a compacted view (taken from another thread's):
     /// rendered as they are, their rounds not replayed again. Budgeted renders use it.
     pub fn verbatim(record: ThreadRecord, events: EventLog) -> Self {
-        Self::with_view(record, events, usize::MAX, CompactedView::verbatim())
+        Self::with_view(record, events, usize::MAX, CompactedView::verbatim(), &CancellationToken::new())
+            .expect("an uncancelled build completes")
     }
 
-    fn with_view(record: ThreadRecord, events: EventLog, keep_renderers_up_to: usize, mut view: CompactedView) -> Self {
-        for json in events.iter() {
-            view.push(&parse_validated(json));
-        }
+    fn with_view(
+        record: ThreadRecord,
+        events: EventLog,
+        keep_renderers_up_to: usize,
+        mut view: CompactedView,
+        cancel: &CancellationToken,
+    ) -> Result<Self, Cancelled> {
+        for_each_parsed(events.iter(), cancel, |event| {
+            view.push(event);
+        })?;
         let mut state = ThreadState {
             record,
             events,
@@ -94,7 +113,7 @@ impl ThreadState {
             kept_cuts: Vec::new(),
         };
         state.rebuild_injection();
-        state
+        Ok(state)
     }
 
     /// The compacted view every render shows.

@@ -13,6 +13,7 @@ mod cli;
 mod context;
 mod convert;
 mod framing_props;
+mod fresh_fork;
 mod inverse;
 mod messages;
 mod prompt;
