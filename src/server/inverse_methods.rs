@@ -1,9 +1,9 @@
-//! The inverses of the renders: `messages/toEvents` and `responses/toEvents`.
+//! The inverses of the renders: `messages/toEvents`, `responses/toEvents` and `pydanticAi/toEvents`.
 
 use super::errors::invalid_params;
 use super::table::{MethodTable, Policy};
 use super::wire::parse;
-use crate::convert::{messages_to_events, responses_to_events, EventStamp};
+use crate::convert::{messages_to_events, pydantic_ai_to_events, responses_to_events, EventStamp};
 use crate::event::{AgentEvent, EventError};
 use crate::messages::StoredMessage;
 use jsonrpsee::types::ErrorObjectOwned;
@@ -28,6 +28,14 @@ struct ItemsParams {
     timestamp: Option<Number>,
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ModelMessagesParams {
+    messages: Vec<Value>,
+    iteration: Option<Number>,
+    timestamp: Option<Number>,
+}
+
 pub(super) fn register(m: &mut MethodTable) {
     m.register_sync("messages/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: MessagesParams = parse(&params)?;
@@ -37,6 +45,11 @@ pub(super) fn register(m: &mut MethodTable) {
     m.register_sync("responses/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: ItemsParams = parse(&params)?;
         converted(responses_to_events(&p.items, &stamp(p.iteration, p.timestamp)))
+    });
+
+    m.register_sync("pydanticAi/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+        let p: ModelMessagesParams = parse(&params)?;
+        converted(pydantic_ai_to_events(&p.messages, &stamp(p.iteration, p.timestamp)))
     });
 }
 

@@ -76,6 +76,8 @@ pub(super) enum Format {
     #[serde(rename = "openai-responses")]
     OpenAiResponses,
     Anthropic,
+    #[serde(rename = "pydantic-ai")]
+    PydanticAi,
 }
 
 #[derive(Deserialize, Default)]
@@ -204,7 +206,7 @@ fn register_lifecycle(m: &mut MethodTable) {
             "serverInfo": { "name": "threadkeeper", "version": env!("CARGO_PKG_VERSION") },
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {
-                "renderFormats": ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic"],
+                "renderFormats": ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "pydantic-ai"],
                 "contextModes": ["standard", "xml"],
                 "escapeModes": ["full", "minimal"],
                 "turnFormats": ["yaml", "json"],
@@ -354,6 +356,7 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         Format::OpenAiChat => RenderFormat::Provider(Provider::OpenAiChat),
         Format::OpenAiResponses => RenderFormat::Provider(Provider::OpenAiResponses),
         Format::Anthropic => RenderFormat::Provider(Provider::Anthropic),
+        Format::PydanticAi => RenderFormat::Provider(Provider::PydanticAi),
     };
     let options = RenderOptions {
         from_event: o.from_event,

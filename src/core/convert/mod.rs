@@ -1,9 +1,11 @@
 //! Stateless conversions for CLI model providers (seed 003): stored messages to a `<thread>`
 //! document or a labelled text prompt, and tool calls out of a model's text reply; and the
-//! inverses of the renders: events from stored messages or from OpenAI Responses items.
+//! inverses of the renders: events from stored messages, from OpenAI Responses items or from
+//! Pydantic AI messages.
 
 mod cli_prompt;
 mod from_messages;
+mod from_pydantic_ai;
 mod from_responses;
 mod js_whitespace;
 mod thread_splice;
@@ -13,6 +15,7 @@ mod tool_calls;
 
 pub use cli_prompt::{build_cli_prompt, InputEncoding, ToolDefinition, TOOL_CALL_FORMAT};
 pub use from_messages::{messages_to_events, EventStamp};
+pub use from_pydantic_ai::pydantic_ai_to_events;
 pub use from_responses::responses_to_events;
 pub use to_prompt::messages_to_prompt;
 pub use to_xml::messages_to_xml;

@@ -10,10 +10,12 @@
 //! | `openai-chat` | [`openai_chat`] | `{messages}` (Chat Completions) |
 //! | `openai-responses` | [`openai_responses`] | `{instructions?, input}` (Responses API) |
 //! | `anthropic` | [`anthropic`] | `{system?, messages}` (Messages API) |
+//! | `pydantic-ai` | [`pydantic_ai`] | `{messages}` (Pydantic AI's `ModelMessagesTypeAdapter` form) |
 
 pub mod anthropic;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod pydantic_ai;
 
 use crate::event::AgentEvent;
 use crate::messages::{xml_messages, ContextMode, Entry, MessageOptions, MessageRef, StandardMessages};
@@ -29,16 +31,20 @@ pub enum Provider {
     OpenAiResponses,
     #[serde(rename = "anthropic")]
     Anthropic,
+    #[serde(rename = "pydantic-ai")]
+    PydanticAi,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 3] = [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic];
+    pub const ALL: [Provider; 4] =
+        [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic, Provider::PydanticAi];
 
     pub fn name(self) -> &'static str {
         match self {
             Provider::OpenAiChat => "openai-chat",
             Provider::OpenAiResponses => "openai-responses",
             Provider::Anthropic => "anthropic",
+            Provider::PydanticAi => "pydantic-ai",
         }
     }
 }
@@ -50,14 +56,20 @@ pub enum ProviderRequest<'a> {
     OpenAiChat(openai_chat::Request<'a>),
     OpenAiResponses(openai_responses::Request<'a>),
     Anthropic(anthropic::Request<'a>),
+    PydanticAi(pydantic_ai::Request),
 }
 
 /// Projects `system` (the system message's text, if any) and the conversation for `provider`.
+/// Pydantic AI's fields kept on events are not seen here: [`render_request`] and the server's
+/// renders pass them to [`pydantic_ai::project`].
 pub fn project<'a>(provider: Provider, system: Option<&'a str>, entries: &'a [Entry<'a>]) -> ProviderRequest<'a> {
     match provider {
         Provider::OpenAiChat => ProviderRequest::OpenAiChat(openai_chat::project(system, entries)),
         Provider::OpenAiResponses => ProviderRequest::OpenAiResponses(openai_responses::project(system, entries)),
         Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project(system, entries)),
+        Provider::PydanticAi => {
+            ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default()))
+        }
     }
 }
 
@@ -84,7 +96,11 @@ pub fn render_request(events: &[AgentEvent], options: &MessageOptions, provider:
             builder.extend(events);
             let system = builder.system_message(instructions);
             let entries = builder.entries(options.dangling_tool_calls);
-            to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, pretty)
+            let system = system.as_ref().and_then(|m| m.content_str());
+            if provider == Provider::PydanticAi {
+                return pydantic_ai::to_json(system, &entries, pydantic_ai::Kept::of(events), pretty);
+            }
+            to_json(provider, system, &entries, pretty)
         }
         ContextMode::Xml => {
             let mut messages = xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape);
