@@ -9,6 +9,7 @@
 //! | `tool-call` | `tool_call`; `args` given as JSON text parsed (an object, else kept under `input`) |
 //! | `tool-return` | `tool_result` with the `content`; with `outcome` `"failed"` or `"retried"`, a recoverable `error` naming the call |
 //! | `retry-prompt` | a recoverable `error`, naming the call when it has a `tool_name` |
+//! | `retry-feedback` | a recoverable `error` |
 //! | any other (`thinking`, files, built-in tools, …), and blank text | no event of its own |
 //!
 //! Every event carries, under [`META_KEY`], what the event has no field for: `part`, the part's
@@ -174,7 +175,7 @@ impl Reader {
                     mapped("tool_result", vec![("toolCallId", id.into()), ("result", content.clone())], rest)
                 }
             }
-            "retry-prompt" => {
+            "retry-prompt" | "retry-feedback" => {
                 let content = part.get("content").ok_or_else(|| fault(&format!("{path}.content"), "missing"))?;
                 if content.is_string() {
                     rest.shift_remove("content");

@@ -293,6 +293,7 @@ fn human_part(message: &StoredMessage, rest: Option<&Map<String, Value>>) -> Val
             ];
             part(kind, leading, rest)
         }
+        Some(kind @ "retry-feedback") => part(kind, [("content", Some(strip(&text, RECOVERABLE_LABEL).into()))], rest),
         Some(kind @ "tool-return") => {
             let id = rest.and_then(|r| r.get("tool_call_id")).and_then(Value::as_str).unwrap_or_default();
             let stray = format!("{STRAY_RESULT_LABEL}{id}]: ");
