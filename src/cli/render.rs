@@ -49,6 +49,8 @@ enum Format {
     OpenaiResponses,
     /// Anthropic Messages `{system?, messages}`.
     Anthropic,
+    /// Pydantic AI `{messages}` (`ModelMessagesTypeAdapter`'s JSON form).
+    PydanticAi,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -129,6 +131,7 @@ fn render(args: &RenderArgs) -> Result<String, String> {
         Format::OpenaiChat => with_newline(render_request(&events, &options, Provider::OpenAiChat, true)),
         Format::OpenaiResponses => with_newline(render_request(&events, &options, Provider::OpenAiResponses, true)),
         Format::Anthropic => with_newline(render_request(&events, &options, Provider::Anthropic, true)),
+        Format::PydanticAi => with_newline(render_request(&events, &options, Provider::PydanticAi, true)),
     })
 }
 

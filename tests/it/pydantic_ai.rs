@@ -302,3 +302,16 @@ proptest! {
         prop_assert_eq!(&again, &rendered);
     }
 }
+
+/// The worked example of `protocol/providers/pydantic-ai.md` is what the code renders.
+#[test]
+fn the_provider_page_shows_what_the_code_renders() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let events: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("examples/provider-thread.json")).unwrap()).unwrap();
+    let events = AgentEvent::list_from_values(serde_json::from_value(events).unwrap()).unwrap();
+    let options = MessageOptions { instructions: Some("Be brief.".into()), ..MessageOptions::default() };
+    let page = std::fs::read_to_string(root.join("protocol/providers/pydantic-ai.md")).unwrap();
+    let shown = page.split("```json\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+    assert_eq!(shown, render_request(&events, &options, Provider::PydanticAi, true) + "\n");
+}
