@@ -23,7 +23,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 from ._bridge import ThreadBridge
 from .client import AsyncThread
 from .sync import Thread
-from .types import AppendResult
+from .types import AppendResult, EventInput
 
 __all__ = ["append_model_messages", "append_model_messages_sync", "to_model_messages", "to_model_messages_sync"]
 
@@ -89,5 +89,5 @@ async def _append(
         iteration = await bridge.next_iteration(starts_turn=_starts_turn(messages))
     dumped = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
     result = await bridge.client.request("pydanticAi/toEvents", {"messages": dumped, "iteration": iteration})
-    events = cast(list[dict[str, Any]], result["events"])
+    events = cast("list[EventInput]", result["events"])
     return await bridge.thread.append(events, expected_version=expected_version)
