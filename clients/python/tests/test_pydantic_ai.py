@@ -8,13 +8,23 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from conftest import BINARY, MEMORY_ARGS, skip_unless_blocking_server_has, skip_unless_server_has
 from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from threadkeeper import AsyncThreadKeeper, ThreadKeeper
+from threadkeeper import AsyncThreadKeeper, ErrorCode, ThreadKeeper, ThreadKeeperError
 from threadkeeper.pydantic_ai import append_model_messages, append_model_messages_sync, to_model_messages, to_model_messages_sync
 
 
@@ -137,12 +147,9 @@ async def test_an_async_helper_takes_a_blocking_thread_and_appends_all_or_nothin
     assert appended is not None and appended.version == 1
     assert {e["iteration"] for e in await thread.events()} == {7}
     assert await append_model_messages(thread, []) is None
-    try:
+    with pytest.raises(ThreadKeeperError) as stale:  # the version moved on: nothing is appended
         await append_model_messages(thread, result.new_messages(), expected_version=0)
-    except Exception as error:  # the version moved on: nothing is appended
-        assert "version" in str(error).lower()
-    else:
-        raise AssertionError("an append at a stale version must fail")
+    assert stale.value.code == ErrorCode.VERSION_CONFLICT
     assert dump(await to_model_messages(thread)) == dump(result.all_messages())
 
 
@@ -165,3 +172,22 @@ def test_the_blocking_client_keeps_a_run_and_continues_it() -> None:
             return await to_model_messages(thread)
 
         assert dump(asyncio.run(read())) == dump(second.all_messages())
+
+
+async def test_render_options_apply(tk: AsyncThreadKeeper) -> None:
+    await skip_unless_server_has(tk, "pydanticAi/toEvents")
+    text_agent, _ = agents(Script())
+    result = await text_agent.run("Wetter?")
+    thread = await tk.open_thread("pydantic-ai-options")
+    # The run as far as the model's parallel calls: the thread answers them as interrupted.
+    await append_model_messages(thread, result.all_messages()[:2])
+    history = await to_model_messages(thread, instructions="Antworte auf Deutsch.")
+    first = history[0].parts[0]
+    assert isinstance(first, SystemPromptPart) and first.content == "Antworte auf Deutsch."
+    answers = [p for p in history[-1].parts if isinstance(p, ToolReturnPart)]
+    assert [p.outcome for p in answers] == ["interrupted"] * 3
+    dropped = await to_model_messages(thread, dangling_tool_calls="drop")
+    assert [p.part_kind for p in dropped[-1].parts] == ["text"]
+    xml = await to_model_messages(thread, context_mode="xml")
+    document = xml[0].parts[-1]
+    assert len(xml) == 1 and isinstance(document, UserPromptPart) and str(document.content).startswith("<thread>")

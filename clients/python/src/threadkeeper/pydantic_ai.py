@@ -21,17 +21,24 @@ from typing import Any, cast
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest
 
 from ._bridge import ThreadBridge
-from .client import AsyncThread
+from .client import AsyncThread, render_options
 from .sync import Thread
-from .types import AppendResult, EventInput
+from .types import AppendResult, ContextMode, DanglingToolCalls, EventInput
 
 __all__ = ["append_model_messages", "append_model_messages_sync", "to_model_messages", "to_model_messages_sync"]
 
 
-async def to_model_messages(thread: Thread | AsyncThread, **options: Any) -> list[ModelMessage]:
-    """The thread as Pydantic AI messages, for ``message_history=``. ``options`` are
-    ``thread/render``'s (``instructions``, ``danglingToolCalls``, …), in their wire spelling."""
+async def to_model_messages(
+    thread: Thread | AsyncThread,
+    *,
+    instructions: str | None = None,
+    context_mode: ContextMode | None = None,
+    dangling_tool_calls: DanglingToolCalls | None = None,
+) -> list[ModelMessage]:
+    """The thread as Pydantic AI messages, for ``message_history=``. The options override the
+    thread's settings for this render, as in ``render_messages``."""
     bridge = ThreadBridge(thread, "to_model_messages")
+    options = render_options(instructions=instructions, context_mode=context_mode, dangling_tool_calls=dangling_tool_calls)
     return await bridge.run(_render(bridge, options))
 
 
@@ -49,9 +56,16 @@ async def append_model_messages(
     return await bridge.run(_append(bridge, messages, iteration, expected_version))
 
 
-def to_model_messages_sync(thread: Thread, **options: Any) -> list[ModelMessage]:
+def to_model_messages_sync(
+    thread: Thread,
+    *,
+    instructions: str | None = None,
+    context_mode: ContextMode | None = None,
+    dangling_tool_calls: DanglingToolCalls | None = None,
+) -> list[ModelMessage]:
     """:func:`to_model_messages` for the blocking client."""
     bridge = ThreadBridge(thread, "to_model_messages_sync")
+    options = render_options(instructions=instructions, context_mode=context_mode, dangling_tool_calls=dangling_tool_calls)
     return bridge.blocking(_render(bridge, options))
 
 
