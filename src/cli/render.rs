@@ -2,6 +2,8 @@
 
 use super::input::{display_name, read_events, read_source};
 use clap::{Args, ValueEnum};
+use threadkeeper::providers::anthropic::{CacheControl, CacheTtl};
+use threadkeeper::providers::{render_request_with, ProviderOptions};
 use threadkeeper::{
     build_messages, messages_to_prompt, render_request, ContextMode, DanglingToolCalls, MessageOptions, Provider,
 };
@@ -32,6 +34,12 @@ pub struct RenderArgs {
     /// (`repair`), or leave the call out (`drop`).
     #[arg(long, value_enum, default_value_t = Dangling::Repair)]
     dangling_tool_calls: Dangling,
+    /// `--format anthropic`: mark prompt-caching breakpoints (`auto`) or none (the default).
+    #[arg(long, value_enum, value_name = "WHEN")]
+    cache_control: Option<Cache>,
+    /// `--format anthropic`: the breakpoints' time to live; implies `--cache-control auto`.
+    #[arg(long, value_enum, value_name = "TTL")]
+    cache_ttl: Option<Ttl>,
     /// Thread file: events as a JSON array or JSON Lines, or a turn document (YAML or JSON);
     /// `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -51,6 +59,20 @@ enum Format {
     Anthropic,
     /// Pydantic AI `{messages}` (`ModelMessagesTypeAdapter`'s JSON form).
     PydanticAi,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Cache {
+    None,
+    Auto,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Ttl {
+    #[value(name = "5m")]
+    FiveMinutes,
+    #[value(name = "1h")]
+    OneHour,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -103,7 +125,26 @@ pub fn run(args: RenderArgs) -> i32 {
     super::finish(render(&args))
 }
 
+/// The Anthropic options the flags ask for; refused on any other format, as the protocol does.
+fn provider_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
+    let asked = args.cache_control.is_some() || args.cache_ttl.is_some();
+    if asked && !matches!(args.format, Format::Anthropic) {
+        return Err("--cache-control and --cache-ttl apply to --format anthropic only".into());
+    }
+    let ttl = args.cache_ttl.map(|ttl| match ttl {
+        Ttl::FiveMinutes => CacheTtl::FiveMinutes,
+        Ttl::OneHour => CacheTtl::OneHour,
+    });
+    let cache_control = match (args.cache_control, ttl) {
+        (Some(Cache::None), Some(_)) => return Err("--cache-ttl needs --cache-control auto, not none".into()),
+        (Some(Cache::None), None) | (None, None) => CacheControl::None,
+        (Some(Cache::Auto), ttl) | (None, ttl @ Some(_)) => CacheControl::Auto { ttl },
+    };
+    Ok(ProviderOptions { cache_control })
+}
+
 fn render(args: &RenderArgs) -> Result<String, String> {
+    let provider_options = provider_options(args)?;
     let text = read_source(&args.file)?;
     let events = read_events(&text, display_name(&args.file))?;
     let escape = args.escape.into();
@@ -130,7 +171,9 @@ fn render(args: &RenderArgs) -> Result<String, String> {
         Format::Text => messages_to_prompt(&build_messages(&events, &options)),
         Format::OpenaiChat => with_newline(render_request(&events, &options, Provider::OpenAiChat, true)),
         Format::OpenaiResponses => with_newline(render_request(&events, &options, Provider::OpenAiResponses, true)),
-        Format::Anthropic => with_newline(render_request(&events, &options, Provider::Anthropic, true)),
+        Format::Anthropic => {
+            with_newline(render_request_with(&events, &options, Provider::Anthropic, &provider_options, true))
+        }
         Format::PydanticAi => with_newline(render_request(&events, &options, Provider::PydanticAi, true)),
     })
 }

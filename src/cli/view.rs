@@ -83,6 +83,7 @@ fn options(args: &ViewArgs) -> RenderOptions {
         escape: args.escape.into(),
         dangling_tool_calls: args.dangling_tool_calls.into(),
         from_event: None,
+        provider: Default::default(),
     }
 }
 

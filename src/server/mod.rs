@@ -5,18 +5,13 @@
 //! module that turns params into calls on the thread service.
 
 mod cancel;
-mod context_methods;
 pub mod dispatch;
 pub mod errors;
 pub mod framing;
-mod inverse_methods;
 pub mod methods;
 pub mod outbox;
-mod prompt_methods;
 mod sniff;
 pub mod table;
-mod turn_methods;
-mod view_methods;
 mod wire;
 
 use crate::service::ThreadService;

@@ -4,6 +4,7 @@
 //! upstream would hold after its summarization rounds. Here the host asks what that list
 //! costs, what upstream would summarize next, records a round, or renders within a budget.
 
+use super::kept_cut::render_keeping_cut;
 use super::state::{Cancelled, ThreadState};
 use super::{now_ms, OFFLOAD_RENDERS_FROM_EVENTS};
 use super::{off_loop, render_now, RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
@@ -40,6 +41,9 @@ pub struct CompactionPlanned {
 pub struct Budget {
     pub max_tokens: u64,
     pub tokenizer: Tokenizer,
+    /// Keep the cut until the rendering would exceed `max_tokens`, then drop to this many
+    /// (see [`super::kept_cut`]); `None` finds the fewest iterations to drop at every render.
+    pub drop_to: Option<u64>,
 }
 
 /// A render that fits its budget, and what it left out to fit.
@@ -138,7 +142,16 @@ impl ThreadService {
                 reason: "cannot be used with options.budget".into(),
             });
         }
-        let state = self.caught_up(thread_id).await?;
+        let mut state = self.caught_up(thread_id).await?;
+        if let Some(drop_to) = budget.drop_to {
+            if state.view().len() < OFFLOAD_RENDERS_FROM_EVENTS {
+                return render_keeping_cut(&mut state, format, options, budget, drop_to, cancel);
+            }
+            return off_loop(cancel, move |token| {
+                render_keeping_cut(&mut state, format, options, budget, drop_to, token)
+            })
+            .await;
+        }
         let record = state.record.clone();
         let view = state.events.gather(state.view().positions());
         drop(state);
@@ -225,7 +238,7 @@ fn list(iterations: &[f64]) -> String {
 
 /// The model input of a rendering, as the tokenizer sees it: the text of a text format, the
 /// JSON text of a message format.
-fn model_input(rendered: &Rendered) -> &str {
+pub(super) fn model_input(rendered: &Rendered) -> &str {
     match rendered {
         Rendered::Xml { text, .. } | Rendered::Text { text, .. } => text,
         Rendered::Messages { json, .. } | Rendered::Provider { json, .. } => json,

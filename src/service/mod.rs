@@ -6,6 +6,7 @@
 
 mod context;
 mod documents;
+mod kept_cut;
 mod lru;
 mod state;
 mod view;
@@ -16,7 +17,7 @@ use crate::convert::messages_to_prompt;
 use crate::event::{AgentEvent, EventError};
 use crate::event_log::{EventLog, EventLogBuilder};
 use crate::messages::{ContextMode, DanglingToolCalls};
-use crate::providers::Provider;
+use crate::providers::{Provider, ProviderOptions};
 use crate::store::{ForkPoint, ForkThread, OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
 use crate::turns::TurnError;
 use crate::xml::EscapeMode;
@@ -143,6 +144,8 @@ pub struct RenderOptions {
     /// For XML: only the lines of events from this position on (a delta for a client that
     /// keeps the earlier lines).
     pub from_event: Option<u64>,
+    /// A provider format's own options (Anthropic's cache breakpoints).
+    pub provider: ProviderOptions,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -629,6 +632,7 @@ fn render_with_renderers(
                 response_prefix: prefix.as_deref(),
                 escape: options.escape,
                 dangling: options.dangling_tool_calls,
+                provider: options.provider,
             };
             match format {
                 RenderFormat::Provider(provider) => {

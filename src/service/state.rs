@@ -17,7 +17,7 @@ use crate::messages::{
     xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
     StoredMessage,
 };
-use crate::providers::{self, Provider};
+use crate::providers::{self, Provider, ProviderOptions};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
 use std::sync::OnceLock;
@@ -41,6 +41,8 @@ pub struct ThreadState {
     /// Per escape mode and tokenizer, the measure of each view event's `<event>` line so far
     /// ([`Tokenizer::measure`]): counts after an append measure only the new lines.
     line_measures: Vec<(EscapeMode, Tokenizer, Vec<u64>)>,
+    /// Where a budget that keeps its cut stands, for the next render with the same options.
+    pub(super) kept_cut: Option<Box<super::kept_cut::KeptCut>>,
 }
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
@@ -88,6 +90,7 @@ impl ThreadState {
             standard: None,
             keep_renderers_up_to,
             line_measures: Vec::new(),
+            kept_cut: None,
         };
         state.rebuild_injection();
         state
@@ -313,7 +316,7 @@ impl ThreadState {
                 let entries = builder.entries(view.dangling);
                 match kept {
                     Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, false),
-                    None => providers::to_json(provider, system, &entries, false),
+                    None => providers::to_json(provider, system, &entries, &view.provider, false),
                 }
             }
             ContextMode::Xml => {
@@ -322,7 +325,13 @@ impl ThreadState {
                 let system = self.injection.system_message(view.instructions);
                 let document = StoredMessage::human(renderer.document(view.response_prefix));
                 let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
-                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, false)
+                providers::to_json(
+                    provider,
+                    system.as_ref().and_then(|m| m.content_str()),
+                    &entries,
+                    &view.provider,
+                    false,
+                )
             }
         }
     }
@@ -346,6 +355,7 @@ pub struct View<'a> {
     pub response_prefix: Option<&'a str>,
     pub escape: EscapeMode,
     pub dangling: DanglingToolCalls,
+    pub provider: ProviderOptions,
 }
 
 impl Drop for ThreadState {
@@ -438,6 +448,7 @@ mod tests {
                     response_prefix: None,
                     escape: EscapeMode::default(),
                     dangling,
+                    provider: Default::default(),
                 };
                 out.push(state.messages_json(mode, &view));
                 state.release_renderers();

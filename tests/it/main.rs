@@ -7,6 +7,7 @@
 mod support;
 mod strategies;
 
+mod caching;
 mod cli;
 mod context;
 mod convert;

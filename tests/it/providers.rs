@@ -956,3 +956,67 @@ fn provider_pages_show_what_the_code_renders() {
         assert_eq!(shown, render_request(&events, &options, provider, true) + "\n", "protocol/providers/{form}.md");
     }
 }
+
+// ---- prefix stability: what a provider can cache ----
+
+/// The items of a rendering a later one must begin with: messages, input items or turns.
+fn items_of(form: &str, rendered: &Value) -> Vec<Value> {
+    let list = match form {
+        "messages" => rendered,
+        "openai-responses" => &rendered["input"],
+        _ => &rendered["messages"],
+    };
+    list.as_array().cloned().unwrap_or_default()
+}
+
+/// Whether, before the append, a call was waiting for its answer (or the run for a human): then
+/// the append may answer it and change the rendering before the end (documented exception).
+fn something_pending(events: &[Value]) -> bool {
+    let mut pending: Vec<&str> = Vec::new();
+    for event in events {
+        let id = event["toolCallId"].as_str();
+        match (event["type"].as_str().unwrap(), id) {
+            ("tool_call", Some(id)) => pending.push(id),
+            ("tool_result" | "error", Some(id)) => pending.retain(|p| *p != id),
+            ("human_input_requested", _) => return true,
+            _ => {}
+        }
+    }
+    !pending.is_empty()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A render after an append begins with the previous render up to its last message (turn,
+    /// item) — except after a summary (it is the system message's) or when a call was waiting
+    /// for its answer, as `protocol/README.md` says.
+    #[test]
+    fn a_render_after_an_append_extends_the_previous_one(
+        values in prop::collection::vec(event_with_id_strategy(), 1..30),
+        options in options_strategy(),
+    ) {
+        let events = thread(Value::Array(values.clone()));
+        for k in 1..events.len() {
+            if values[k]["type"] == "summary" || something_pending(&values[..k]) {
+                continue;
+            }
+            let (before, after) = (&events[..k], &events[..=k]);
+            for form in FORMS {
+                let (was, now) = (render(before, &options, form), render(after, &options, form));
+                let (was, now) = (items_of(form, &was), items_of(form, &now));
+                let stable = was.len().saturating_sub(1);
+                prop_assert!(now.len() >= stable && now[..stable] == was[..stable], "{form} after event {k}: {was:?}\n{now:?}");
+                if form == "openai-responses" || form == "anthropic" {
+                    let (was_system, now_system) = (render(before, &options, form), render(after, &options, form));
+                    let key = if form == "anthropic" { "system" } else { "instructions" };
+                    prop_assert_eq!(&was_system[key], &now_system[key]);
+                }
+            }
+            let xml_before = threadkeeper::serialize_thread_to_xml(before, &Default::default());
+            let xml_after = threadkeeper::serialize_thread_to_xml(after, &Default::default());
+            let lines = xml_before.strip_suffix("</thread>").unwrap();
+            prop_assert!(xml_after.starts_with(lines));
+        }
+    }
+}

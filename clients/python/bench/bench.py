@@ -104,7 +104,7 @@ def sync_overhead() -> None:
             start = time.perf_counter()
             tk.escape_xml(f"a < b & {i}")
             samples.append(time.perf_counter() - start)
-        print(f"xml/escape, {CALLS} sequential calls (blocking facade): {summary(samples)}")
+        print(f"xml/escape, {CALLS} sequential calls (blocking client): {summary(samples)}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The blocking facade: same methods, same errors, usable from plain code."""
+"""The blocking client: same methods, same errors, usable from plain code."""
 
 from __future__ import annotations
 

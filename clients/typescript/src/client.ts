@@ -5,6 +5,7 @@ import { findBinary } from "./discovery.js";
 import { toStoredMessages } from "./langchain.js";
 import { ServerExitedError } from "./errors.js";
 import { Thread } from "./thread.js";
+import type { EventStamp, ThreadClient } from "./thread-client.js";
 import type {
   AnyAgentEvent,
   InitializeResult,
@@ -81,7 +82,7 @@ class StderrTail {
  * running: a script that forgets `close()` still exits, and the server then sees its stdin
  * close and exits too.
  */
-export class ThreadKeeper implements AsyncDisposable {
+export class ThreadKeeper implements ThreadClient, AsyncDisposable {
   /** The server's answer to `initialize`. */
   readonly server: InitializeResult;
   readonly binary: string;
@@ -197,7 +198,7 @@ export class ThreadKeeper implements AsyncDisposable {
 
   // Threads.
 
-  async openThread(options: OpenThreadOptions = {}): Promise<Thread> {
+  async openThread(options: OpenThreadOptions = {}): Promise<Thread<ThreadKeeper>> {
     const { signal, timeoutMs, ...params } = options;
     const info = await this.call<ThreadInfo>("thread/open", params, { signal, timeoutMs });
     return new Thread(this, info);
@@ -217,7 +218,7 @@ export class ThreadKeeper implements AsyncDisposable {
    * gets the document's turn id (the exported thread's id); a thread that already has events
    * under that id is not replaced: -32006 (thread exists).
    */
-  async importThread(text: string, format: TurnFormat, options: { threadId?: string } & CallOptions = {}): Promise<Thread> {
+  async importThread(text: string, format: TurnFormat, options: { threadId?: string } & CallOptions = {}): Promise<Thread<ThreadKeeper>> {
     const { signal, timeoutMs, ...rest } = options;
     const info = await this.call<ThreadInfo>("thread/import", { text, format, ...rest }, { signal, timeoutMs });
     return new Thread(this, info);
@@ -254,7 +255,7 @@ export class ThreadKeeper implements AsyncDisposable {
    */
   async messagesToEvents(
     messages: readonly (StoredMessage | BaseMessage)[],
-    options: { iteration?: number; timestamp?: number } & CallOptions = {},
+    options: EventStamp & CallOptions = {},
   ): Promise<AnyAgentEvent[]> {
     const { signal, timeoutMs, ...rest } = options;
     const stored = await toStoredMessages(messages);
@@ -262,7 +263,7 @@ export class ThreadKeeper implements AsyncDisposable {
   }
 
   /** OpenAI Responses input items back to events (`responses/toEvents`, the inverse of "openai-responses"). */
-  async responsesToEvents(items: readonly unknown[], options: { iteration?: number; timestamp?: number } & CallOptions = {}): Promise<AnyAgentEvent[]> {
+  async responsesToEvents(items: readonly unknown[], options: EventStamp & CallOptions = {}): Promise<AnyAgentEvent[]> {
     const { signal, timeoutMs, ...rest } = options;
     return (await this.call<{ events: AnyAgentEvent[] }>("responses/toEvents", { items, ...rest }, { signal, timeoutMs })).events;
   }

@@ -1,11 +1,14 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import type { ThreadKeeper } from "./client.js";
 import type { CallOptions } from "./connection.js";
 import { ErrorCodes, ThreadKeeperError } from "./errors.js";
 import { storedToLangChainMessages } from "./langchain.js";
+import type { ThreadClient } from "./thread-client.js";
 import type {
+  AnthropicCacheTtl,
   AnthropicRender,
+  AnthropicRenderOptions,
   AnthropicRequest,
+  AnthropicTextBlock,
   AnyAgentEvent,
   AppendResult,
   CompactionPlan,
@@ -73,8 +76,11 @@ function isFromEventRefused(error: unknown): boolean {
   );
 }
 
-/** One thread on the server. Obtained from `client.openThread()` or `client.importThread()`. */
-export class Thread {
+/**
+ * One thread on the server. Obtained from `client.openThread()` or `client.importThread()`;
+ * `Client` is the type of the client it came from (`ThreadKeeper` for those).
+ */
+export class Thread<Client extends ThreadClient = ThreadClient> {
   readonly id: string;
   /** The thread as it was when opened; `version` and `eventCount` follow this handle's appends. */
   info: ThreadInfo;
@@ -90,7 +96,7 @@ export class Thread {
 
   constructor(
     /** The client this thread's requests go through. */
-    readonly client: ThreadKeeper,
+    readonly client: Client,
     info: ThreadInfo,
   ) {
     this.id = info.threadId;
@@ -112,7 +118,9 @@ export class Thread {
   async render(format: "messages", options?: RenderOptions & CallOptions): Promise<MessagesRender>;
   async render(format: "openai-chat", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIChatRender>;
   async render(format: "openai-responses", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIResponsesRender>;
-  async render(format: "anthropic", options?: ProviderRenderOptions & CallOptions): Promise<AnthropicRender>;
+  async render(format: "anthropic", options?: AnthropicRenderOptions & { cacheControl?: "none" } & CallOptions): Promise<AnthropicRender<string>>;
+  async render(format: "anthropic", options: AnthropicRenderOptions & { cacheControl: "auto" | { ttl: AnthropicCacheTtl } } & CallOptions): Promise<AnthropicRender<AnthropicTextBlock[]>>;
+  async render(format: "anthropic", options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRender>;
   async render(
     format: RenderFormat,
     options: RenderOptions & CallOptions = {},
@@ -227,8 +235,15 @@ export class Thread {
     return instructions === undefined ? { input } : { instructions, input };
   }
 
-  /** The thread as Anthropic Messages API `{system?, messages}`: `anthropic.messages.create({ model, max_tokens, ...request })`. */
-  async renderAnthropic(options?: ProviderRenderOptions & CallOptions): Promise<AnthropicRequest> {
+  /**
+   * The thread as Anthropic Messages API `{system?, messages}`: `anthropic.messages.create({ model, max_tokens, ...request })`.
+   * With `cacheControl: "auto"` (or `{ ttl }`) the request carries prompt-cache breakpoints and
+   * `system` is text blocks.
+   */
+  async renderAnthropic(options?: AnthropicRenderOptions & { cacheControl?: "none" } & CallOptions): Promise<AnthropicRequest<string>>;
+  async renderAnthropic(options: AnthropicRenderOptions & { cacheControl: "auto" | { ttl: AnthropicCacheTtl } } & CallOptions): Promise<AnthropicRequest<AnthropicTextBlock[]>>;
+  async renderAnthropic(options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRequest>;
+  async renderAnthropic(options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRequest> {
     const { system, messages } = await this.render("anthropic", options);
     return system === undefined ? { messages } : { system, messages };
   }
@@ -319,7 +334,7 @@ export class Thread {
   }
 
   /** A new thread holding this one's events up to `atVersion` or `atEvent` (default: all). */
-  async fork(options: ForkOptions & CallOptions = {}): Promise<Thread> {
+  async fork(options: ForkOptions & CallOptions = {}): Promise<Thread<Client>> {
     const [params, call] = splitCallOptions(options);
     const info = await this.client.call<ThreadInfo>("thread/fork", { threadId: this.id, ...params }, call);
     return new Thread(this.client, info);

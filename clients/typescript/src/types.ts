@@ -84,11 +84,15 @@ export type WithExtraFields<E extends AgentEvent> = E & { [extra: string]: unkno
 declare const unknownEventBrand: unique symbol;
 
 /**
- * The `type` of an `UnknownAgentEvent`: a string marked so that no literal such as
- * `"tool_call"` is one, so an object literal is always checked against the known event its
- * `type` names, extra or misspelled fields included.
+ * The `type` of an `UnknownAgentEvent`. At run time it is the event's own type string; to the
+ * compiler it is a marked literal that no known type (nor any literal you write) is equal to.
+ * So `if (event.type === "tool_call")` narrows an `AnyAgentEvent` to `ToolCallEvent` alone
+ * (a plain `string` there would keep the unknown form in, and with it any field name), the
+ * unknown form stays in the other branch and in a `switch`'s `default`, and an object literal
+ * is always checked against the known event its `type` names. Compare an unknown event's type
+ * as a string: `isUnknownEvent(event) && (event.type as string) === "approval"`.
  */
-export type UnknownEventType = string & { readonly [unknownEventBrand]: true };
+export type UnknownEventType = "(unknown event type)" & { readonly [unknownEventBrand]: true };
 
 /**
  * An event of a type this version does not know; the server keeps it whole. Made only by
@@ -330,24 +334,59 @@ export interface OpenAIResponsesRender extends OpenAIResponsesRequest, BudgetedR
   contextMode: ContextMode;
 }
 
+/** How long Anthropic keeps a cached prefix: 5 minutes (its default) or an hour. */
+export type AnthropicCacheTtl = "5m" | "1h";
+
+/**
+ * `options.cacheControl` of the `anthropic` render: `"none"` (the default) marks nothing;
+ * `"auto"` marks cache breakpoints as Anthropic's prompt caching reads them (at most 4: the
+ * system prompt's last block, the request's last block, and between them so that the next
+ * step finds its cached prefix); `{ ttl }` is `"auto"` with that TTL on every breakpoint.
+ */
+export type AnthropicCacheControlOption = "none" | "auto" | { ttl: AnthropicCacheTtl };
+
+/** A cache breakpoint on an Anthropic block: the prefix up to and including it is cached. */
+export interface AnthropicCacheControl {
+  type: "ephemeral";
+  ttl?: AnthropicCacheTtl;
+}
+
+export interface AnthropicTextBlock {
+  type: "text";
+  text: string;
+  cache_control?: AnthropicCacheControl;
+}
+
 export type AnthropicContentBlock =
-  | { type: "text"; text: string }
+  | AnthropicTextBlock
   /** `id` is the tool call id mapped into `[A-Za-z0-9_-]{1,64}`. */
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content?: string; is_error: boolean };
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown>; cache_control?: AnthropicCacheControl }
+  | { type: "tool_result"; tool_use_id: string; content?: string; is_error: boolean; cache_control?: AnthropicCacheControl };
 
 export interface AnthropicMessage {
   role: "user" | "assistant";
   content: AnthropicContentBlock[];
 }
 
-/** The Messages API request fields: `anthropic.messages.create({ model, max_tokens, ...request })`. */
-export interface AnthropicRequest {
-  system?: string;
+/** The `system` of an Anthropic request: a string, or text blocks (with cache breakpoints). */
+export type AnthropicSystem = string | AnthropicTextBlock[];
+
+/**
+ * The Messages API request fields: `anthropic.messages.create({ model, max_tokens, ...request })`.
+ * `System` is `string` for a render without cache breakpoints and `AnthropicTextBlock[]` for one
+ * with them (the system prompt's last block is a breakpoint).
+ */
+export interface AnthropicRequest<System extends AnthropicSystem = AnthropicSystem> {
+  system?: System;
   messages: AnthropicMessage[];
 }
 
-export interface AnthropicRender extends AnthropicRequest, BudgetedRender {
+/** Options of the `anthropic` render: the provider render options and its cache breakpoints. */
+export interface AnthropicRenderOptions extends ProviderRenderOptions {
+  cacheControl?: AnthropicCacheControlOption;
+}
+
+export interface AnthropicRender<System extends AnthropicSystem = AnthropicSystem> extends AnthropicRequest<System>, BudgetedRender {
   format: "anthropic";
   version: number;
   contextMode: ContextMode;
@@ -381,6 +420,13 @@ export type Tokenizer = "estimate" | "o200k_base" | "cl100k_base";
 
 export interface RenderBudget {
   maxTokens: number;
+  /**
+   * Where a cut brings the rendering down to (tokens, at most `maxTokens`; default `maxTokens`).
+   * Whole oldest iterations are dropped only when the rendering would exceed `maxTokens`, then
+   * until it is at most `dropTo`; between cuts the cut stays, so consecutive renders share all
+   * but their new end (and a provider's prompt cache keeps reading it).
+   */
+  dropTo?: number;
   tokenizer?: Tokenizer;
 }
 

@@ -68,7 +68,8 @@ export function eventTexts(events: readonly AnyAgentEvent[], instructions: strin
   events.forEach((event, i) => {
     const origin = `events[${i}] (${event.type})`;
     const e = event as Record<string, unknown>;
-    switch (event.type) {
+    // As a string: `turn_block` is a type the client's union does not know.
+    switch (event.type as string) {
       case "message":
         add(e.content, `${origin}.content`);
         break;

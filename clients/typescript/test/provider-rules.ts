@@ -14,9 +14,15 @@
  *   `tool_use` of the turn just before; no empty content (but in a final assistant turn) or text,
  *   and no whitespace-only text in a turn without other text ("text content blocks must contain
  *   non-whitespace text"); tool ids match
- *   `^[A-Za-z0-9_-]{1,64}$` and are unique.
+ *   `^[A-Za-z0-9_-]{1,64}$` and are unique. Prompt caching: at most 4 blocks carry
+ *   `cache_control`, each `{type: "ephemeral"}` with an optional `ttl` of "5m" or "1h", none on
+ *   an empty text block, and a 1h breakpoint never after a 5m one; a system given as blocks is
+ *   a non-empty list of non-empty text blocks.
  */
-import type { AnthropicContentBlock, AnthropicMessage, OpenAIChatMessage, OpenAIResponsesInputItem } from "../src/index.js";
+import type { AnthropicContentBlock, AnthropicMessage, AnthropicRequest, OpenAIChatMessage, OpenAIResponsesInputItem } from "../src/index.js";
+
+/** Anthropic answers 400 for a request with more cache breakpoints than this. */
+export const ANTHROPIC_MAX_CACHE_BREAKPOINTS = 4;
 
 export const ANTHROPIC_TOOL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** Chat Completions answers 400 "string too long" for a longer `tool_calls[].id`. */
@@ -117,9 +123,38 @@ function toolResultIds(message: AnthropicMessage | undefined): string[] {
   return (message?.content ?? []).flatMap((b: AnthropicContentBlock) => (b.type === "tool_result" ? [b.tool_use_id] : []));
 }
 
-export function anthropicProblems(system: string | undefined, messages: readonly AnthropicMessage[]): string[] {
+/** The problems of the request's `cache_control` marks, system blocks included. */
+function cacheControlProblems(system: AnthropicRequest["system"], messages: readonly AnthropicMessage[]): string[] {
   const problems: string[] = [];
-  if (system !== undefined && system.trim() === "") problems.push(`system: ${JSON.stringify(system)} is not a non-empty text`);
+  const blocks: [string, AnthropicContentBlock][] = [
+    ...(Array.isArray(system) ? system.map((b, k): [string, AnthropicContentBlock] => [`system[${k}]`, b]) : []),
+    ...messages.flatMap((m, i) => m.content.map((b, k): [string, AnthropicContentBlock] => [`messages[${i}].content[${k}]`, b])),
+  ];
+  let breakpoints = 0;
+  let seenShortTtl = false;
+  for (const [where, block] of blocks) {
+    const mark = block.cache_control;
+    if (mark === undefined) continue;
+    breakpoints++;
+    if (mark.type !== "ephemeral" || !["5m", "1h", undefined].includes(mark.ttl) || Object.keys(mark).some((key) => key !== "type" && key !== "ttl"))
+      problems.push(`${where}.cache_control: ${JSON.stringify(mark)} is not {type: "ephemeral", ttl?: "5m" | "1h"}`);
+    if (block.type === "text" && block.text === "") problems.push(`${where}: cache_control on an empty text block`);
+    if (mark.ttl === "1h" && seenShortTtl) problems.push(`${where}: a 1h breakpoint after a 5m one`);
+    if (mark.ttl !== "1h") seenShortTtl = true;
+  }
+  if (breakpoints > ANTHROPIC_MAX_CACHE_BREAKPOINTS) problems.push(`${breakpoints} cache breakpoints, more than ${ANTHROPIC_MAX_CACHE_BREAKPOINTS}`);
+  return problems;
+}
+
+export function anthropicProblems(system: AnthropicRequest["system"], messages: readonly AnthropicMessage[]): string[] {
+  const problems: string[] = cacheControlProblems(system, messages);
+  if (typeof system === "string" && system.trim() === "") problems.push(`system: ${JSON.stringify(system)} is not a non-empty text`);
+  if (Array.isArray(system)) {
+    if (system.length === 0) problems.push("system: an empty list of blocks");
+    system.forEach((block, k) => {
+      if (block.type !== "text" || block.text.trim() === "") problems.push(`system[${k}]: not a non-empty text block`);
+    });
+  }
   if (messages.length > 0 && messages[0]!.role !== "user") problems.push("messages[0]: the first turn is not a user turn");
   const useIds = new Set<string>();
   messages.forEach((message, i) => {

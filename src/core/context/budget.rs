@@ -102,6 +102,44 @@ pub fn choose_dropped<E>(
     Ok(BudgetChoice::Fits { dropped: counts[high], tokens: best })
 }
 
+/// Where a kept cut stands after one step of the replay (see [`advance_cut`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CutStep {
+    /// How many of the oldest droppable iterations are left out.
+    pub cut: usize,
+    /// The tokens of the step's rendering from that cut.
+    pub tokens: u64,
+}
+
+/// One step of the replay that keeps a cut (`options.budget.dropTo`): the thread as it stood
+/// when its droppable iteration `step` (0-based, oldest first) was the newest, rendered from
+/// the cut `cut`. When that rendering is at most `max_tokens` the cut stays. Otherwise it
+/// advances, through the allowed `counts` above it that keep the step's own iteration, to the
+/// first whose rendering is at most `drop_to` — or, when none is, to the last of them. The
+/// caller renders (`measure(cut)`); every process replaying the same events takes the same
+/// steps, so the cut is a function of the events and the options alone.
+pub fn advance_cut<E>(
+    counts: &[usize],
+    cut: usize,
+    step: usize,
+    max_tokens: u64,
+    drop_to: u64,
+    mut measure: impl FnMut(usize) -> Result<u64, E>,
+) -> Result<CutStep, E> {
+    let tokens = measure(cut)?;
+    let mut best = CutStep { cut, tokens };
+    if tokens <= max_tokens {
+        return Ok(best);
+    }
+    for &count in counts.iter().filter(|&&count| count > cut && count <= step) {
+        best = CutStep { cut: count, tokens: measure(count)? };
+        if best.tokens <= drop_to {
+            break;
+        }
+    }
+    Ok(best)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,7 +170,45 @@ mod tests {
         assert_eq!(choice, Ok(BudgetChoice::TooBig { tokens: 8 }));
     }
 
+    #[test]
+    fn a_cut_advances_to_drop_to_and_then_stays() {
+        // Each iteration costs 10; the step's rendering holds iterations cut..=step.
+        let size = |step: usize| move |cut: usize| Ok::<_, ()>(((step + 1 - cut) * 10) as u64);
+        let counts: Vec<usize> = (0..10).collect();
+        let mut cut = 0;
+        let mut cuts = Vec::new();
+        for step in 0..10 {
+            cut = advance_cut(&counts, cut, step, 50, 20, size(step)).unwrap().cut;
+            cuts.push(cut);
+        }
+        // Over 50 at step 5 (60): dropped to 20 (4 dropped); stays until over 50 again.
+        assert_eq!(cuts, vec![0, 0, 0, 0, 0, 4, 4, 4, 4, 8]);
+    }
+
+    #[test]
+    fn a_cut_never_drops_the_steps_own_iteration() {
+        let step = advance_cut(&[0, 1, 2, 3], 0, 1, 5, 5, |cut| Ok::<_, ()>(100 - cut as u64)).unwrap();
+        assert_eq!(step, CutStep { cut: 1, tokens: 99 });
+    }
+
     proptest! {
+        #[test]
+        fn with_drop_to_equal_to_max_the_replay_drops_the_fewest(sizes in prop::collection::vec(1u64..50, 1..20), max in 0u64..400) {
+            // Growing renderings: the replay's last cut is the bisection's choice on the whole.
+            let counts: Vec<usize> = (0..sizes.len()).collect();
+            let mut cut = 0;
+            let mut last = CutStep { cut: 0, tokens: 0 };
+            for step in 0..sizes.len() {
+                last = advance_cut(&counts, cut, step, max, max, |d| Ok::<_, ()>(sizes[d..=step].iter().sum::<u64>())).unwrap();
+                cut = last.cut;
+            }
+            let whole = |d: usize| Ok::<_, ()>(sizes[d..].iter().sum::<u64>());
+            match choose_dropped(&counts, max, whole).unwrap() {
+                BudgetChoice::Fits { dropped, tokens } => prop_assert_eq!(last, CutStep { cut: dropped, tokens }),
+                BudgetChoice::TooBig { .. } => prop_assert!(last.tokens > max),
+            }
+        }
+
         #[test]
         fn bisection_finds_the_fewest_drops(sizes in prop::collection::vec(1u64..50, 1..20), max in 0u64..400) {
             let counts: Vec<usize> = (0..sizes.len()).collect();

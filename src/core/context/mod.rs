@@ -15,7 +15,7 @@ pub mod tokenizer;
 pub mod upstream;
 pub mod view;
 
-pub use budget::{choose_dropped, drop_points, BudgetChoice, BudgetItem, DropPoints};
+pub use budget::{advance_cut, choose_dropped, drop_points, BudgetChoice, BudgetItem, CutStep, DropPoints};
 pub use estimate::{estimate_from_len, estimate_tokens, utf16_len};
 pub use plan::{plan_compaction, summarizer_prompt, summary_event, CompactionPlan, IterationKey, PlannedIteration};
 pub use tokenizer::Tokenizer;

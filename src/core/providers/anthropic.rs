@@ -14,6 +14,9 @@
 //! would be the assistant's, a user turn holding [`OPENING_TEXT`] comes first, since the
 //! conversation must open with a user turn. Tool results come first in their user turn: the
 //! repaired entries place every answer right after its call, before anything else.
+//!
+//! With [`CacheControl::Auto`] the request carries prompt-caching breakpoints (see
+//! [`place_breakpoints`]); without it, not one byte differs from a request without caching.
 
 use crate::messages::{is_blank, Entry, MessageType, StoredMessage};
 use crate::messages::{IdMap, IdRule};
@@ -26,9 +29,71 @@ pub use crate::messages::OPENING_TEXT;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Request<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub system: Option<&'a str>,
+    pub system: Option<System<'a>>,
     pub messages: Vec<Message<'a>>,
 }
+
+/// The top-level `system`: a string, or text blocks when one of them carries a breakpoint.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum System<'a> {
+    Text(&'a str),
+    Blocks(Vec<SystemBlock<'a>>),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    pub kind: TextType,
+    pub text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheMark>,
+}
+
+/// The one block type of a system block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextType {
+    Text,
+}
+
+/// Whether and how a request marks prompt-caching breakpoints (`options.cacheControl`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CacheControl {
+    /// No breakpoints: today's request, byte for byte.
+    #[default]
+    None,
+    /// Breakpoints placed by [`place_breakpoints`], each with this TTL when given.
+    Auto { ttl: Option<CacheTtl> },
+}
+
+/// A breakpoint's time to live; Anthropic's default is five minutes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+pub enum CacheTtl {
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    #[serde(rename = "1h")]
+    OneHour,
+}
+
+/// `cache_control` as a block carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CacheMark {
+    #[serde(rename = "type")]
+    pub kind: Ephemeral,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<CacheTtl>,
+}
+
+/// The one cache type the API has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ephemeral {
+    Ephemeral,
+}
+
+/// The most breakpoints one request may carry (the API refuses more).
+pub const MAX_BREAKPOINTS: usize = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -48,18 +113,47 @@ pub struct Message<'a> {
 pub enum Block<'a> {
     Text {
         text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheMark>,
     },
     ToolUse {
         id: Cow<'a, str>,
         name: &'a str,
         input: &'a Map<String, Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheMark>,
     },
     ToolResult {
         tool_use_id: Cow<'a, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         content: Option<Cow<'a, str>>,
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheMark>,
     },
+}
+
+impl Block<'_> {
+    /// A tool result with no content says nothing a breakpoint could usefully end on.
+    fn is_empty(&self) -> bool {
+        matches!(self, Block::ToolResult { content: None, .. })
+    }
+
+    fn mark(&mut self, mark: CacheMark) {
+        let (Block::Text { cache_control, .. }
+        | Block::ToolUse { cache_control, .. }
+        | Block::ToolResult { cache_control, .. }) = self;
+        *cache_control = Some(mark);
+    }
+}
+
+/// The request for `system` and the conversation, with breakpoints as `cache` says.
+pub fn project_cached<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], cache: CacheControl) -> Request<'a> {
+    let mut request = project(system, entries);
+    if let CacheControl::Auto { ttl } = cache {
+        place_breakpoints(&mut request, CacheMark { kind: Ephemeral::Ephemeral, ttl });
+    }
+    request
 }
 
 pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request<'a> {
@@ -76,17 +170,64 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
         }
     }
     if messages.first().is_some_and(|m| m.role == Role::Assistant) {
-        let opening = Block::Text { text: Cow::Borrowed(OPENING_TEXT) };
+        let opening = Block::Text { text: Cow::Borrowed(OPENING_TEXT), cache_control: None };
         messages.insert(0, Message { role: Role::User, content: vec![opening] });
     }
-    Request { system: system.filter(|text| !is_blank(text)), messages }
+    Request { system: system.filter(|text| !is_blank(text)).map(System::Text), messages }
+}
+
+/// Marks at most [`MAX_BREAKPOINTS`] blocks, following Anthropic's prompt-caching rules: a hit
+/// is a cached prefix that ends on a block boundary at a breakpoint or at most 20 blocks
+/// before one, and each breakpoint writes the prefix up to it.
+///
+/// 1. The system prompt becomes one text block and carries a breakpoint, so it (and the
+///    host's tools before it) stays cached when anything after it changes.
+/// 2. The request's last non-empty block: the next request, which extends this one, reads
+///    everything up to it.
+/// 3. Then, from the newest assistant turn back, the last non-empty block before each one:
+///    where the request ended when the model was asked for that turn. The next request's
+///    breakpoint on the block before its newest assistant turn lands exactly where this
+///    request's last breakpoint is, so its read is found however many blocks a step adds —
+///    beyond the 20 blocks the API looks back from a single end breakpoint.
+///
+/// Empty blocks (a `tool_result` without content) never carry one. The positions depend on
+/// the request alone, so every process marks the same blocks.
+pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark) {
+    let mut left = MAX_BREAKPOINTS;
+    if let Some(System::Text(text)) = request.system {
+        request.system =
+            Some(System::Blocks(vec![SystemBlock { kind: TextType::Text, text, cache_control: Some(mark) }]));
+        left -= 1;
+    }
+    // The last non-empty block before message `end` (exclusive), as (message, block).
+    let last_before = |end: usize| -> Option<(usize, usize)> {
+        request.messages[..end]
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(m, message)| message.content.iter().rposition(|block| !block.is_empty()).map(|b| (m, b)))
+    };
+    let mut anchors: Vec<(usize, usize)> = Vec::with_capacity(left);
+    let assistant_turns = request.messages.iter().enumerate().rev().filter(|(_, m)| m.role == Role::Assistant);
+    let ends = std::iter::once(request.messages.len()).chain(assistant_turns.map(|(at, _)| at));
+    for end in ends {
+        if anchors.len() == left {
+            break;
+        }
+        if let Some(anchor) = last_before(end).filter(|a| !anchors.contains(a)) {
+            anchors.push(anchor);
+        }
+    }
+    for (m, b) in anchors {
+        request.messages[m].content[b].mark(mark);
+    }
 }
 
 /// The role and non-empty blocks of one message; `None` when it has nothing to say.
 fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Option<(Role, Vec<Block<'a>>)> {
     let content = message.content_text();
     // The API refuses text blocks with nothing but whitespace; they say nothing anyway.
-    let text = (!is_blank(&content)).then(|| Block::Text { text: content.clone() });
+    let text = (!is_blank(&content)).then(|| Block::Text { text: content.clone(), cache_control: None });
     let (role, blocks) = match message.message_type {
         MessageType::Human | MessageType::System => (Role::User, text.into_iter().collect()),
         MessageType::Ai => {
@@ -94,6 +235,7 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Optio
                 id: ids.get(call.id.as_deref().unwrap_or_default()),
                 name: &call.name,
                 input: &call.args,
+                cache_control: None,
             });
             (Role::Assistant, text.into_iter().chain(calls).collect())
         }
@@ -103,6 +245,7 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Optio
                 tool_use_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()),
                 content: (!is_blank(&content)).then_some(content),
                 is_error,
+                cache_control: None,
             };
             (Role::User, vec![result])
         }

@@ -63,10 +63,29 @@ pub enum ProviderRequest<'a> {
 /// Pydantic AI's fields kept on events are not seen here: [`render_request`] and the server's
 /// renders pass them to [`pydantic_ai::project`].
 pub fn project<'a>(provider: Provider, system: Option<&'a str>, entries: &'a [Entry<'a>]) -> ProviderRequest<'a> {
+    project_with(provider, system, entries, &ProviderOptions::default())
+}
+
+/// What a projection takes besides the conversation; each option belongs to one provider.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ProviderOptions {
+    /// `anthropic` only: prompt-caching breakpoints.
+    pub cache_control: anthropic::CacheControl,
+}
+
+/// [`project`] with the provider's options.
+pub fn project_with<'a>(
+    provider: Provider,
+    system: Option<&'a str>,
+    entries: &'a [Entry<'a>],
+    options: &ProviderOptions,
+) -> ProviderRequest<'a> {
     match provider {
         Provider::OpenAiChat => ProviderRequest::OpenAiChat(openai_chat::project(system, entries)),
         Provider::OpenAiResponses => ProviderRequest::OpenAiResponses(openai_responses::project(system, entries)),
-        Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project(system, entries)),
+        Provider::Anthropic => {
+            ProviderRequest::Anthropic(anthropic::project_cached(system, entries, options.cache_control))
+        }
         Provider::PydanticAi => {
             ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default()))
         }
@@ -81,14 +100,31 @@ fn arguments(args: &Map<String, Value>) -> String {
 }
 
 /// The request body of `provider` as JSON text (two-space indented when `pretty`).
-pub fn to_json(provider: Provider, system: Option<&str>, entries: &[Entry<'_>], pretty: bool) -> String {
-    let request = project(provider, system, entries);
+pub fn to_json(
+    provider: Provider,
+    system: Option<&str>,
+    entries: &[Entry<'_>],
+    options: &ProviderOptions,
+    pretty: bool,
+) -> String {
+    let request = project_with(provider, system, entries, options);
     let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
     text.expect("projections serialize")
 }
 
 /// One-shot: the request body of `provider` for `events` under `options`.
 pub fn render_request(events: &[AgentEvent], options: &MessageOptions, provider: Provider, pretty: bool) -> String {
+    render_request_with(events, options, provider, &ProviderOptions::default(), pretty)
+}
+
+/// [`render_request`] with the provider's options.
+pub fn render_request_with(
+    events: &[AgentEvent],
+    options: &MessageOptions,
+    provider: Provider,
+    provider_options: &ProviderOptions,
+    pretty: bool,
+) -> String {
     let instructions = options.instructions.as_deref();
     match options.context_mode {
         ContextMode::Standard => {
@@ -100,14 +136,14 @@ pub fn render_request(events: &[AgentEvent], options: &MessageOptions, provider:
             if provider == Provider::PydanticAi {
                 return pydantic_ai::to_json(system, &entries, pydantic_ai::Kept::of(events), pretty);
             }
-            to_json(provider, system, &entries, pretty)
+            to_json(provider, system, &entries, provider_options, pretty)
         }
         ContextMode::Xml => {
             let mut messages = xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape);
             let document = messages.pop().expect("XML mode always has the document message");
             let system = messages.pop();
             let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
-            to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, pretty)
+            to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, provider_options, pretty)
         }
     }
 }

@@ -8,8 +8,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from .client import AsyncThread, AsyncThreadKeeper
-from ._driven_loop import CallerDrivenLoop
-from .sync import Thread
+from .sync import Thread, run_from_loop, run_now
 
 T = TypeVar("T")
 
@@ -17,11 +16,12 @@ T = TypeVar("T")
 class ThreadBridge:
     def __init__(self, thread: Thread | AsyncThread, adapter: str) -> None:
         self._adapter = adapter
-        self._runner: CallerDrivenLoop | None
+        #: A blocking thread's asyncio handle runs over the blocking connection: its calls block.
+        self._blocks: bool
         if isinstance(thread, Thread):
-            self.thread, self._runner = thread._thread, thread._runner
+            self.thread, self._blocks = thread._async, True
         elif isinstance(thread, AsyncThread):
-            self.thread, self._runner = thread, None
+            self.thread, self._blocks = thread, False
         else:
             raise TypeError(f"{adapter} needs a threadkeeper Thread or AsyncThread, got {type(thread).__name__}")
 
@@ -31,19 +31,20 @@ class ThreadBridge:
 
     def blocking(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Runs a call for a blocking method; an asyncio thread has no loop to block on."""
-        if self._runner is None:
+        if not self._blocks:
             coroutine.close()
             raise TypeError(
                 f"this {self._adapter} wraps an AsyncThread: use its async methods (the a-prefixed ones), "
                 "or give it a blocking Thread from ThreadKeeper"
             )
-        return self._runner.run(coroutine)
+        return run_now(coroutine)
 
     async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Runs a call for an async method, on the loop the thread's connection lives on."""
-        if self._runner is None:
+        """Runs a call for an async method: awaited for an asyncio thread, on a worker thread for a
+        blocking one (so the caller's loop goes on meanwhile)."""
+        if not self._blocks:
             return await coroutine
-        return await self._runner.run_from_loop(coroutine)
+        return await run_from_loop(coroutine)
 
     async def next_iteration(self, starts_turn: bool) -> int:
         """The iteration for events about to be appended: after the last event's iteration when they

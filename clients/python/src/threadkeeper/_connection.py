@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import math
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from ._framing import FrameDecoder, FramingError, encode
+from ._framing import FrameDecoder, FramingError, decode, encode
 from .errors import RequestTimeoutError, ServerExitedError, ThreadKeeperError
 
 STDERR_TAIL_BYTES = 8 * 1024
@@ -28,7 +27,7 @@ EXIT_REPORT_WAIT_S = 2.0
 CLOSE_TIMEOUT_S = 5.0
 
 
-class _StderrTail:
+class StderrTail:
     def __init__(self) -> None:
         self._chunks: deque[bytes] = deque()
         self._size = 0
@@ -44,6 +43,50 @@ class _StderrTail:
         return data.decode("utf-8", errors="replace").strip()
 
 
+def check_frame_size(frame: bytes, max_frame_bytes: int | None) -> None:
+    """Refuses a frame over the server's ``maxFrameBytes`` with the error the server would give:
+    the server cannot read the id of a frame it refuses (it answers with id null), so the call
+    could never be matched."""
+    if max_frame_bytes is None or len(frame) <= max_frame_bytes:
+        return
+    size = len(frame) - frame.index(b"\r\n\r\n") - 4
+    if size > max_frame_bytes:
+        raise ThreadKeeperError(
+            -32004,
+            f"limit exceeded: maxFrameBytes is {max_frame_bytes}, got {size}",
+            {"limit": "maxFrameBytes", "value": size, "max": max_frame_bytes},
+        )
+
+
+class Transport(Protocol):
+    """What the client's methods need from a connection: the asyncio one (:class:`Connection`)
+    or the blocking one, whose coroutines never suspend."""
+
+    binary: str
+    max_frame_bytes: int | None
+
+    @property
+    def stopped(self) -> ServerExitedError | None: ...
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def lock(self) -> contextlib.AbstractAsyncContextManager[Any]: ...
+
+    async def request(self, method: str, params: Any = None, timeout: float | None = None) -> Any: ...
+
+    async def notify(self, method: str, params: Any = None) -> None: ...
+
+    async def wait_closed(self) -> int | None: ...
+
+    async def close(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+
 class Connection(asyncio.SubprocessProtocol):
     """A running server process and the calls in flight to it.
 
@@ -56,7 +99,7 @@ class Connection(asyncio.SubprocessProtocol):
         self.max_frame_bytes: int | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._stderr = _StderrTail()
+        self._stderr = StderrTail()
         self._decoder = FrameDecoder()
         self._stopped: ServerExitedError | None = None
         loop = asyncio.get_running_loop()
@@ -91,6 +134,14 @@ class Connection(asyncio.SubprocessProtocol):
     def stopped(self) -> ServerExitedError | None:
         return self._stopped
 
+    def lock(self) -> asyncio.Lock:
+        """A lock for a handle's state shared by calls in flight at once."""
+        return asyncio.Lock()
+
+    async def wait_closed(self) -> int | None:
+        """Waits until the server process has ended; returns its exit status."""
+        return await self.closed
+
     @property
     def pid(self) -> int:
         assert self._transport is not None
@@ -118,7 +169,7 @@ class Connection(asyncio.SubprocessProtocol):
             return  # the output was malformed: the process is being stopped
         try:
             for body in self._decoder.feed(data):
-                self._dispatch(json.loads(body))
+                self._dispatch(decode(body))
         except (FramingError, ValueError) as error:
             self._report_exit(f"the server sent a malformed message ({error})")
 
@@ -201,17 +252,6 @@ class Connection(asyncio.SubprocessProtocol):
         while self._drained is not None:
             await asyncio.shield(self._drained)
 
-    def _check_size(self, frame: bytes) -> None:
-        # The server cannot read the id of a frame it refuses (it answers with id null), so
-        # the call could never be matched: refuse it here with the error the server would give.
-        size = len(frame) - frame.index(b"\r\n\r\n") - 4
-        if self.max_frame_bytes is not None and size > self.max_frame_bytes:
-            raise ThreadKeeperError(
-                -32004,
-                f"limit exceeded: maxFrameBytes is {self.max_frame_bytes}, got {size}",
-                {"limit": "maxFrameBytes", "value": size, "max": self.max_frame_bytes},
-            )
-
     async def request(self, method: str, params: Any = None, timeout: float | None = None) -> Any:
         """Sends a request and waits for its result; raises :class:`ThreadKeeperError`.
 
@@ -225,7 +265,7 @@ class Connection(asyncio.SubprocessProtocol):
         if params is not None:
             message["params"] = params
         frame = encode(message)
-        self._check_size(frame)
+        check_frame_size(frame, self.max_frame_bytes)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending[request_id] = future

@@ -6,7 +6,9 @@ Pure and incremental, so it can be tested on any split of the byte stream.
 from __future__ import annotations
 
 import json
-from typing import Any
+import json.scanner
+from collections.abc import Callable
+from typing import Any, cast
 
 HEADER_END = b"\r\n\r\n"
 #: A header block longer than this is garbage, not a slow sender.
@@ -22,12 +24,54 @@ def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
+def _compact_json_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, made once: ``dumps`` with
+    options builds an encoder (and the C encoder under it) at every call. Without a check for
+    circular references: such a value fails with a RecursionError instead of a ValueError."""
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+    make_c_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if make_c_encoder is None:  # pragma: no cover - CPython has it
+        return encoder.encode
+    c_encoder = make_c_encoder(None, encoder.default, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+    plain_encode = encoder.encode
+
+    def encode(value: Any) -> str:
+        if isinstance(value, (dict, list)):
+            return "".join(c_encoder(value, 0))
+        return plain_encode(value)
+
+    return encode
+
+
+_to_json = _compact_json_encoder()
+
+
 def encode(message: Any) -> bytes:
     """One frame holding ``message`` as compact JSON (non-ASCII sent as UTF-8, not escaped)."""
-    return frame(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return frame(_to_json(message).encode("utf-8"))
+
+
+#: The C scanner ``json.loads`` runs (typeshed types its argument oddly, hence the cast).
+_scan_value: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
+
+
+def decode(body: bytes) -> Any:
+    """A frame body's JSON value (``ValueError`` when it is not one). The scanner reads the value
+    directly, without ``json.loads``'s steps around it; anything unusual (whitespace around the
+    value, garbage after it) goes to ``json.loads``, which decides."""
+    text = body.decode("utf-8")
+    try:
+        value, end = _scan_value(text, 0)
+    except StopIteration:
+        end = -1
+    if end != len(text):
+        return json.loads(text)
+    return value
 
 
 def _content_length(header: bytes) -> int:
+    if header.startswith(b"Content-Length: ") and header[16:].isdigit():
+        return int(header[16:])  # what a server sends: the one header, spelled as here
     length: int | None = None
     for line in header.split(b"\r\n"):
         name, sep, value = line.partition(b":")
@@ -55,8 +99,10 @@ class FrameDecoder:
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """Adds ``chunk``; returns the bodies of every frame it completed, in order."""
-        self._buffer += chunk
         bodies: list[bytes] = []
+        if self._body_length is None and not self._buffer:
+            chunk = self._cut_whole_frames(chunk, bodies)
+        self._buffer += chunk
         while True:
             if self._body_length is None:
                 end = self._buffer.find(HEADER_END)
@@ -71,6 +117,23 @@ class FrameDecoder:
             bodies.append(bytes(self._buffer[: self._body_length]))
             del self._buffer[: self._body_length]
             self._body_length = None
+
+    def _cut_whole_frames(self, chunk: bytes, bodies: list[bytes]) -> bytes:
+        """The usual read, a chunk that starts with a frame: its whole frames are cut from it
+        without a copy into the buffer. Returns the rest (the start of a frame)."""
+        start = 0
+        while True:
+            end = chunk.find(HEADER_END, start)
+            if end < 0:
+                return chunk[start:]
+            body_start = end + len(HEADER_END)
+            body_end = body_start + _content_length(chunk[start:end])
+            if body_end > len(chunk):
+                return chunk[start:]
+            bodies.append(chunk[body_start:body_end])
+            start = body_end
+            if start == len(chunk):
+                return b""
 
     @property
     def pending_bytes(self) -> int:

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+import sys
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -14,6 +14,12 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from ._bridge import ThreadBridge
 from .client import AsyncThread
 from .sync import Thread
+from .types import MessagesRenderOptions
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # pragma: no cover
+    from typing_extensions import Unpack
 
 
 class ThreadChatMessageHistory(BaseChatMessageHistory):
@@ -29,7 +35,7 @@ class ThreadChatMessageHistory(BaseChatMessageHistory):
     the next iteration, any other call continues the last one.
     """
 
-    def __init__(self, thread: Thread | AsyncThread, **render_options: Any) -> None:
+    def __init__(self, thread: Thread | AsyncThread, **render_options: Unpack[MessagesRenderOptions]) -> None:
         self._bridge = ThreadBridge(thread, "ThreadChatMessageHistory")
         self._render_options = render_options
 

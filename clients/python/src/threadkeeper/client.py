@@ -1,21 +1,28 @@
-"""The asyncio client: :class:`AsyncThreadKeeper` and :class:`AsyncThread`."""
+"""The asyncio client: :class:`AsyncThreadKeeper` and :class:`AsyncThread`.
+
+Their methods are also the blocking client's (``sync``), run over a blocking connection: a
+method added here is offered there by one line in ``sync.py`` (a test fails until it is). So a
+method body awaits only the connection (``self.request``, ``self._client.request``), other
+methods, and the connection's ``lock()``, never asyncio itself.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import os
+import sys
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._connection import Connection
+from ._connection import Connection, Transport
 from .discovery import find_binary
 from .errors import ErrorCode, ThreadKeeperError
 from .types import (
     AnthropicRender,
     AnthropicRequest,
     AppendResult,
+    CacheControl,
     CompactionPlan,
     ContextMode,
     DanglingToolCalls,
@@ -24,6 +31,7 @@ from .types import (
     EventsPage,
     InitializeResult,
     IterationSummary,
+    MessagesRenderOptions,
     OpenAIChatRender,
     OpenAIChatRequest,
     OpenAIResponsesRender,
@@ -32,8 +40,10 @@ from .types import (
     ParsedToolCalls,
     PopResult,
     PromptTool,
+    ReadEvent,
     RenderBudget,
     RenderFormat,
+    RenderOptions,
     StoredMessage,
     ThreadInfo,
     ThreadSettings,
@@ -45,6 +55,11 @@ from .types import (
     TurnValidation,
     XmlDelta,
 )
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # pragma: no cover
+    from typing_extensions import Unpack
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -68,6 +83,7 @@ def render_options(
     from_event: int | None = None,
     dangling_tool_calls: DanglingToolCalls | None = None,
     budget: RenderBudget | None = None,
+    cache_control: CacheControl | None = None,
 ) -> dict[str, Any]:
     """The wire form of render options (unset ones left out)."""
     return _drop_none(
@@ -79,6 +95,7 @@ def render_options(
         fromEvent=from_event,
         danglingToolCalls=dangling_tool_calls,
         budget=budget,
+        cacheControl=cache_control,
     )
 
 
@@ -115,7 +132,7 @@ class AsyncThread:
         #: Lines kept by incremental XML renders, per escape mode (they differ in body escaping).
         self._xml_lines: dict[str, _KeptLines] = {}
         #: Incremental renders run one after the other, so each extends the lines the last one left.
-        self._xml_lock = asyncio.Lock()
+        self._xml_lock = client._connection.lock()
         #: Bumped when the kept lines are dropped, so a render already in flight does not keep its lines.
         self._xml_generation = 0
 
@@ -136,9 +153,10 @@ class AsyncThread:
         """Keeps ``info`` in step with what this handle changed."""
         self.info = replace(self.info, version=version, event_count=event_count)
 
-    async def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Any) -> dict[str, Any]:
+    async def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Unpack[RenderOptions]) -> dict[str, Any]:
         """The full ``thread/render`` result; ``options`` as in :func:`render_xml`, plus ``budget``
-        (``{"maxTokens", "tokenizer"?}``: the result then has ``dropped`` and ``tokens``)."""
+        (``{"maxTokens", "dropTo"?, "tokenizer"?}``: the result then has ``dropped`` and ``tokens``)
+        and, for ``anthropic``, ``cache_control``."""
         wire = render_options(**options)
         params: dict[str, Any] = {"threadId": self.id, "format": format}
         if wire:
@@ -329,14 +347,18 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        cache_control: CacheControl | None = None,
         timeout: float | None = None,
     ) -> AnthropicRequest:
         """The thread as Anthropic Messages API ``{"system"?, "messages": [...]}``.
 
-        ``client.messages.create(model=..., max_tokens=..., **request)``.
+        ``client.messages.create(model=..., max_tokens=..., **request)``. With ``cache_control``
+        (``"auto"``, or ``{"ttl": "5m" | "1h"}``) the request carries prompt-caching breakpoints
+        (at most 4, placed so the next step's request reads this one's from the cache) and the
+        system prompt is a list of text blocks; ``"none"``, the default, sends none.
         """
         result: AnthropicRender = await self._render_provider(
-            "anthropic", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout
+            "anthropic", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout, cache_control
         )
         request: AnthropicRequest = {"messages": result["messages"]}
         if "system" in result:
@@ -353,10 +375,12 @@ class AsyncThread:
         group_tool_calls: bool | None,
         dangling_tool_calls: DanglingToolCalls | None,
         timeout: float | None,
+        cache_control: CacheControl | None = None,
     ) -> Any:
         return await self.render(
             format,
             timeout=timeout,
+            cache_control=cache_control,
             context_mode=context_mode,
             instructions=instructions,
             response_prefix=response_prefix,
@@ -367,8 +391,11 @@ class AsyncThread:
 
     async def events(
         self, *, offset: int | None = None, limit: int | None = None, tail: int | None = None, timeout: float | None = None
-    ) -> list[dict[str, Any]]:
-        """The stored events, exactly as appended: from ``offset`` (at most ``limit``), or the last ``tail``."""
+    ) -> list[ReadEvent]:
+        """The stored events, exactly as appended: from ``offset`` (at most ``limit``), or the last ``tail``.
+
+        Narrow each on its ``type``: ``if event["type"] == "tool_call": event["toolName"]``. Events
+        of a custom type come back too: see :data:`ReadEvent`."""
         return (await self.events_page(offset=offset, limit=limit, tail=tail, timeout=timeout)).events
 
     async def events_page(
@@ -394,7 +421,7 @@ class AsyncThread:
         *,
         tokenizer: Tokenizer | None = None,
         timeout: float | None = None,
-        **options: Any,
+        **options: Unpack[RenderOptions],
     ) -> TokenCount:
         """How many tokens the thread's render in ``format`` (render options as keyword arguments) takes."""
         params: dict[str, Any] = _drop_none(threadId=self.id, format=format, tokenizer=tokenizer)
@@ -404,7 +431,7 @@ class AsyncThread:
         result: TokenCount = await self._client.request("thread/tokens", params, timeout=timeout)
         return result
 
-    async def view(self, *, timeout: float | None = None, **options: Any) -> str:
+    async def view(self, *, timeout: float | None = None, **options: Unpack[RenderOptions]) -> str:
         """The thread as one self-contained HTML page for a person to read (``thread/view``).
 
         Render options as keyword arguments choose the model input the page shows.
@@ -477,7 +504,7 @@ class AsyncThread:
         tools: Sequence[PromptTool] | None = None,
         input_encoding: Literal["xml", "text"] | None = None,
         timeout: float | None = None,
-        **options: Any,
+        **options: Unpack[RenderOptions],
     ) -> str:
         """The thread as one prompt for a command-line model (``prompt/cli``)."""
         return await self._client.prompt_cli(thread_id=self.id, tools=tools, input_encoding=input_encoding, timeout=timeout, **options)
@@ -504,11 +531,12 @@ class AsyncThread:
 
     # LangChain (needs langchain-core).
 
-    async def to_langchain_messages(self, **options: Any) -> list[BaseMessage]:
-        """The rendered messages as LangChain ``BaseMessage`` objects (needs ``langchain-core``)."""
+    async def to_langchain_messages(self, *, timeout: float | None = None, **options: Unpack[MessagesRenderOptions]) -> list[BaseMessage]:
+        """The rendered messages as LangChain ``BaseMessage`` objects (needs ``langchain-core``);
+        the options of :meth:`render_messages`."""
         from .langchain import stored_to_langchain_messages
 
-        return stored_to_langchain_messages(await self.render_messages(**options))
+        return stored_to_langchain_messages(await self.render_messages(timeout=timeout, **options))
 
     async def append_langchain_messages(
         self, messages: Sequence[BaseMessage], *, iteration: int | None = None, expected_version: int | None = None, timeout: float | None = None
@@ -545,7 +573,7 @@ class AsyncThreadKeeper:
     and ``await tk.close()`` at the end.
     """
 
-    def __init__(self, connection: Connection, server: InitializeResult, timeout: float | None = None) -> None:
+    def __init__(self, connection: Transport, server: InitializeResult, timeout: float | None = None) -> None:
         self._connection = connection
         #: The server's answer to ``initialize``.
         self.server = server
@@ -584,8 +612,14 @@ class AsyncThreadKeeper:
         timeout: float | None,
         start_timeout: float | None = START_TIMEOUT_S,
     ) -> AsyncThreadKeeper:
-        path = find_binary(binary, env)
-        connection = await Connection.start(path, list(args or []), env, cwd)
+        connection = await Connection.start(find_binary(binary, env), list(args or []), env, cwd)
+        return await cls._initialize(connection, client_info, timeout, start_timeout)
+
+    @classmethod
+    async def _initialize(
+        cls, connection: Transport, client_info: Mapping[str, str] | None, timeout: float | None, start_timeout: float | None
+    ) -> AsyncThreadKeeper:
+        """Sends ``initialize`` on a started connection; on any failure the process is ended."""
         try:
             server = await connection.request(
                 "initialize",
@@ -634,8 +668,7 @@ class AsyncThreadKeeper:
 
     async def wait_closed(self) -> int | None:
         """Waits until the server process has ended; returns its exit status."""
-        result: int | None = await self._connection.closed
-        return result
+        return await self._connection.wait_closed()
 
     # Threads.
 
@@ -682,8 +715,8 @@ class AsyncThreadKeeper:
             params["options"] = options
         return str((await self.request("xml/serializeThread", params, timeout=timeout))["text"])
 
-    async def parse_thread_xml(self, text: str, *, timeout: float | None = None) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = (await self.request("xml/parseThread", {"text": text}, timeout=timeout))["events"]
+    async def parse_thread_xml(self, text: str, *, timeout: float | None = None) -> list[ReadEvent]:
+        events: list[ReadEvent] = (await self.request("xml/parseThread", {"text": text}, timeout=timeout))["events"]
         return events
 
     async def messages_to_xml(self, messages: Sequence[StoredMessage], *, timeout: float | None = None) -> str:
@@ -732,7 +765,7 @@ class AsyncThreadKeeper:
         tools: Sequence[PromptTool] | None = None,
         input_encoding: Literal["xml", "text"] | None = None,
         timeout: float | None = None,
-        **options: Any,
+        **options: Unpack[RenderOptions],
     ) -> str:
         """One prompt text for a command-line model, from a thread or stored messages (``prompt/cli``)."""
         params = _drop_none(

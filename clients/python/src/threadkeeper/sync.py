@@ -1,342 +1,138 @@
-"""The blocking facade: :class:`ThreadKeeper` and :class:`Thread`, the same methods as the
-asyncio client, run on a private event loop driven by the calling thread (see ``_driven_loop``)."""
+"""The blocking client: :class:`ThreadKeeper` and :class:`Thread`.
+
+Each method is the asyncio client's, derived by :func:`_blocking` (one line per method): the
+asyncio method's body runs unchanged over a blocking connection (``_blocking_connection``),
+whose coroutines never suspend, so the call is stepped once to its end on the calling thread,
+with no event loop. A method added to :class:`AsyncThread` or :class:`AsyncThreadKeeper` is
+offered here by adding its line below.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from ._driven_loop import CallerDrivenLoop
+from ._blocking_connection import BlockingConnection
 from .client import START_TIMEOUT_S, AsyncThread, AsyncThreadKeeper
-from .types import (
-    AnthropicRequest,
-    AppendResult,
-    CompactionPlan,
-    ContextMode,
-    DanglingToolCalls,
-    EscapeMode,
-    EventInput,
-    EventsPage,
-    InitializeResult,
-    IterationSummary,
-    OpenAIChatRequest,
-    OpenAIResponsesRequest,
-    ParsedReply,
-    ParsedToolCalls,
-    PopResult,
-    PromptTool,
-    RenderFormat,
-    StoredMessage,
-    ThreadInfo,
-    ThreadSettings,
-    TokenCount,
-    Tokenizer,
-    Turn,
-    TurnFormat,
-    TurnRead,
-    TurnValidation,
-    XmlDelta,
-)
+from .discovery import find_binary
+from .types import InitializeResult, ThreadInfo
 
-if TYPE_CHECKING:
-    from langchain_core.messages import BaseMessage
+P = ParamSpec("P")
+R = TypeVar("R")
 
-T = TypeVar("T")
+
+def run_now(coroutine: Coroutine[Any, Any, R]) -> R:
+    """Steps a coroutine of the asyncio client over the blocking connection to its end."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        result: R = done.value
+        return result
+    coroutine.close()
+    raise RuntimeError("a blocking threadkeeper call awaited something that needs an event loop")
+
+
+async def run_from_loop(coroutine: Coroutine[Any, Any, R]) -> R:
+    """Runs a blocking call from the caller's own event loop without blocking the loop."""
+    return await asyncio.get_running_loop().run_in_executor(None, run_now, coroutine)
+
+
+def _named_after(method: Callable[..., Any], call: Callable[..., Any]) -> None:
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        with_name = getattr(method, name, None)
+        if with_name is not None:
+            setattr(call, name, with_name)
+    call.__qualname__ = call.__qualname__.replace("AsyncThreadKeeper.", "ThreadKeeper.").replace("AsyncThread.", "Thread.")
+    call.__module__ = __name__
+    call.__wrapped__ = method  # type: ignore[attr-defined]  # so help() and inspect.signature show its parameters
+
+
+def _blocking(method: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]) -> Callable[Concatenate[Any, P], R]:
+    """The blocking form of an asyncio client method: same parameters, same result."""
+
+    def call(self: Thread | ThreadKeeper, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return run_now(method(self._async, *args, **kwargs))
+
+    _named_after(method, call)
+    return call
+
+
+def _blocking_thread(method: Callable[Concatenate[Any, P], Coroutine[Any, Any, AsyncThread]]) -> Callable[Concatenate[Any, P], Thread]:
+    """The blocking form of a method that answers a thread: the blocking :class:`Thread`."""
+
+    def call(self: Thread | ThreadKeeper, /, *args: P.args, **kwargs: P.kwargs) -> Thread:
+        return Thread(run_now(method(self._async, *args, **kwargs)))
+
+    _named_after(method, call)
+    call.__signature__ = inspect.signature(method).replace(return_annotation="Thread")  # type: ignore[attr-defined]
+    return call
 
 
 class Thread:
-    """One thread on the server (blocking). Obtained from ``open_thread()`` or ``import_thread()``."""
+    """One thread on the server (blocking). Obtained from ``open_thread()`` or ``import_thread()``.
 
-    def __init__(self, runner: CallerDrivenLoop, thread: AsyncThread) -> None:
-        self._runner = runner
-        self._run = runner.run
-        self._thread = thread
+    The methods are :class:`AsyncThread`'s, blocking; see there.
+    """
+
+    def __init__(self, thread: AsyncThread) -> None:
+        #: The asyncio handle over the blocking connection, whose methods this one's run.
+        self._async = thread
         self.id = thread.id
+
+    @property
+    def _thread(self) -> AsyncThread:
+        return self._async
 
     def __repr__(self) -> str:
         return f"Thread(id={self.id!r}, version={self.info.version}, event_count={self.info.event_count})"
 
     @property
     def info(self) -> ThreadInfo:
-        return self._thread.info
+        """The thread as it was when opened; ``version`` and ``event_count`` follow this handle's appends."""
+        return self._async.info
 
-    def append(self, events: Sequence[EventInput], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
-        return self._run(self._thread.append(events, expected_version=expected_version, timeout=timeout))
-
-    def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Any) -> dict[str, Any]:
-        return self._run(self._thread.render(format, timeout=timeout, **options))
-
-    def render_xml(
-        self,
-        *,
-        response_prefix: str | None = None,
-        escape: EscapeMode | None = None,
-        context_mode: ContextMode | None = None,
-        instructions: str | None = None,
-        group_tool_calls: bool | None = None,
-        incremental: bool = False,
-        timeout: float | None = None,
-    ) -> str:
-        """See :meth:`AsyncThread.render_xml`, including ``incremental=True``."""
-        return self._run(
-            self._thread.render_xml(
-                response_prefix=response_prefix,
-                escape=escape,
-                context_mode=context_mode,
-                instructions=instructions,
-                group_tool_calls=group_tool_calls,
-                incremental=incremental,
-                timeout=timeout,
-            )
-        )
-
-    def render_xml_delta(
-        self,
-        from_event: int,
-        *,
-        response_prefix: str | None = None,
-        escape: EscapeMode | None = None,
-        context_mode: ContextMode | None = None,
-        instructions: str | None = None,
-        group_tool_calls: bool | None = None,
-        timeout: float | None = None,
-    ) -> XmlDelta:
-        """See :meth:`AsyncThread.render_xml_delta`."""
-        return self._run(
-            self._thread.render_xml_delta(
-                from_event,
-                response_prefix=response_prefix,
-                escape=escape,
-                context_mode=context_mode,
-                instructions=instructions,
-                group_tool_calls=group_tool_calls,
-                timeout=timeout,
-            )
-        )
-
-    def render_messages(
-        self,
-        *,
-        context_mode: ContextMode | None = None,
-        instructions: str | None = None,
-        response_prefix: str | None = None,
-        escape: EscapeMode | None = None,
-        group_tool_calls: bool | None = None,
-        dangling_tool_calls: DanglingToolCalls | None = None,
-        timeout: float | None = None,
-    ) -> list[StoredMessage]:
-        return self._run(
-            self._thread.render_messages(
-                context_mode=context_mode,
-                instructions=instructions,
-                response_prefix=response_prefix,
-                escape=escape,
-                group_tool_calls=group_tool_calls,
-                dangling_tool_calls=dangling_tool_calls,
-                timeout=timeout,
-            )
-        )
-
-    def render_text(
-        self,
-        *,
-        context_mode: ContextMode | None = None,
-        instructions: str | None = None,
-        response_prefix: str | None = None,
-        escape: EscapeMode | None = None,
-        group_tool_calls: bool | None = None,
-        dangling_tool_calls: DanglingToolCalls | None = None,
-        timeout: float | None = None,
-    ) -> str:
-        return self._run(
-            self._thread.render_text(
-                context_mode=context_mode,
-                instructions=instructions,
-                response_prefix=response_prefix,
-                escape=escape,
-                group_tool_calls=group_tool_calls,
-                dangling_tool_calls=dangling_tool_calls,
-                timeout=timeout,
-            )
-        )
-
-    def render_openai_chat(
-        self,
-        *,
-        context_mode: ContextMode | None = None,
-        instructions: str | None = None,
-        response_prefix: str | None = None,
-        escape: EscapeMode | None = None,
-        group_tool_calls: bool | None = None,
-        dangling_tool_calls: DanglingToolCalls | None = None,
-        timeout: float | None = None,
-    ) -> OpenAIChatRequest:
-        """See :meth:`AsyncThread.render_openai_chat`."""
-        return self._run(
-            self._thread.render_openai_chat(
-                context_mode=context_mode,
-                instructions=instructions,
-                response_prefix=response_prefix,
-                escape=escape,
-                group_tool_calls=group_tool_calls,
-                dangling_tool_calls=dangling_tool_calls,
-                timeout=timeout,
-            )
-        )
-
-    def render_openai_responses(
-        self,
-        *,
-        context_mode: ContextMode | None = None,
-        instructions: str | None = None,
-        response_prefix: str | None = None,
-        escape: EscapeMode | None = None,
-        group_tool_calls: bool | None = None,
-        dangling_tool_calls: DanglingToolCalls | None = None,
-        timeout: float | None = None,
-    ) -> OpenAIResponsesRequest:
-        """See :meth:`AsyncThread.render_openai_responses`."""
-        return self._run(
-            self._thread.render_openai_responses(
-                context_mode=context_mode,
-                instructions=instructions,
-                response_prefix=response_prefix,
-                escape=escape,
-                group_tool_calls=group_tool_calls,
-                dangling_tool_calls=dangling_tool_calls,
-                timeout=timeout,
-            )
-        )
-
-    def render_anthropic(
-        self,
-        *,
-        context_mode: ContextMode | None = None,
-        instructions: str | None = None,
-        response_prefix: str | None = None,
-        escape: EscapeMode | None = None,
-        group_tool_calls: bool | None = None,
-        dangling_tool_calls: DanglingToolCalls | None = None,
-        timeout: float | None = None,
-    ) -> AnthropicRequest:
-        """See :meth:`AsyncThread.render_anthropic`."""
-        return self._run(
-            self._thread.render_anthropic(
-                context_mode=context_mode,
-                instructions=instructions,
-                response_prefix=response_prefix,
-                escape=escape,
-                group_tool_calls=group_tool_calls,
-                dangling_tool_calls=dangling_tool_calls,
-                timeout=timeout,
-            )
-        )
-
-    def events(
-        self, *, offset: int | None = None, limit: int | None = None, tail: int | None = None, timeout: float | None = None
-    ) -> list[dict[str, Any]]:
-        return self._run(self._thread.events(offset=offset, limit=limit, tail=tail, timeout=timeout))
-
-    def events_page(
-        self, *, offset: int | None = None, limit: int | None = None, tail: int | None = None, timeout: float | None = None
-    ) -> EventsPage:
-        return self._run(self._thread.events_page(offset=offset, limit=limit, tail=tail, timeout=timeout))
-
-    def export(
-        self, format: TurnFormat, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
-    ) -> str:
-        return self._run(self._thread.export(format, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data, timeout=timeout))
-
-    def tokens(self, format: RenderFormat = "messages", *, tokenizer: Tokenizer | None = None, timeout: float | None = None, **options: Any) -> TokenCount:
-        """See :meth:`AsyncThread.tokens`."""
-        return self._run(self._thread.tokens(format, tokenizer=tokenizer, timeout=timeout, **options))
-
-    def view(self, *, timeout: float | None = None, **options: Any) -> str:
-        """See :meth:`AsyncThread.view`."""
-        return self._run(self._thread.view(timeout=timeout, **options))
-
-    def plan_compaction(
-        self, *, max_context_tokens: int | None = None, keep_recent_iterations: int | None = None, timeout: float | None = None
-    ) -> CompactionPlan:
-        """See :meth:`AsyncThread.plan_compaction`."""
-        return self._run(
-            self._thread.plan_compaction(max_context_tokens=max_context_tokens, keep_recent_iterations=keep_recent_iterations, timeout=timeout)
-        )
-
-    def compact(
-        self,
-        summaries: Sequence[IterationSummary],
-        *,
-        keep_recent_iterations: int | None = None,
-        expected_version: int | None = None,
-        timeout: float | None = None,
-    ) -> AppendResult:
-        """See :meth:`AsyncThread.compact`."""
-        return self._run(
-            self._thread.compact(summaries, keep_recent_iterations=keep_recent_iterations, expected_version=expected_version, timeout=timeout)
-        )
-
-    def pop(self, count: int | None = None, *, expected_version: int | None = None, timeout: float | None = None) -> PopResult:
-        """See :meth:`AsyncThread.pop`."""
-        return self._run(self._thread.pop(count, expected_version=expected_version, timeout=timeout))
-
-    def fork(
-        self,
-        *,
-        at_version: int | None = None,
-        at_event: int | None = None,
-        new_thread_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-    ) -> Thread:
-        """See :meth:`AsyncThread.fork`."""
-        forked = self._thread.fork(at_version=at_version, at_event=at_event, new_thread_id=new_thread_id, metadata=metadata, timeout=timeout)
-        return Thread(self._runner, self._run(forked))
-
-    def prompt_cli(
-        self,
-        *,
-        tools: Sequence[PromptTool] | None = None,
-        input_encoding: Literal["xml", "text"] | None = None,
-        timeout: float | None = None,
-        **options: Any,
-    ) -> str:
-        """See :meth:`AsyncThread.prompt_cli`."""
-        return self._run(self._thread.prompt_cli(tools=tools, input_encoding=input_encoding, timeout=timeout, **options))
-
-    def close(self, *, timeout: float | None = None) -> None:
-        self._run(self._thread.close(timeout=timeout))
-
-    def delete(self, *, timeout: float | None = None) -> bool:
-        return self._run(self._thread.delete(timeout=timeout))
-
-    def clear(self, *, timeout: float | None = None) -> ThreadInfo:
-        """See :meth:`AsyncThread.clear`."""
-        return self._run(self._thread.clear(timeout=timeout))
-
-    def to_langchain_messages(self, **options: Any) -> list[BaseMessage]:
-        return self._run(self._thread.to_langchain_messages(**options))
-
-    def append_langchain_messages(
-        self, messages: Sequence[BaseMessage], *, iteration: int | None = None, expected_version: int | None = None, timeout: float | None = None
-    ) -> AppendResult:
-        """See :meth:`AsyncThread.append_langchain_messages`."""
-        return self._run(self._thread.append_langchain_messages(messages, iteration=iteration, expected_version=expected_version, timeout=timeout))
+    append = _blocking(AsyncThread.append)
+    render = _blocking(AsyncThread.render)
+    render_xml = _blocking(AsyncThread.render_xml)
+    render_xml_delta = _blocking(AsyncThread.render_xml_delta)
+    render_messages = _blocking(AsyncThread.render_messages)
+    render_text = _blocking(AsyncThread.render_text)
+    render_openai_chat = _blocking(AsyncThread.render_openai_chat)
+    render_openai_responses = _blocking(AsyncThread.render_openai_responses)
+    render_anthropic = _blocking(AsyncThread.render_anthropic)
+    events = _blocking(AsyncThread.events)
+    events_page = _blocking(AsyncThread.events_page)
+    export = _blocking(AsyncThread.export)
+    tokens = _blocking(AsyncThread.tokens)
+    view = _blocking(AsyncThread.view)
+    plan_compaction = _blocking(AsyncThread.plan_compaction)
+    compact = _blocking(AsyncThread.compact)
+    pop = _blocking(AsyncThread.pop)
+    fork = _blocking_thread(AsyncThread.fork)
+    prompt_cli = _blocking(AsyncThread.prompt_cli)
+    close = _blocking(AsyncThread.close)
+    delete = _blocking(AsyncThread.delete)
+    clear = _blocking(AsyncThread.clear)
+    to_langchain_messages = _blocking(AsyncThread.to_langchain_messages)
+    append_langchain_messages = _blocking(AsyncThread.append_langchain_messages)
 
 
 class ThreadKeeper:
     """A blocking connection to one threadkeeper server process.
 
     ``with ThreadKeeper.spawn(args=["--store", "memory"]) as tk: ...``
+
+    The methods are :class:`AsyncThreadKeeper`'s, blocking; see there. Calls may come from
+    several threads at once.
     """
 
-    def __init__(self, runner: CallerDrivenLoop, client: AsyncThreadKeeper) -> None:
-        self._runner = runner
-        self._run = runner.run
-        self._client = client
+    def __init__(self, client: AsyncThreadKeeper) -> None:
+        #: The asyncio client over the blocking connection, whose methods this one's run.
+        self._async = client
 
     @classmethod
     def spawn(
@@ -354,13 +150,8 @@ class ThreadKeeper:
         ``timeout`` is the default of every call (seconds; ``None`` waits as long as it takes);
         ``start_timeout`` bounds the wait for the answer to ``initialize``.
         """
-        runner = CallerDrivenLoop()
-        try:
-            client = runner.run(AsyncThreadKeeper._start(binary, args, env, cwd, client_info, timeout, start_timeout))
-        except BaseException:
-            runner.stop()
-            raise
-        return cls(runner, client)
+        connection = BlockingConnection.start(find_binary(binary, env), list(args or []), env, cwd)
+        return cls(run_now(AsyncThreadKeeper._initialize(connection, client_info, timeout, start_timeout)))
 
     def __enter__(self) -> ThreadKeeper:
         return self
@@ -370,127 +161,52 @@ class ThreadKeeper:
 
     @property
     def server(self) -> InitializeResult:
-        return self._client.server
+        """The server's answer to ``initialize``."""
+        return self._async.server
 
     @property
     def binary(self) -> str:
-        return self._client.binary
+        return self._async.binary
 
     @property
     def pid(self) -> int:
-        return self._client.pid
+        return self._async.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once the process has ended (negative: killed by that signal)."""
+        return self._async.returncode
 
     @property
     def timeout(self) -> float | None:
         """Seconds a call waits for its answer when it gives no ``timeout`` of its own (``None``: no limit)."""
-        return self._client.timeout
+        return self._async.timeout
 
     @timeout.setter
     def timeout(self, value: float | None) -> None:
-        self._client.timeout = value
+        self._async.timeout = value
 
-    def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
-        return self._run(self._client.request(method, params, timeout=timeout))
-
-    def open_thread(
-        self,
-        thread_id: str | None = None,
-        *,
-        settings: ThreadSettings | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-    ) -> Thread:
-        return Thread(self._runner, self._run(self._client.open_thread(thread_id, settings=settings, metadata=metadata, timeout=timeout)))
-
-    def list_threads(self, *, timeout: float | None = None) -> list[ThreadInfo]:
-        return self._run(self._client.list_threads(timeout=timeout))
-
-    def delete_thread(self, thread_id: str, *, timeout: float | None = None) -> bool:
-        return self._run(self._client.delete_thread(thread_id, timeout=timeout))
-
-    def import_thread(self, text: str, format: TurnFormat, *, thread_id: str | None = None, timeout: float | None = None) -> Thread:
-        return Thread(self._runner, self._run(self._client.import_thread(text, format, thread_id=thread_id, timeout=timeout)))
-
-    def escape_xml(self, text: str, *, timeout: float | None = None) -> str:
-        return self._run(self._client.escape_xml(text, timeout=timeout))
-
-    def serialize_thread_to_xml(
-        self, events: Sequence[EventInput], *, response_prefix: str | None = None, escape: EscapeMode | None = None, timeout: float | None = None
-    ) -> str:
-        return self._run(self._client.serialize_thread_to_xml(events, response_prefix=response_prefix, escape=escape, timeout=timeout))
-
-    def parse_thread_xml(self, text: str, *, timeout: float | None = None) -> list[dict[str, Any]]:
-        return self._run(self._client.parse_thread_xml(text, timeout=timeout))
-
-    def messages_to_xml(self, messages: Sequence[StoredMessage], *, timeout: float | None = None) -> str:
-        return self._run(self._client.messages_to_xml(messages, timeout=timeout))
-
-    def messages_to_text(self, messages: Sequence[StoredMessage], *, timeout: float | None = None) -> str:
-        return self._run(self._client.messages_to_text(messages, timeout=timeout))
-
-    def parse_tool_calls(self, text: str, *, timeout: float | None = None) -> ParsedToolCalls:
-        return self._run(self._client.parse_tool_calls(text, timeout=timeout))
-
-    def stored_messages_to_events(
-        self, messages: Sequence[StoredMessage], *, iteration: int | None = None, timeout: float | None = None
-    ) -> list[EventInput]:
-        """See :meth:`AsyncThreadKeeper.stored_messages_to_events`."""
-        return self._run(self._client.stored_messages_to_events(messages, iteration=iteration, timeout=timeout))
-
-    def messages_to_events(self, messages: Sequence[BaseMessage], *, iteration: int | None = None, timeout: float | None = None) -> list[EventInput]:
-        """See :meth:`AsyncThreadKeeper.messages_to_events`."""
-        return self._run(self._client.messages_to_events(messages, iteration=iteration, timeout=timeout))
-
-    def responses_to_events(
-        self, items: Sequence[Mapping[str, Any]], *, iteration: int | None = None, timeout: float | None = None
-    ) -> list[EventInput]:
-        """See :meth:`AsyncThreadKeeper.responses_to_events`."""
-        return self._run(self._client.responses_to_events(items, iteration=iteration, timeout=timeout))
-
-    def prompt_cli(
-        self,
-        *,
-        thread_id: str | None = None,
-        messages: Sequence[StoredMessage] | None = None,
-        tools: Sequence[PromptTool] | None = None,
-        input_encoding: Literal["xml", "text"] | None = None,
-        timeout: float | None = None,
-        **options: Any,
-    ) -> str:
-        """See :meth:`AsyncThreadKeeper.prompt_cli`."""
-        return self._run(
-            self._client.prompt_cli(thread_id=thread_id, messages=messages, tools=tools, input_encoding=input_encoding, timeout=timeout, **options)
-        )
-
-    def parse_reply(self, text: str, iteration: int, *, timeout: float | None = None) -> ParsedReply:
-        """See :meth:`AsyncThreadKeeper.parse_reply`."""
-        return self._run(self._client.parse_reply(text, iteration, timeout=timeout))
-
-    def turn_to_yaml(
-        self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
-    ) -> str:
-        return self._run(self._client.turn_to_yaml(turn, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data, timeout=timeout))
-
-    def turn_from_yaml(self, text: str, *, timeout: float | None = None) -> TurnRead:
-        return self._run(self._client.turn_from_yaml(text, timeout=timeout))
-
-    def turn_to_json(
-        self, turn: Turn, *, redact_encrypted_content: bool | None = None, omit_data: bool | None = None, timeout: float | None = None
-    ) -> str:
-        return self._run(self._client.turn_to_json(turn, redact_encrypted_content=redact_encrypted_content, omit_data=omit_data, timeout=timeout))
-
-    def turn_from_json(self, text: str, *, timeout: float | None = None) -> TurnRead:
-        return self._run(self._client.turn_from_json(text, timeout=timeout))
-
-    def validate_turn(self, turn: Turn, *, strict: bool | None = None, timeout: float | None = None) -> TurnValidation:
-        return self._run(self._client.validate_turn(turn, strict=strict, timeout=timeout))
-
-    def close(self) -> int | None:
-        """Ends the server and the background loop; returns the exit status."""
-        if self._runner.loop.is_closed():
-            return self._client.returncode
-        try:
-            return self._run(self._client.close())
-        finally:
-            self._runner.stopped_error = self._client._connection.stopped or self._runner.stopped_error
-            self._runner.stop()
+    request = _blocking(AsyncThreadKeeper.request)
+    notify = _blocking(AsyncThreadKeeper.notify)
+    wait_closed = _blocking(AsyncThreadKeeper.wait_closed)
+    close = _blocking(AsyncThreadKeeper.close)
+    open_thread = _blocking_thread(AsyncThreadKeeper.open_thread)
+    list_threads = _blocking(AsyncThreadKeeper.list_threads)
+    delete_thread = _blocking(AsyncThreadKeeper.delete_thread)
+    import_thread = _blocking_thread(AsyncThreadKeeper.import_thread)
+    escape_xml = _blocking(AsyncThreadKeeper.escape_xml)
+    serialize_thread_to_xml = _blocking(AsyncThreadKeeper.serialize_thread_to_xml)
+    parse_thread_xml = _blocking(AsyncThreadKeeper.parse_thread_xml)
+    messages_to_xml = _blocking(AsyncThreadKeeper.messages_to_xml)
+    messages_to_text = _blocking(AsyncThreadKeeper.messages_to_text)
+    parse_tool_calls = _blocking(AsyncThreadKeeper.parse_tool_calls)
+    stored_messages_to_events = _blocking(AsyncThreadKeeper.stored_messages_to_events)
+    messages_to_events = _blocking(AsyncThreadKeeper.messages_to_events)
+    responses_to_events = _blocking(AsyncThreadKeeper.responses_to_events)
+    prompt_cli = _blocking(AsyncThreadKeeper.prompt_cli)
+    parse_reply = _blocking(AsyncThreadKeeper.parse_reply)
+    turn_to_yaml = _blocking(AsyncThreadKeeper.turn_to_yaml)
+    turn_from_yaml = _blocking(AsyncThreadKeeper.turn_from_yaml)
+    turn_to_json = _blocking(AsyncThreadKeeper.turn_to_json)
+    turn_from_json = _blocking(AsyncThreadKeeper.turn_from_json)
+    validate_turn = _blocking(AsyncThreadKeeper.validate_turn)

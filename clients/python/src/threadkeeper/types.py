@@ -110,8 +110,28 @@ def custom_event(type: str, iteration: int, **fields: Any) -> CustomEvent:
 #: What ``append`` and the XML serializer take: known events, or custom ones made explicitly.
 EventInput = Union[AgentEvent, CustomEvent]
 
+#: The ``type`` of each event this version knows.
+KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
+    ["message", "tool_call", "tool_result", "error", "human_input_requested", "human_input_received", "completion", "summary"]
+)
+
+#: An event of a type this version does not know (a custom one), as read back: a plain dict.
+UnknownAgentEvent = dict[str, Any]
+
+#: An event as read back (``thread.events()``, ``events_page``, ``pop``): narrow it on ``type``;
+#: after ``if event["type"] == "tool_call":`` a type checker knows ``event["toolName"]`` and
+#: refuses a misspelled key. The union names the known types only, because a type checker stops
+#: narrowing a union with a member whose ``type`` is any string. Custom events come back too, as
+#: appended: tell them apart with :func:`is_known_event` (or ``KNOWN_EVENT_TYPES``) first.
+ReadEvent = AgentEvent
+
 #: Any event as read back, including types this version does not know.
-AnyAgentEvent = Union[AgentEvent, dict[str, Any]]
+AnyAgentEvent = Union[AgentEvent, UnknownAgentEvent]
+
+
+def is_known_event(event: AnyAgentEvent) -> bool:
+    """Whether ``event`` is of a type this version knows (else a custom event: a plain dict)."""
+    return event.get("type") in KNOWN_EVENT_TYPES
 
 
 class StoredToolCall(TypedDict):
@@ -249,9 +269,17 @@ class OpenAIResponsesRender(OpenAIResponsesRequest):
     contextMode: ContextMode
 
 
+class AnthropicCacheControl(TypedDict):
+    """A prompt-caching breakpoint (``render_anthropic(cache_control=...)``)."""
+
+    type: Literal["ephemeral"]
+    ttl: NotRequired[Literal["5m", "1h"]]
+
+
 class AnthropicTextBlock(TypedDict):
     type: Literal["text"]
     text: str
+    cache_control: NotRequired[AnthropicCacheControl]
 
 
 class AnthropicToolUseBlock(TypedDict):
@@ -260,6 +288,7 @@ class AnthropicToolUseBlock(TypedDict):
     id: str
     name: str
     input: dict[str, Any]
+    cache_control: NotRequired[AnthropicCacheControl]
 
 
 class AnthropicToolResultBlock(TypedDict):
@@ -267,6 +296,7 @@ class AnthropicToolResultBlock(TypedDict):
     tool_use_id: str
     content: NotRequired[str]
     is_error: bool
+    cache_control: NotRequired[AnthropicCacheControl]
 
 
 AnthropicContentBlock = Union[AnthropicTextBlock, AnthropicToolUseBlock, AnthropicToolResultBlock]
@@ -280,7 +310,8 @@ class AnthropicMessage(TypedDict):
 class AnthropicRequest(TypedDict):
     """The Messages API request fields: ``client.messages.create(model=..., max_tokens=..., **request)``."""
 
-    system: NotRequired[str]
+    #: Text blocks when rendered with ``cache_control`` (the last one a breakpoint), else one text.
+    system: NotRequired[str | list[AnthropicTextBlock]]
     messages: list[AnthropicMessage]
 
 
@@ -354,7 +385,7 @@ class XmlDelta:
 class EventsPage:
     version: int
     event_count: int
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[ReadEvent] = field(default_factory=list)
 
 
 class ParsedToolCall(TypedDict):
@@ -416,7 +447,44 @@ class RenderBudget(TypedDict):
     """The ``budget`` render option: drop the oldest iterations until the render fits."""
 
     maxTokens: int
+    #: Once over ``maxTokens``, drop whole oldest iterations until the render is at most this
+    #: (at most ``maxTokens``; the default), then keep that cut until ``maxTokens`` is passed again:
+    #: consecutive renders share their beginning, which a provider's prompt cache reads cheaply.
+    dropTo: NotRequired[int]
     tokenizer: NotRequired[Tokenizer]
+
+
+class CacheControlTtl(TypedDict):
+    """Automatic breakpoints with this lifetime on each."""
+
+    ttl: Literal["5m", "1h"]
+
+
+#: Prompt-caching breakpoints in the ``anthropic`` render: ``"none"`` (the default: none),
+#: ``"auto"`` (placed by Anthropic's caching rules), or ``{"ttl": ...}`` (auto, with that lifetime).
+CacheControl = Union[Literal["none", "auto"], CacheControlTtl]
+
+
+class MessagesRenderOptions(TypedDict, total=False):
+    """The keyword options of a messages render (``render_messages``, ``to_langchain_messages``,
+    ``ThreadChatMessageHistory``); ``None`` leaves one unset."""
+
+    context_mode: ContextMode | None
+    instructions: str | None
+    response_prefix: str | None
+    escape: EscapeMode | None
+    group_tool_calls: bool | None
+    dangling_tool_calls: DanglingToolCalls | None
+
+
+class RenderOptions(MessagesRenderOptions, total=False):
+    """The keyword options of ``render``, ``tokens``, ``view`` and ``prompt_cli``; ``None`` leaves one unset."""
+
+    #: Format ``xml`` only: the delta from this event on.
+    from_event: int | None
+    budget: RenderBudget | None
+    #: Format ``anthropic`` only.
+    cache_control: CacheControl | None
 
 
 class IterationTokens(TypedDict):
@@ -451,7 +519,7 @@ class IterationSummary(TypedDict):
 class PopResult:
     """What ``thread/pop`` answers: the removed events, in thread order, and the new version."""
 
-    events: list[dict[str, Any]]
+    events: list[ReadEvent]
     version: int
 
 

@@ -81,3 +81,51 @@ def blocking(tk: ThreadKeeper) -> None:
         async with ThreadKeeper.spawn():  # type: ignore[attr-defined]
             pass
     del wrong, wrong_with
+
+
+def narrowing(tk: ThreadKeeper) -> None:
+    thread = tk.open_thread()
+    for event in thread.events():
+        if event["type"] == "tool_call":
+            name: str = event["toolName"]  # narrowed: a tool call has a toolName
+            # 28. a misspelled key of the narrowed event
+            print(event["toolNmae"])  # type: ignore[typeddict-item]
+        # 29. a key the event types do not all have, before narrowing
+        print(event["toolName"])  # type: ignore[typeddict-item]
+    del name
+
+
+async def narrowing_async(tk: AsyncThreadKeeper) -> None:
+    thread = await tk.open_thread()
+    for event in await thread.events():
+        if event["type"] == "message":
+            role: str = event["role"]
+            # 30. a misspelled key of the narrowed event (async client)
+            print(event["rol"])  # type: ignore[typeddict-item]
+    del role
+
+
+def options(tk: ThreadKeeper) -> None:
+    thread = tk.open_thread()
+    # 31. a misspelled option of to_langchain_messages
+    thread.to_langchain_messages(context_mod="xml")  # type: ignore[call-arg]
+    # 32. an option value to_langchain_messages does not take
+    thread.to_langchain_messages(dangling_tool_calls="fix")  # type: ignore[arg-type]
+    # 33. a misspelled render option of render / tokens / view
+    thread.render("messages", contxt_mode="xml")  # type: ignore[call-arg]
+    thread.tokens(instruction="Be brief.")  # type: ignore[call-arg]
+    thread.view(group_tool_call=True)  # type: ignore[call-arg]
+    # 34. a cache_control the protocol does not have
+    thread.render_anthropic(cache_control="always")  # type: ignore[arg-type]
+    # 35. a TTL Anthropic does not have
+    thread.render_anthropic(cache_control={"ttl": "10m"})  # type: ignore[arg-type]
+    # 36. cache_control on a render that is not Anthropic's
+    thread.render_openai_chat(cache_control="auto")  # type: ignore[call-arg]
+    # What is right type-checks (else the run fails).
+    thread.to_langchain_messages(context_mode="xml", dangling_tool_calls="drop", timeout=5)
+    thread.render_anthropic(cache_control="auto")
+    thread.render_anthropic(cache_control={"ttl": "1h"})
+    thread.render("anthropic", cache_control="none", budget={"maxTokens": 30000, "dropTo": 18000, "tokenizer": "o200k_base"})
+    # 37. the budget's dropTo misspelled, or as a string
+    thread.render("messages", budget={"maxTokens": 30000, "drop_to": 18000})  # type: ignore[arg-type]
+    thread.render("messages", budget={"maxTokens": 30000, "dropTo": "18000"})  # type: ignore[arg-type]

@@ -2,7 +2,8 @@
  * Typical mistakes in code that uses this package, each of which must fail to compile. This
  * file is type-checked (never run) by `npm run typecheck`: every line after a
  * `@ts-expect-error` must have a type error, so a mistake that starts to type-check fails the
- * build. Keep each mistake on the one line after its comment.
+ * build. Keep each mistake on the one line after its comment. The same code written right is in
+ * `usage.ts`, which must compile.
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import {
@@ -64,6 +65,28 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   // @ts-expect-error narrowed to message, then read as a tool call
   if (known.type === "message") console.log(known.args);
 
+  // Events read back, narrowed on their type.
+  for (const e of await thread.events()) {
+    // @ts-expect-error a field of the narrowed event misspelled
+    if (e.type === "tool_call") console.log(e.toolNmae);
+    // @ts-expect-error a field of another event type on the narrowed one
+    if (e.type === "tool_call") console.log(e.content);
+    // @ts-expect-error a known type misspelled in the comparison
+    if (e.type === "toolcall") console.log(e);
+    switch (e.type) {
+      case "message": case "tool_call": case "tool_result": case "error": case "human_input_requested":
+      case "human_input_received": case "completion": case "summary":
+        break;
+      default: {
+        // @ts-expect-error a switch over the known types is not exhaustive: unknown events remain
+        const none: never = e;
+        console.log(none);
+      }
+    }
+  }
+  // @ts-expect-error an object literal cannot pass for an unknown event by its type's marker text
+  await thread.append([{ type: "(unknown event type)", iteration: 0 }]);
+
   // Renders and their results.
   // @ts-expect-error the result of render("xml") used as messages
   const messages: StoredMessage[] = (await thread.render("xml")).messages;
@@ -85,6 +108,20 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   await tk.openThread({ settings: { responsePrefx: "Next:" } });
   // @ts-expect-error a tokenizer the server does not have
   await thread.tokens({ tokenizer: "gpt2" });
+  // @ts-expect-error a cacheControl value misspelled
+  await thread.renderAnthropic({ cacheControl: "automatic" });
+  // @ts-expect-error a cache TTL Anthropic does not have
+  await thread.renderAnthropic({ cacheControl: { ttl: "10m" } });
+  // @ts-expect-error cacheControl as Anthropic's block mark instead of the option
+  await thread.renderAnthropic({ cacheControl: { type: "ephemeral" } });
+  // @ts-expect-error cacheControl on a format without cache breakpoints
+  await thread.renderOpenAIChat({ cacheControl: "auto" });
+  // @ts-expect-error cacheControl on the messages render
+  await thread.render("messages", { cacheControl: "auto" });
+  // @ts-expect-error the budget's dropTo misspelled
+  await thread.render("messages", { budget: { maxTokens: 30_000, dropTO: 18_000 } });
+  // @ts-expect-error system read as a string when it may be text blocks
+  (await thread.renderAnthropic({ cacheControl: "auto" })).system?.trim();
 
   // Options of every call.
   // @ts-expect-error timeoutMs as a duration string

@@ -1,11 +1,11 @@
 //! The inverses of the renders: `messages/toEvents`, `responses/toEvents` and `pydanticAi/toEvents`.
 
-use super::errors::invalid_params;
-use super::table::{MethodTable, Policy};
-use super::wire::parse;
 use crate::convert::{messages_to_events, pydantic_ai_to_events, responses_to_events, EventStamp};
 use crate::event::{AgentEvent, EventError};
 use crate::messages::StoredMessage;
+use crate::server::errors::invalid_params;
+use crate::server::table::{MethodTable, Policy};
+use crate::server::wire::parse;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde::Deserialize;
 use serde_json::{json, Number, Value};

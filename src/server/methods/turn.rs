@@ -1,9 +1,9 @@
 //! Turn-document methods (seed 004): `turns/*`, `thread/export`, `thread/import`.
 
-use super::cancel;
-use super::errors::{document_error, from_service};
-use super::table::{MethodTable, Policy};
-use super::wire::{parse, TextResult, ThreadInfo};
+use crate::server::cancel;
+use crate::server::errors::{document_error, from_service};
+use crate::server::table::{MethodTable, Policy};
+use crate::server::wire::{parse, TextResult, ThreadInfo};
 use crate::service::{read_turn, write_turn};
 use crate::turns::{self, Format, Options, Turn};
 use jsonrpsee::types::ErrorObjectOwned;
@@ -70,7 +70,7 @@ fn register_pair(m: &mut MethodTable, to: &'static str, from: &'static str, form
     });
 }
 
-pub fn register(m: &mut MethodTable) {
+pub(super) fn register(m: &mut MethodTable) {
     register_pair(m, "turns/toYaml", "turns/fromYaml", Format::Yaml);
     register_pair(m, "turns/toJson", "turns/fromJson", Format::Json);
 

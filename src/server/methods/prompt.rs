@@ -1,13 +1,13 @@
 //! CLI-model methods (issue 13, seed 003): `prompt/cli` builds the prompt upstream's CLI
 //! providers send, `prompt/parseReply` reads the model's reply into events to append.
 
-use super::cancel;
-use super::errors::{from_service, invalid_params, INTERNAL_ERROR};
-use super::methods::{render_args, Format, RenderOptionsParams};
-use super::table::{MethodTable, Policy};
-use super::wire::parse;
+use super::params::{render_args, Format, RenderOptionsParams};
 use crate::convert::{build_cli_prompt, parse_tool_calls, InputEncoding, ParsedToolCall, ToolDefinition};
 use crate::messages::StoredMessage;
+use crate::server::cancel;
+use crate::server::errors::{from_service, invalid_params, INTERNAL_ERROR};
+use crate::server::table::{MethodTable, Policy};
+use crate::server::wire::parse;
 use crate::service::{now_ms, RenderFormat, Rendered};
 use jsonrpsee::types::ErrorObjectOwned;
 use serde::{Deserialize, Serialize};
@@ -43,7 +43,7 @@ struct ParsedReply {
     events: Vec<Value>,
 }
 
-pub fn register(m: &mut MethodTable) {
+pub(super) fn register(m: &mut MethodTable) {
     // A read of the thread when it names one (then queued with the thread's other requests).
     m.register("prompt/cli", Policy::THREAD_READ, |params, ctx| async move {
         let p: CliPromptParams = parse(&params)?;

@@ -1,18 +1,15 @@
 //! Context-window methods (issue 13): `thread/tokens`, `thread/planCompaction`,
-//! `thread/compact`, and `thread/render`'s `budget` option.
+//! `thread/compact` (`thread/render`'s `budget` option is in `render`).
 
-use super::cancel;
-use super::errors::from_service;
-use super::methods::{render_args, render_result, Format, RenderOptionsParams};
-use super::table::{Context, MethodTable, Policy};
-use super::wire::parse;
+use super::params::{render_args, Format, RenderOptionsParams};
 use crate::context::Tokenizer;
-use crate::service::{Budget, BudgetedRender};
+use crate::server::cancel;
+use crate::server::errors::from_service;
+use crate::server::table::{MethodTable, Policy};
+use crate::server::wire::parse;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{json, Number};
-use std::sync::Arc;
 
 type RpcResult<T> = Result<T, ErrorObjectOwned>;
 
@@ -59,15 +56,6 @@ struct SummaryParams {
     summary: String,
 }
 
-/// `thread/render`'s `options.budget`.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct BudgetParams {
-    max_tokens: u64,
-    #[serde(default)]
-    tokenizer: Tokenizer,
-}
-
 fn default_max_context_tokens() -> u64 {
     DEFAULT_MAX_CONTEXT_TOKENS
 }
@@ -104,12 +92,12 @@ struct PlanResult {
     iterations: Vec<PlannedPrompt>,
 }
 
-pub fn register(m: &mut MethodTable) {
+pub(super) fn register(m: &mut MethodTable) {
     m.register("thread/tokens", Policy::THREAD_READ, |params, ctx| async move {
         let p: TokensParams = parse(&params)?;
         let options = p.options.unwrap_or_default();
         if options.budget.is_some() {
-            return Err(super::errors::invalid_params("options.budget", "applies to thread/render only"));
+            return Err(crate::server::errors::invalid_params("options.budget", "applies to thread/render only"));
         }
         let (format, options) = render_args(p.format, options)?;
         let count = ctx
@@ -160,26 +148,4 @@ pub fn register(m: &mut MethodTable) {
             "eventCount": record.event_count,
         }))
     });
-}
-
-/// `thread/render` with `options.budget`: the render's result plus what was dropped to fit.
-pub(super) async fn render_within_budget(
-    ctx: &Arc<Context>,
-    thread_id: String,
-    format: Format,
-    options: RenderOptionsParams,
-    budget: BudgetParams,
-) -> RpcResult<Box<RawValue>> {
-    let (format, options) = render_args(format, options)?;
-    let budget = Budget { max_tokens: budget.max_tokens, tokenizer: budget.tokenizer };
-    let BudgetedRender { rendered, dropped, tokens } = ctx
-        .service
-        .render_within_budget(&thread_id, format, options, budget, &cancel::current())
-        .await
-        .map_err(from_service)?;
-    let body = render_result(rendered);
-    let fields = body.get().strip_suffix('}').expect("a render's result is a JSON object");
-    let dropped = serde_json::to_string(&dropped).expect("numbers serialize");
-    let text = format!(r#"{fields},"dropped":{{"iterations":{dropped}}},"tokens":{tokens}}}"#);
-    Ok(RawValue::from_string(text).expect("spliced JSON stays JSON"))
 }

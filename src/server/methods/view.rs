@@ -1,10 +1,10 @@
 //! `thread/view` (issue 14): a thread as one self-contained HTML page.
 
-use super::cancel;
-use super::errors::{from_service, invalid_params};
-use super::methods::{render_args, Format, RenderOptionsParams};
-use super::table::{MethodTable, Policy};
-use super::wire::parse;
+use super::params::{render_args, Format, RenderOptionsParams};
+use crate::server::cancel;
+use crate::server::errors::{from_service, invalid_params};
+use crate::server::table::{MethodTable, Policy};
+use crate::server::wire::parse;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,7 @@ struct ViewResult {
     html: String,
 }
 
-pub fn register(m: &mut MethodTable) {
+pub(super) fn register(m: &mut MethodTable) {
     m.register("thread/view", Policy::THREAD_READ, |params, ctx| async move {
         let p: ViewParams = parse(&params)?;
         let options = p.options.unwrap_or_default();

@@ -1,0 +1,176 @@
+//! What an agent run's model input costs under each context strategy, with each provider's
+//! documented prompt-caching rules replayed on the requests (`support/prompt_cache.rs`).
+//!
+//! A generated coding-agent run (`support/thread_gen.rs`) is appended to a real server
+//! (`target/release/threadkeeper serve --store memory`, NDJSON over pipes) one iteration at a
+//! time; after each, the request is rendered as the Anthropic request (`cacheControl: "auto"`)
+//! and as OpenAI chat, under: plain growth; today's budget; the budget with `dropTo`;
+//! upstream-style compaction (`thread/planCompaction` + `thread/compact`, fixed-length
+//! summaries). Run with `bench/context-cost [STEPS]` (default 2000).
+
+#[path = "support/thread_gen.rs"]
+mod thread_gen;
+
+#[path = "support/prompt_cache.rs"]
+mod prompt_cache;
+
+use prompt_cache::{AnthropicCache, OpenAiCache, Usage, ANTHROPIC_READ, ANTHROPIC_WRITE, OPENAI_READ};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+const MAX_TOKENS: u64 = 30_000;
+const DROP_TO: u64 = 18_000;
+const SUMMARY: &str =
+    "The agent read and edited files, ran the tests and fixed what failed; one call timed out and was retried. ";
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(binary: &str) -> Server {
+        let mut child = Command::new(binary)
+            .args(["serve", "--store", "memory"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {binary}: {e} (cargo build --release first)"));
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut server = Server { child, stdin, stdout, next_id: 0 };
+        server.call("initialize", json!({"clientInfo": {"name": "context-cost"}}));
+        server
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let request = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        writeln!(self.stdin, "{request}").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let mut answer: Value = serde_json::from_str(&line).unwrap();
+        match answer.get_mut("result") {
+            Some(result) => result.take(),
+            None => panic!("{method}: {answer}"),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Strategy {
+    Growth,
+    Budget,
+    BudgetDropTo,
+    Compaction,
+}
+
+impl Strategy {
+    fn name(self) -> &'static str {
+        match self {
+            Strategy::Growth => "plain growth",
+            Strategy::Budget => "budget (maxTokens 30k)",
+            Strategy::BudgetDropTo => "budget, dropTo 18k",
+            Strategy::Compaction => "compaction (30k, keep 3)",
+        }
+    }
+
+    fn options(self, anthropic: bool) -> Value {
+        let mut options = json!({});
+        if anthropic {
+            options["cacheControl"] = json!("auto");
+        }
+        match self {
+            Strategy::Budget => options["budget"] = json!({"maxTokens": MAX_TOKENS}),
+            Strategy::BudgetDropTo => options["budget"] = json!({"maxTokens": MAX_TOKENS, "dropTo": DROP_TO}),
+            _ => {}
+        }
+        options
+    }
+}
+
+/// The run's iterations, each a batch of events; summaries left out (compaction makes its own).
+fn steps(count: usize) -> Vec<Vec<Value>> {
+    let events = thread_gen::generate_thread(count * 5, 7);
+    let mut steps: Vec<Vec<Value>> = Vec::new();
+    for event in events.into_iter().filter(|e| e["type"] != "summary" && e["type"] != "completion") {
+        let iteration = event["iteration"].as_u64().unwrap() as usize;
+        while steps.len() <= iteration {
+            steps.push(Vec::new());
+        }
+        steps[iteration].push(event);
+    }
+    steps.truncate(count);
+    steps
+}
+
+fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> (Usage, Usage, f64) {
+    let mut server = Server::start(binary);
+    let instructions = "You are a careful coding agent. ".repeat(100);
+    server.call("thread/open", json!({"threadId": "run", "settings": {"instructions": instructions}}));
+    let (mut anthropic, mut openai) = (AnthropicCache::default(), OpenAiCache::default());
+    let started = std::time::Instant::now();
+    for step in steps {
+        server.call("thread/append", json!({"threadId": "run", "events": step}));
+        if let Strategy::Compaction = strategy {
+            let plan = server.call("thread/planCompaction", json!({"threadId": "run", "maxContextTokens": MAX_TOKENS}));
+            if plan["needed"] == true {
+                let summaries: Vec<Value> = plan["iterations"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|i| json!({"iteration": i["iteration"], "summary": SUMMARY}))
+                    .collect();
+                server.call("thread/compact", json!({"threadId": "run", "summaries": summaries}));
+            }
+        }
+        let request = server.call(
+            "thread/render",
+            json!({"threadId": "run", "format": "anthropic", "options": strategy.options(true)}),
+        );
+        anthropic.send(&request);
+        let chat = server.call(
+            "thread/render",
+            json!({"threadId": "run", "format": "openai-chat", "options": strategy.options(false)}),
+        );
+        openai.send(&chat["messages"]);
+    }
+    (anthropic.total, openai.total, started.elapsed().as_secs_f64())
+}
+
+fn main() {
+    let count: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(2000);
+    let binary = std::env::var("THREADKEEPER_BIN").unwrap_or_else(|_| "target/release/threadkeeper".into());
+    let steps = steps(count);
+    println!("{} steps, tokens counted with o200k_base; cost relative to the same requests uncached\n", steps.len());
+    println!("| strategy | provider | input tokens | read from cache | written | peak context | cost |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for strategy in [Strategy::Growth, Strategy::Budget, Strategy::BudgetDropTo, Strategy::Compaction] {
+        let (anthropic, openai, seconds) = run(&binary, strategy, &steps);
+        let row = |provider: &str, usage: Usage, cost: f64| {
+            println!(
+                "| {} | {provider} | {} | {} ({:.1}%) | {} | {} | {:.3}× |",
+                strategy.name(),
+                usage.input,
+                usage.read,
+                usage.read_share() * 100.0,
+                usage.written,
+                usage.peak,
+                cost
+            );
+        };
+        row("Anthropic, auto breakpoints", anthropic, anthropic.relative_cost(ANTHROPIC_READ, ANTHROPIC_WRITE));
+        row("OpenAI chat", openai, openai.relative_cost(OPENAI_READ, 0.0));
+        eprintln!("{}: {seconds:.1} s", strategy.name());
+    }
+}

@@ -1,0 +1,90 @@
+/**
+ * Code a user writes, which must compile under `strict`: a check of an event's `type` narrows it
+ * to that event's interface with no guard (the events of types this version does not know stay
+ * in the other branches), and the render options with their typed results. Type-checked (never
+ * run) by `npm run typecheck`; the mistakes of the same code are in `mistakes.ts`.
+ */
+import {
+  isKnownEvent,
+  isUnknownEvent,
+  type AgentEvent,
+  type AnthropicCacheControlOption,
+  type AnthropicRequest,
+  type AnyAgentEvent,
+  type MessageEvent,
+  type Thread,
+  type ThreadKeeper,
+  type ToolCallEvent,
+  type UnknownAgentEvent,
+} from "../../src/index.js";
+
+export async function narrowing(tk: ThreadKeeper, thread: Thread): Promise<string[]> {
+  const seen: string[] = [];
+  for (const e of await thread.events()) {
+    if (e.type === "tool_call") {
+      const call: ToolCallEvent = e; // the branch holds the tool call alone
+      seen.push(e.toolName, e.toolCallId, call.toolName, JSON.stringify(e.args));
+    } else if (e.type === "message") {
+      const role: "user" | "assistant" | "system" = e.role;
+      seen.push(role, e.content);
+    } else {
+      seen.push(e.type); // every event's type is a string, an unknown one's too
+    }
+    if (e.type !== "tool_result") seen.push(String(e.iteration));
+    else seen.push(e.toolCallId);
+  }
+
+  // A switch over every known type leaves the unknown form in `default`.
+  for (const e of (await thread.eventsPage({ tail: 10 })).events) {
+    switch (e.type) {
+      case "message":
+      case "tool_call":
+      case "tool_result":
+      case "error":
+      case "human_input_requested":
+      case "human_input_received":
+      case "completion":
+      case "summary":
+        seen.push(e.type);
+        break;
+      default: {
+        const unknown: UnknownAgentEvent = e;
+        seen.push(unknown.type, String(unknown["decision"]));
+        if ((e.type as string) === "approval") seen.push("approved");
+      }
+    }
+  }
+
+  // The guards narrow both ways, and what a thread answers elsewhere narrows the same.
+  const popped = (await thread.pop()).events;
+  const known: AgentEvent[] = popped.filter(isKnownEvent);
+  const unknown: UnknownAgentEvent[] = popped.filter(isUnknownEvent);
+  const parsed: AnyAgentEvent[] = await tk.parseThreadXml("<thread>\n</thread>");
+  const firstMessage: MessageEvent | undefined = parsed.find((e) => e.type === "message"); // an inferred type guard
+  for (const e of (await tk.parseReply("Done.", 1)).events) if (e.type === "completion") seen.push(String(e.verified));
+  seen.push(String(known.length + unknown.length), firstMessage?.content ?? "");
+
+  // A thread opened on a ThreadKeeper keeps the client's whole type.
+  const opened = await tk.openThread({ threadId: "t" });
+  seen.push(...(await opened.client.listThreads()).map((info) => info.threadId));
+  const forked: Thread<ThreadKeeper> = await opened.fork();
+  seen.push(forked.id);
+  return seen;
+}
+
+export async function promptCaching(thread: Thread, ttl: "5m" | "1h" | undefined): Promise<AnthropicRequest> {
+  const cacheControl: AnthropicCacheControlOption = ttl === undefined ? "auto" : { ttl };
+  const request = await thread.renderAnthropic({ cacheControl, budget: { maxTokens: 30_000, dropTo: 18_000 } });
+  const system = typeof request.system === "string" ? request.system : request.system?.map((block) => block.text).join("");
+  for (const block of request.messages.flatMap((message) => message.content)) {
+    if (block.cache_control !== undefined) console.log(block.type, block.cache_control.type, block.cache_control.ttl ?? "5m");
+  }
+  const plain = await thread.render("anthropic", { cacheControl: "none" });
+  // Without breakpoints the system prompt is a string; with them, text blocks.
+  const instructions: string | undefined = (await thread.renderAnthropic()).system?.trim() ?? plain.system;
+  const blocks = (await thread.renderAnthropic({ cacheControl: { ttl: "1h" } })).system;
+  console.log(instructions, blocks?.at(-1)?.cache_control?.ttl);
+  const fitted = await thread.render("openai-chat", { budget: { maxTokens: 30_000, dropTo: 18_000, tokenizer: "o200k_base" } });
+  console.log(system, plain.messages.length, fitted.dropped?.iterations);
+  return request;
+}

@@ -1,0 +1,120 @@
+//! Params shared by several method groups: a render's format and options (`thread/render`,
+//! `thread/tokens`, `thread/view`, `prompt/cli`), and the render's token budget.
+
+use crate::context::Tokenizer;
+use crate::messages::{ContextMode, DanglingToolCalls};
+use crate::providers::anthropic::{CacheControl, CacheTtl};
+use crate::providers::{Provider, ProviderOptions};
+use crate::server::errors::invalid_params;
+use crate::service::{RenderFormat, RenderOptions};
+use crate::xml::EscapeMode;
+use jsonrpsee::types::ErrorObjectOwned;
+use serde::Deserialize;
+use serde_json::Value;
+
+type RpcResult<T> = Result<T, ErrorObjectOwned>;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Format {
+    Xml,
+    #[default]
+    Messages,
+    Text,
+    #[serde(rename = "openai-chat")]
+    OpenAiChat,
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    Anthropic,
+    #[serde(rename = "pydantic-ai")]
+    PydanticAi,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct RenderOptionsParams {
+    context_mode: Option<ContextMode>,
+    instructions: Option<String>,
+    response_prefix: Option<String>,
+    #[serde(default)]
+    escape: EscapeMode,
+    /// Accepted for compatibility; rule 8b groups every call made while others are pending.
+    #[serde(default, rename = "groupToolCalls")]
+    _group_tool_calls: bool,
+    #[serde(default)]
+    dangling_tool_calls: DanglingToolCalls,
+    from_event: Option<u64>,
+    /// `anthropic` only: `"none"`, `"auto"` or `{"ttl": "5m" | "1h"}`; read by [`cache_control`].
+    cache_control: Option<Value>,
+    /// Render within a token budget (`thread/render` only).
+    pub(super) budget: Option<BudgetParams>,
+}
+
+/// `thread/render`'s `options.budget`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct BudgetParams {
+    pub(super) max_tokens: u64,
+    #[serde(default)]
+    pub(super) tokenizer: Tokenizer,
+    /// Keep the cut until over `maxTokens`, then drop to this many (at most `maxTokens`).
+    pub(super) drop_to: Option<u64>,
+}
+
+/// What `thread/render` (and `thread/tokens`) are asked for, checked.
+pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(RenderFormat, RenderOptions)> {
+    if o.from_event.is_some() && !matches!(format, Format::Xml) {
+        return Err(invalid_params("options.fromEvent", "applies to format \"xml\" only"));
+    }
+    let cache_control = match o.cache_control {
+        None => CacheControl::None,
+        Some(_) if !matches!(format, Format::Anthropic) => {
+            return Err(invalid_params("options.cacheControl", "applies to format \"anthropic\" only"))
+        }
+        Some(value) => cache_control(&value)?,
+    };
+    let format = match format {
+        Format::Xml => RenderFormat::Xml,
+        Format::Messages => RenderFormat::Messages,
+        Format::Text => RenderFormat::Text,
+        Format::OpenAiChat => RenderFormat::Provider(Provider::OpenAiChat),
+        Format::OpenAiResponses => RenderFormat::Provider(Provider::OpenAiResponses),
+        Format::Anthropic => RenderFormat::Provider(Provider::Anthropic),
+        Format::PydanticAi => RenderFormat::Provider(Provider::PydanticAi),
+    };
+    let options = RenderOptions {
+        from_event: o.from_event,
+        context_mode: o.context_mode,
+        instructions: o.instructions,
+        response_prefix: o.response_prefix,
+        escape: o.escape,
+        dangling_tool_calls: o.dangling_tool_calls,
+        provider: ProviderOptions { cache_control },
+    };
+    Ok((format, options))
+}
+
+/// `options.cacheControl`: `"none"`, `"auto"`, or `{"ttl": "5m" | "1h"}` (auto with that TTL).
+fn cache_control(value: &Value) -> RpcResult<CacheControl> {
+    const EXPECTED: &str = "expected \"none\", \"auto\" or {\"ttl\": \"5m\" | \"1h\"}";
+    match value {
+        Value::String(name) if name == "none" => Ok(CacheControl::None),
+        Value::String(name) if name == "auto" => Ok(CacheControl::Auto { ttl: None }),
+        Value::Object(fields) => {
+            if let Some(key) = fields.keys().find(|key| *key != "ttl") {
+                return Err(invalid_params(&format!("options.cacheControl.{key}"), "unknown field; expected ttl"));
+            }
+            let ttl = match fields.get("ttl") {
+                Some(Value::String(ttl)) if ttl == "5m" => CacheTtl::FiveMinutes,
+                Some(Value::String(ttl)) if ttl == "1h" => CacheTtl::OneHour,
+                Some(other) => {
+                    let reason = format!("expected \"5m\" or \"1h\", found {other}");
+                    return Err(invalid_params("options.cacheControl.ttl", &reason));
+                }
+                None => return Err(invalid_params("options.cacheControl.ttl", "missing")),
+            };
+            Ok(CacheControl::Auto { ttl: Some(ttl) })
+        }
+        other => Err(invalid_params("options.cacheControl", &format!("{EXPECTED}, found {other}"))),
+    }
+}
