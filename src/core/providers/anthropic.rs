@@ -140,9 +140,8 @@ impl Block<'_> {
     }
 
     fn mark(&mut self, mark: CacheMark) {
-        let (Block::Text { cache_control, .. }
-        | Block::ToolUse { cache_control, .. }
-        | Block::ToolResult { cache_control, .. }) = self;
+        let (Block::Text { cache_control, .. } | Block::ToolUse { cache_control, .. } | Block::ToolResult { cache_control, .. }) =
+            self;
         *cache_control = Some(mark);
     }
 }
@@ -195,17 +194,14 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark) {
     let mut left = MAX_BREAKPOINTS;
     if let Some(System::Text(text)) = request.system {
-        request.system =
-            Some(System::Blocks(vec![SystemBlock { kind: TextType::Text, text, cache_control: Some(mark) }]));
+        request.system = Some(System::Blocks(vec![SystemBlock { kind: TextType::Text, text, cache_control: Some(mark) }]));
         left -= 1;
     }
     // The last non-empty block before message `end` (exclusive), as (message, block).
     let last_before = |end: usize| -> Option<(usize, usize)> {
-        request.messages[..end]
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(m, message)| message.content.iter().rposition(|block| !block.is_empty()).map(|b| (m, b)))
+        request.messages[..end].iter().enumerate().rev().find_map(|(m, message)| {
+            message.content.iter().rposition(|block| !block.is_empty()).map(|b| (m, b))
+        })
     };
     let mut anchors: Vec<(usize, usize)> = Vec::with_capacity(left);
     let assistant_turns = request.messages.iter().enumerate().rev().filter(|(_, m)| m.role == Role::Assistant);
