@@ -191,3 +191,33 @@ async def test_render_options_apply(tk: AsyncThreadKeeper) -> None:
     xml = await to_model_messages(thread, context_mode="xml")
     document = xml[0].parts[-1]
     assert len(xml) == 1 and isinstance(document, UserPromptPart) and str(document.content).startswith("<thread>")
+
+
+def test_every_fixture_thread_is_a_history_pydantic_ai_accepts() -> None:
+    """The shared provider fixtures (parallel calls, errors, interrupts, summaries, reasoning, …),
+    in both context modes: read by ``ModelMessagesTypeAdapter``, requests and responses
+    alternating, each call answered in the next request, and an agent runs on them."""
+    from provider_fixtures import load_fixtures, open_fixture
+
+    script = Script()
+    text_agent, _ = agents(script)
+    with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as tk:
+        skip_unless_blocking_server_has(tk, "pydanticAi/toEvents")
+        for fixture in load_fixtures():
+            thread = open_fixture(tk, fixture)
+            for mode in ("standard", "xml"):
+                history = to_model_messages_sync(thread, context_mode=mode)
+                open_calls: set[str] = set()
+                for i, message in enumerate(history):
+                    assert message.kind == ("request" if i % 2 == 0 else "response"), (fixture.name, mode, i)
+                    answered = {p.tool_call_id for p in message.parts if isinstance(p, ToolReturnPart)}
+                    assert answered == open_calls, (fixture.name, mode, i)
+                    open_calls = {p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart)}
+                assert not open_calls, (fixture.name, mode)
+                script.inputs.clear()
+                text_agent.run_sync("Weiter?", message_history=history)
+                # The model gets every part of the history (Pydantic AI puts returns in call order,
+                # and a history ending in a request takes the new prompt there).
+                for kept, received in zip(dump(history), script.inputs[0]):
+                    sent = [json.dumps(p, sort_keys=True) for p in received["parts"]]
+                    assert all(json.dumps(p, sort_keys=True) in sent for p in kept["parts"]), (fixture.name, mode)
