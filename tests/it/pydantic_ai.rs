@@ -315,3 +315,39 @@ fn the_provider_page_shows_what_the_code_renders() {
     let shown = page.split("```json\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
     assert_eq!(shown, render_request(&events, &options, Provider::PydanticAi, true) + "\n");
 }
+
+/// Parts that land as human messages (a retry prompt without a tool, a return whose call is not
+/// open), list contents, a message with no part of its own and a trailing one come back too.
+#[test]
+fn unusual_histories_come_back_equal() {
+    let messages = json!([
+        {"parts": [{"content": ["Look: ", {"kind": "image-url", "url": "https://x/y.png"}, {"content": "and this", "kind": "text-content"}], "part_kind": "user-prompt"}], "kind": "request"},
+        {"parts": [], "kind": "response", "model_name": "m"},
+        {"parts": [{"content": "Please retry", "tool_name": null, "tool_call_id": "r9", "part_kind": "retry-prompt"},
+                   {"tool_name": "late", "content": {"n": 1.0}, "tool_call_id": "zz", "part_kind": "tool-return"},
+                   {"tool_name": "late", "content": "boom", "tool_call_id": "zz2", "outcome": "failed", "part_kind": "tool-return"}], "kind": "request"},
+        {"parts": [{"content": "  ", "part_kind": "text"}, {"content": "Done.", "part_kind": "text"}], "kind": "response"},
+        {"parts": [{"content": "hmm", "signature": null, "part_kind": "thinking"}], "kind": "response"}
+    ]);
+    let events = to_events(&messages);
+    let types: Vec<&str> = events.iter().map(AgentEvent::event_type).collect();
+    assert_eq!(types, ["message", "error", "tool_result", "error", "message"]);
+    assert_eq!(events[0].fields()["content"], "Look: and this");
+    assert_eq!(render(&events, &MessageOptions::default())["messages"], messages);
+    // What the other forms show of it.
+    let chat: Value =
+        serde_json::from_str(&render_request(&events, &MessageOptions::default(), Provider::OpenAiChat, false))
+            .unwrap();
+    let texts: Vec<&str> =
+        chat["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(
+        texts,
+        [
+            "Look: and this",
+            "[Error (recoverable)]: Please retry",
+            "[Tool Result for zz]: {\"n\":1}",
+            "[Error (recoverable)]: boom",
+            "Done."
+        ]
+    );
+}
