@@ -7,6 +7,8 @@
 //! - [`store`]: where threads live — one trait, memory / SQLite / PostgreSQL;
 //! - [`core`]: the pure renderers and models (no I/O).
 //!
+//! [`viewer`] serves a store's threads as live pages over HTTP (`threadkeeper view --serve`).
+//!
 //! The binary (`src/main.rs`, `src/cli/`) adds the command line. The core's modules are also
 //! reachable at the crate root (`threadkeeper::xml`, …).
 
@@ -14,6 +16,7 @@ pub mod core;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod viewer;
 
 pub use self::core::{context, convert, event, event_log, js_json, json_text, messages, providers, turns, view, xml};
 

@@ -6,6 +6,7 @@ mod prompt;
 mod render;
 mod serve;
 mod view;
+mod view_serve;
 
 use clap::{Parser, Subcommand};
 
@@ -33,7 +34,8 @@ enum Command {
     /// then the thread as XML or text.
     Prompt(prompt::PromptArgs),
     /// Write a thread file or a stored thread as one self-contained HTML page: a timeline by
-    /// iteration, tool calls beside their results, and the model input.
+    /// iteration, tool calls beside their results, and the model input; or, with `--serve`,
+    /// serve every thread of a store as live pages.
     View(view::ViewArgs),
 }
 

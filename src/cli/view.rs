@@ -3,6 +3,7 @@
 use super::input::{display_name, read_events, read_source};
 use super::render::{Dangling, Escape, Mode};
 use clap::Args;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use threadkeeper::service::{Limits, RenderOptions, ThreadService};
 use threadkeeper::store::{open_store, StoreSpec};
@@ -10,17 +11,37 @@ use threadkeeper::view::{iteration_tokens, render_page, ModelInput, Page, ViewOp
 use threadkeeper::{build_messages, serialize_thread_to_xml, ContextMode};
 use threadkeeper::{MessageOptions, XmlOptions};
 
+// Options of stored threads or of `--serve` conflict with FILE rather than require those: a
+// flag such as `--serve` always counts as present for `requires`.
 #[derive(Args, Debug)]
 pub struct ViewArgs {
     /// Thread file: events as a JSON array or JSON Lines, or a turn document; `-` reads stdin.
-    #[arg(value_name = "FILE", required_unless_present = "thread", conflicts_with = "thread")]
+    #[arg(value_name = "FILE", required_unless_present_any = ["thread", "serve"], conflicts_with_all = ["thread", "serve"])]
     file: Option<String>,
     /// A stored thread to show instead of a file (with `--store`, as `serve` takes it).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "serve")]
     thread: Option<String>,
-    /// The store holding `--thread` (default: the default store of `serve`).
-    #[arg(long, env = "THREADKEEPER_STORE", value_name = "STORE", requires = "thread")]
-    store: Option<StoreSpec>,
+    /// The store holding `--thread`, or served (default: the default store of `serve`).
+    #[arg(long, env = "THREADKEEPER_STORE", value_name = "STORE", conflicts_with = "file")]
+    pub(super) store: Option<StoreSpec>,
+    /// Serve every thread of the store as live pages over HTTP instead of writing one page;
+    /// prints the URL (with its access token) on the first line of stdout, then serves until
+    /// SIGTERM or SIGINT.
+    #[arg(long)]
+    pub(super) serve: bool,
+    /// With `--serve`: the address to listen on. Loopback by default; any other address lets
+    /// whoever reaches it and holds the token read every thread of the store.
+    #[arg(long, value_name = "ADDRESS", default_value = "127.0.0.1", conflicts_with_all = ["file", "thread"])]
+    pub(super) host: IpAddr,
+    /// With `--serve`: the port (0 picks a free one).
+    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with_all = ["file", "thread"])]
+    pub(super) port: u16,
+    /// With `--serve`: the access token (letters, digits, `-_.~`); default: a new random one.
+    #[arg(long, value_name = "TOKEN", conflicts_with_all = ["file", "thread"])]
+    pub(super) token: Option<String>,
+    /// With `--serve`: open the URL in the default browser.
+    #[arg(long, conflicts_with_all = ["file", "thread"])]
+    pub(super) open: bool,
     /// Where to write the page (`-` for stdout); default: FILE with `.html`, or `ID.html`.
     #[arg(long, value_name = "PATH")]
     out: Option<String>,
@@ -42,6 +63,9 @@ pub struct ViewArgs {
 }
 
 pub fn run(args: ViewArgs) -> i32 {
+    if args.serve {
+        return super::view_serve::run(&args, options(&args));
+    }
     let page = match (&args.file, &args.thread) {
         (Some(file), _) => file_page(file, &args),
         (None, Some(thread_id)) => stored_page(thread_id, &args),

@@ -4,7 +4,7 @@
 //! upstream would hold after its summarization rounds. Here the host asks what that list
 //! costs, what upstream would summarize next, records a round, or renders within a budget.
 
-use super::kept_cut::render_keeping_cut;
+use super::kept_cut::{render_keeping_cut, replays_little};
 use super::state::{Cancelled, ThreadState};
 use super::{now_ms, OFFLOAD_RENDERS_FROM_EVENTS};
 use super::{off_loop, render_now, RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
@@ -144,7 +144,7 @@ impl ThreadService {
         }
         let mut state = self.caught_up(thread_id).await?;
         if let Some(drop_to) = budget.drop_to {
-            if state.view().len() < OFFLOAD_RENDERS_FROM_EVENTS {
+            if state.view().len() < OFFLOAD_RENDERS_FROM_EVENTS && replays_little(&state, format, &options, budget) {
                 return render_keeping_cut(&mut state, format, options, budget, drop_to, cancel);
             }
             return off_loop(cancel, move |token| {

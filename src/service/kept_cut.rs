@@ -19,6 +19,9 @@ use crate::store::{Appended, ThreadSettings};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+/// How many budgets' replays a thread keeps (one per format and options a host renders).
+const KEPT_CUTS: usize = 4;
+
 /// What a kept replay was made for; any difference starts it again.
 #[derive(Clone, Debug, PartialEq)]
 struct CutKey {
@@ -152,6 +155,20 @@ impl KeptCut {
     }
 }
 
+/// Whether a render with these options continues a kept replay by a few events only, so it is
+/// cheap enough to run in place; a replay from the start renders once per iteration.
+pub(super) fn replays_little(state: &ThreadState, format: RenderFormat, options: &RenderOptions, budget: Budget) -> bool {
+    const FEW_NEW_EVENTS: usize = 64;
+    state.kept_cuts.iter().any(|kept| {
+        kept.key.format == format
+            && kept.key.options == *options
+            && kept.key.budget == budget
+            && kept.key.settings == state.record.settings
+            && kept.view_extends(state)
+            && state.view().len() - kept.items.len() <= FEW_NEW_EVENTS
+    })
+}
+
 /// `thread/render` within `budget`, keeping the cut until the rendering would exceed
 /// `maxTokens`, then dropping to `drop_to` (see the module's docs).
 pub(super) fn render_keeping_cut(
@@ -164,12 +181,17 @@ pub(super) fn render_keeping_cut(
 ) -> ServiceResult<BudgetedRender> {
     let budget = Budget { drop_to: Some(drop_to), ..budget };
     let key = CutKey { format, options, budget, settings: state.record.settings.clone() };
-    let mut kept = match state.kept_cut.take() {
-        Some(kept) if kept.key == key && kept.view_extends(state) => kept,
-        _ => Box::new(KeptCut::new(key)),
+    let mut kept = match state.kept_cuts.iter().position(|kept| kept.key == key) {
+        Some(at) => state.kept_cuts.remove(at),
+        None => Box::new(KeptCut::new(key.clone())),
     };
+    if !kept.view_extends(state) {
+        kept = Box::new(KeptCut::new(key));
+    }
     let rendered = replay(&mut kept, state, drop_to, cancel);
-    state.kept_cut = Some(kept);
+    // The most recently used first; the oldest goes when more are kept than a host needs.
+    state.kept_cuts.insert(0, kept);
+    state.kept_cuts.truncate(KEPT_CUTS);
     rendered
 }
 

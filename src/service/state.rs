@@ -41,8 +41,9 @@ pub struct ThreadState {
     /// Per escape mode and tokenizer, the measure of each view event's `<event>` line so far
     /// ([`Tokenizer::measure`]): counts after an append measure only the new lines.
     line_measures: Vec<(EscapeMode, Tokenizer, Vec<u64>)>,
-    /// Where a budget that keeps its cut stands, for the next render with the same options.
-    pub(super) kept_cut: Option<Box<super::kept_cut::KeptCut>>,
+    /// Where each budget that keeps its cut stands, for the next render with the same options
+    /// (a few of them: a host may render the same thread in several formats each step).
+    pub(super) kept_cuts: Vec<Box<super::kept_cut::KeptCut>>,
 }
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
@@ -90,7 +91,7 @@ impl ThreadState {
             standard: None,
             keep_renderers_up_to,
             line_measures: Vec::new(),
-            kept_cut: None,
+            kept_cuts: Vec::new(),
         };
         state.rebuild_injection();
         state

@@ -4,7 +4,7 @@
 use super::{RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
 use crate::context::Tokenizer;
 use crate::event::AgentEvent;
-use crate::view::{render_page, ModelInput, Page, ViewOptions};
+use crate::view::{render_live_page, render_page, Live, ModelInput, Page, ViewOptions};
 use tokio_util::sync::CancellationToken;
 
 /// Reads of a thread that another writer's append slipped between (a store shared by several
@@ -19,6 +19,27 @@ impl ThreadService {
         &self,
         thread_id: &str,
         options: RenderOptions,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<String> {
+        self.build_view_page(thread_id, options, None, cancel).await
+    }
+
+    /// The page as [`Self::view_page`] builds it, served live: it asks `live` for what comes next.
+    pub async fn live_view_page(
+        &self,
+        thread_id: &str,
+        options: RenderOptions,
+        live: Live,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<String> {
+        self.build_view_page(thread_id, options, Some(live), cancel).await
+    }
+
+    async fn build_view_page(
+        &self,
+        thread_id: &str,
+        options: RenderOptions,
+        live: Option<Live>,
         cancel: &CancellationToken,
     ) -> ServiceResult<String> {
         let mut attempts = 0;
@@ -45,13 +66,17 @@ impl ThreadService {
         let build = move || {
             let parsed: Vec<AgentEvent> = events.parse_all();
             let model_input = ModelInput { xml, messages_json: messages };
-            render_page(&Page {
+            let page = Page {
                 title: &title,
                 events: &parsed,
                 model_input: &model_input,
                 options: view_options,
                 tokens: Some(&tokens),
-            })
+            };
+            match &live {
+                Some(live) => render_live_page(&page, live),
+                None => render_page(&page),
+            }
         };
         let job = tokio::task::spawn_blocking(build);
         let html = tokio::select! {

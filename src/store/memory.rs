@@ -1,11 +1,13 @@
 //! The in-memory store: threads live as long as the process, or until closed.
 
+use super::changes::{bump, ChangeSignal};
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
 use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event_log::EventLog;
 use futures_util::future::{BoxFuture, FutureExt};
 use std::collections::HashMap;
 use std::sync::Mutex;
+use tokio::sync::watch;
 
 struct Entry {
     record: ThreadRecord,
@@ -32,6 +34,8 @@ impl VersionLog for Counts<'_> {
 pub struct MemoryStore {
     max_threads: u64,
     inner: Mutex<Inner>,
+    /// Moves on after every change, for `watch_changes`.
+    changes: watch::Sender<u64>,
 }
 
 #[derive(Default)]
@@ -42,7 +46,7 @@ struct Inner {
 
 impl MemoryStore {
     pub fn new(max_threads: u64) -> Self {
-        MemoryStore { max_threads, inner: Mutex::new(Inner::default()) }
+        MemoryStore { max_threads, inner: Mutex::new(Inner::default()), changes: watch::Sender::new(0) }
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
@@ -50,6 +54,14 @@ impl MemoryStore {
         // single insert or push), so a poisoned lock is still consistent.
         let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut guard)
+    }
+
+    /// `result`, after signalling the change it reports (nothing changed on an error).
+    fn changed<T, E>(&self, result: Result<T, E>) -> Result<T, E> {
+        if result.is_ok() {
+            bump(&self.changes);
+        }
+        result
     }
 }
 
@@ -88,6 +100,7 @@ impl Store for MemoryStore {
             inner.threads.insert(request.thread_id, entry);
             Ok(record)
         });
+        let result = self.changed(result);
         async move { result }.boxed()
     }
 
@@ -126,6 +139,7 @@ impl Store for MemoryStore {
             entry.counts.push(entry.record.event_count);
             Ok(Appended { version: entry.record.version, event_count: entry.record.event_count, updated_at: now })
         });
+        let result = self.changed(result);
         async move { result }.boxed()
     }
 
@@ -150,6 +164,7 @@ impl Store for MemoryStore {
             let record = &entry.record;
             Ok(Popped { events, version: record.version, event_count: record.event_count, updated_at: now })
         });
+        let result = self.changed(result);
         async move { result }.boxed()
     }
 
@@ -184,6 +199,7 @@ impl Store for MemoryStore {
             inner.threads.insert(request.thread_id, Entry { record: record.clone(), events, counts, serial });
             Ok(record)
         });
+        let result = self.changed(result);
         async move { result }.boxed()
     }
 
@@ -209,6 +225,14 @@ impl Store for MemoryStore {
 
     fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>> {
         let removed = self.with(|inner| inner.threads.remove(thread_id).is_some());
+        if removed {
+            bump(&self.changes);
+        }
         async move { Ok(removed) }.boxed()
+    }
+
+    fn watch_changes(&self) -> BoxFuture<'_, StoreResult<ChangeSignal>> {
+        let signal = self.changes.subscribe();
+        async move { Ok(signal) }.boxed()
     }
 }

@@ -8,6 +8,7 @@
 //! every change is acknowledged only after the store has it. Durable stores (SQLite,
 //! PostgreSQL) implement the same trait as the in-memory one.
 
+mod changes;
 mod codec;
 mod data_dir;
 mod history;
@@ -16,6 +17,7 @@ mod postgres;
 mod spec;
 mod sqlite;
 
+pub use changes::ChangeSignal;
 pub use data_dir::{create_private_dir, default_data_dir, default_database_path, DEFAULT_DATABASE_FILE};
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
@@ -206,4 +208,11 @@ pub trait Store: Send + Sync + 'static {
     fn is_shared(&self) -> bool {
         false
     }
+
+    /// Starts watching the whole store for changes made by anyone: this process, other
+    /// processes on the same SQLite file, other servers on the same PostgreSQL database. The
+    /// signal moves on after a change (open, append, pop, fork or delete) has committed; several
+    /// changes may show as one, and what changed is read from the store. Watching costs nothing
+    /// to the store's other calls, and stops when the last receiver is dropped.
+    fn watch_changes(&self) -> BoxFuture<'_, StoreResult<ChangeSignal>>;
 }

@@ -7,6 +7,7 @@
 //! one without is renumbered and retried. Reads see one consistent snapshot, so a server
 //! catches up with others' appends in one query.
 
+use super::changes::{bump, ChangeSignal};
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
 use super::{
@@ -17,6 +18,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use futures_util::future::{BoxFuture, FutureExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tokio::sync::watch;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{NoTls, Row};
 
@@ -84,8 +86,16 @@ WITH cur AS (
     UPDATE threadkeeper_threads t
     SET version = app.version, event_count = app.first_seq + app.event_count, updated_at = $4
     FROM app WHERE t.thread_key = app.thread_key
+    RETURNING pg_notify('threadkeeper_changes', '')
 )
 SELECT cur.version, app.version, app.first_seq + app.event_count FROM cur LEFT JOIN app ON true";
+
+/// Tells every listener (`watch_changes`) that a change commits with the transaction; appends
+/// and pops do it inside their one statement. PostgreSQL delivers it only on commit.
+const NOTIFY_SQL: &str = "SELECT pg_notify('threadkeeper_changes', '')";
+
+/// The channel `NOTIFY_SQL` and the statements name.
+const CHANGES_CHANNEL: &str = "threadkeeper_changes";
 
 /// Pops in one statement, as an append does: claims `(thread, version + 1)` with a version row
 /// whose `first_seq` is the count left (and `event_count` 0), deletes the events from there on
@@ -106,6 +116,7 @@ WITH cur AS (
 ), upd AS (
     UPDATE threadkeeper_threads t SET version = app.version, event_count = app.first_seq, updated_at = $4
     FROM app WHERE t.thread_key = app.thread_key
+    RETURNING pg_notify('threadkeeper_changes', '')
 )
 SELECT cur.version, cur.event_count, app.version, del.seq, del.body
 FROM cur LEFT JOIN app ON true LEFT JOIN del ON true ORDER BY del.seq";
@@ -134,6 +145,8 @@ impl VersionLog for FetchedLog {
 pub struct PostgresStore {
     pool: Pool,
     statements: AtomicU64,
+    /// Where the pool connects, for the change watch's own connection.
+    config: tokio_postgres::Config,
 }
 
 impl PostgresStore {
@@ -149,7 +162,8 @@ impl PostgresStore {
             config.application_name("threadkeeper");
         }
         // Fast recycling drops connections the server closed, so the pool reconnects by itself.
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager =
+            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(Runtime::Tokio1)
@@ -158,7 +172,7 @@ impl PostgresStore {
             .recycle_timeout(Some(CONNECT_TIMEOUT))
             .build()
             .map_err(|e| StoreError::Unavailable(format!("cannot set up the connection pool: {e}")))?;
-        let store = PostgresStore { pool, statements: AtomicU64::new(0) };
+        let store = PostgresStore { pool, statements: AtomicU64::new(0), config };
         let mut client = store.client().await?;
         migrate(&mut client).await?;
         Ok(store)
@@ -368,6 +382,8 @@ impl PostgresStore {
             updated_at: inserted.get(7),
         }
         .decode()?;
+        self.count();
+        tx.execute(NOTIFY_SQL, &[]).await.map_err(pg_error)?;
         tx.commit().await.map_err(pg_error)?;
         Ok(record)
     }
@@ -636,10 +652,67 @@ impl Store for PostgresStore {
                 let key: i64 = row.get(0);
                 self.count();
                 tx.execute("DELETE FROM threadkeeper_events WHERE thread_key = $1", &[&key]).await.map_err(pg_error)?;
+                self.count();
+                tx.execute(NOTIFY_SQL, &[]).await.map_err(pg_error)?;
             }
             tx.commit().await.map_err(pg_error)?;
             Ok(!deleted.is_empty())
         }
         .boxed()
+    }
+
+    fn watch_changes(&self) -> BoxFuture<'_, StoreResult<ChangeSignal>> {
+        let config = self.config.clone();
+        async move {
+            let (sender, signal) = watch::channel(0);
+            tokio::spawn(watch_database(config, sender));
+            Ok(signal)
+        }
+        .boxed()
+    }
+}
+
+/// `LISTEN`s on a connection of its own until nobody watches, reconnecting after a failure (a
+/// reconnect counts as a change: notifications may have been missed meanwhile).
+async fn watch_database(config: tokio_postgres::Config, sender: watch::Sender<u64>) {
+    loop {
+        let ended = listen(&config, &sender).await;
+        if sender.is_closed() {
+            return;
+        }
+        let reason = ended.err().map_or_else(|| "closed by the server".to_owned(), |e| chain(&e));
+        tracing::warn!(%reason, "PostgreSQL change watch lost its connection; reconnecting");
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = sender.closed() => return,
+        }
+    }
+}
+
+async fn listen(config: &tokio_postgres::Config, sender: &watch::Sender<u64>) -> Result<(), tokio_postgres::Error> {
+    use futures_util::StreamExt;
+    use tokio_postgres::AsyncMessage;
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+    let sql = format!("LISTEN {CHANGES_CHANNEL}");
+    // The connection is driven below while LISTEN runs.
+    let start = client.batch_execute(&sql);
+    tokio::pin!(start);
+    let mut listening = false;
+    loop {
+        tokio::select! {
+            done = &mut start, if !listening => {
+                done?;
+                listening = true;
+                bump(sender);
+            }
+            message = messages.next() => match message {
+                Some(Ok(AsyncMessage::Notification(_))) => bump(sender),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => return Ok(()),
+            },
+            _ = sender.closed() => return Ok(()),
+        }
     }
 }

@@ -10,6 +10,7 @@
 //! processes may use one file: writes are serialized by SQLite's lock (`BEGIN IMMEDIATE` with
 //! a busy timeout) and readers catch up, so the store reports itself as shared.
 
+use super::changes::{bump, ChangeSignal};
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
 use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
@@ -20,6 +21,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, Transactio
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// The schema this version writes; `PRAGMA user_version` holds the database's.
 pub const SCHEMA_VERSION: i64 = 2;
@@ -59,6 +61,9 @@ const MIGRATIONS: &[&str] = &[
 
 /// How long a write waits for another process holding the database lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often the change watch asks SQLite whether a commit happened (one cheap pragma).
+const WATCH_INTERVAL: Duration = Duration::from_millis(250);
 
 pub struct SqliteStore {
     shared: Arc<Shared>,
@@ -572,5 +577,65 @@ impl Store for SqliteStore {
             tx.commit()?;
             Ok(deleted > 0)
         })
+    }
+
+    fn watch_changes(&self) -> BoxFuture<'_, StoreResult<ChangeSignal>> {
+        let path = self.shared.path.clone();
+        async move {
+            let conn = watch_connection(&path)?;
+            let (sender, signal) = watch::channel(0);
+            let shown = path.display().to_string();
+            std::thread::Builder::new()
+                .name("sqlite-watch".to_owned())
+                .spawn(move || watch_file(&path, conn, &sender))
+                .map_err(|e| StoreError::Unavailable(format!("cannot start watching {shown}: {e}")))?;
+            Ok(signal)
+        }
+        .boxed()
+    }
+}
+
+/// A connection of the watch's own: `PRAGMA data_version` moves on when any other connection,
+/// in this process or another, commits to the file. It never writes, nor creates the file.
+fn watch_connection(path: &Path) -> StoreResult<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(unavailable(path))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(unavailable(path))?;
+    Ok(conn)
+}
+
+fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+}
+
+/// Polls the file's `data_version` until nobody watches; a file replaced or a failed read
+/// reconnects and counts as a change (anything may have happened meanwhile).
+fn watch_file(path: &Path, conn: Connection, sender: &watch::Sender<u64>) {
+    let mut file = file_id(path);
+    let mut seen = data_version(&conn).ok();
+    let mut conn = Some(conn);
+    while !sender.is_closed() {
+        std::thread::sleep(WATCH_INTERVAL);
+        let now_file = file_id(path);
+        if now_file != file {
+            file = now_file;
+            conn = None;
+        }
+        if conn.is_none() {
+            conn = watch_connection(path).ok();
+            seen = None;
+        }
+        let Some(open) = &conn else { continue };
+        match data_version(open) {
+            Ok(version) if seen == Some(version) => {}
+            Ok(version) => {
+                bump(sender);
+                seen = Some(version);
+            }
+            Err(e) => {
+                tracing::debug!(path = %path.display(), error = %e, "change watch reconnects");
+                conn = None;
+            }
+        }
     }
 }

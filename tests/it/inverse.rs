@@ -551,3 +551,213 @@ fn item_key() -> impl Strategy<Value = String> {
     ])
     .prop_map(str::to_owned)
 }
+
+// ---- what a LangChain message carries besides its text: name and the other data keys ----
+
+/// A message's `name` and its `data` keys that carry something (`additional_kwargs`,
+/// `response_metadata`, `usage_metadata`, `artifact`, ...) are kept on its events as
+/// `messageName` and `messageFields`, and the `messages` render gives them back; keys at their
+/// loader default (`{}`, `[]`, `null`, `false`) are not kept, so such messages convert as before.
+#[test]
+fn names_and_data_fields_are_kept_and_come_back() {
+    let input = json!([
+        {"type":"human","data":{"content":"hi","id":"h1","name":"ann","additional_kwargs":{"k":1},"response_metadata":{},"example":false}},
+        {"type":"ai","data":{"content":"Looking.","id":"a1","name":"bot","tool_calls":[{"id":"c1","name":"search","args":{"q":"x"},"type":"tool_call"}],
+            "invalid_tool_calls":[],"additional_kwargs":{"refusal":null},"response_metadata":{"model_name":"m","finish_reason":"tool_calls"},
+            "usage_metadata":{"input_tokens":3,"output_tokens":2,"total_tokens":5}}},
+        {"type":"tool","data":{"content":"found","tool_call_id":"c1","name":"search","id":"t1","artifact":{"raw":[1]},"status":"success"}},
+        {"type":"ai","data":{"content":"Done.","response_metadata":{"finish_reason":"stop"}}}
+    ]);
+    let events = messages_to_events(&messages(input), &stamp()).unwrap();
+    let values = to_values(&events);
+    assert_eq!(values[0]["messageName"], "ann");
+    assert_eq!(values[0]["messageFields"], json!({"additional_kwargs":{"k":1}}));
+    assert_eq!(values[2]["messageFields"], values[1]["messageFields"], "every event of a message keeps the same");
+    assert_eq!(values[3]["messageName"], "search");
+    assert_eq!(values[3]["messageFields"], json!({"artifact":{"raw":[1]}}));
+    let rendered = serde_json::to_value(render_messages(&events)).unwrap();
+    assert_eq!(
+        rendered,
+        json!([
+            {"type":"human","data":{"content":"hi","id":"h1","name":"ann","additional_kwargs":{"k":1}}},
+            {"type":"ai","data":{"content":"Looking.","tool_calls":[{"id":"c1","name":"search","args":{"q":"x"},"type":"tool_call"}],"id":"a1","name":"bot",
+                "additional_kwargs":{"refusal":null},"response_metadata":{"model_name":"m","finish_reason":"tool_calls"},
+                "usage_metadata":{"input_tokens":3,"output_tokens":2,"total_tokens":5}}},
+            {"type":"tool","data":{"content":"found","tool_call_id":"c1","id":"t1","name":"search","artifact":{"raw":[1]}}},
+            {"type":"ai","data":{"content":"Done.","response_metadata":{"finish_reason":"stop"}}}
+        ])
+    );
+    // Messages without such keys convert to the same bytes as before.
+    let plain = from_messages(
+        json!([{"type":"human","data":{"content":"hi","name":null,"additional_kwargs":{},"response_metadata":{}}}]),
+    );
+    assert_eq!(plain, json!([{"type":"message","role":"user","content":"hi","iteration":0}]));
+}
+
+/// The XML document and the provider projections render a thread with names and fields exactly
+/// as the same thread without them.
+#[test]
+fn names_and_data_fields_leave_xml_and_provider_renders_alone() {
+    let with = messages_to_events(
+        &messages(json!([
+            {"type":"human","data":{"content":"hi","name":"ann","additional_kwargs":{"k":1}}},
+            {"type":"ai","data":{"content":"","name":"bot","usage_metadata":{"input_tokens":1,"output_tokens":1,"total_tokens":2},
+                "tool_calls":[{"id":"c1","name":"search","args":{},"type":"tool_call"}]}},
+            {"type":"tool","data":{"content":"r","tool_call_id":"c1","name":"search","response_metadata":{"x":1}}}
+        ])),
+        &stamp(),
+    )
+    .unwrap();
+    let without: Vec<AgentEvent> = with
+        .iter()
+        .map(|event| {
+            let mut fields = event.fields().clone();
+            fields.remove("messageName");
+            fields.remove("messageFields");
+            AgentEvent::from_map(fields, "event").unwrap()
+        })
+        .collect();
+    assert_ne!(to_values(&with), to_values(&without));
+    for provider in Provider::ALL {
+        let render = |events: &[AgentEvent]| render_request(events, &MessageOptions::default(), provider, false);
+        assert_eq!(render(&with), render(&without), "{}", provider.name());
+    }
+    let xml = |events: &[AgentEvent]| threadkeeper::serialize_thread_to_xml(events, &Default::default());
+    assert_eq!(xml(&with), xml(&without));
+}
+
+// ---- Responses items kept on their events (`keepItems`) and read back (`responses/fromEvents`) ----
+
+/// Every item kind the Agents SDK stores: multi-part messages, parallel calls, outputs,
+/// reasoning with encrypted content; with ids and fields the conversion itself does not keep.
+fn agent_items() -> Value {
+    json!([
+        {"role":"user","content":"Weather in Lyon and Paris?"},
+        {"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"two cities"}],"encrypted_content":"gAAAA-secret"},
+        {"type":"function_call","id":"fc_1","call_id":"c1","name":"weather","arguments":"{\"city\":\"Lyon\"}","status":"completed"},
+        {"type":"function_call","id":"fc_2","call_id":"c2","name":"weather","arguments":"{\"city\":\"Paris\"}","status":"completed"},
+        {"type":"function_call_output","call_id":"c1","output":"sunny"},
+        {"type":"function_call_output","call_id":"c2","output":"rain"},
+        {"type":"message","id":"msg_1","role":"assistant","status":"completed",
+         "content":[{"type":"output_text","text":"Lyon: sunny. ","annotations":[]},{"type":"output_text","text":"Paris: rain.","annotations":[]}]},
+        {"type":"message","role":"user","content":[{"type":"input_text","text":"And "},{"type":"input_text","text":"tomorrow?"}]}
+    ])
+}
+
+fn kept_events(items: &Value) -> Vec<AgentEvent> {
+    threadkeeper::convert::responses_to_events_keeping_items(items.as_array().unwrap(), &stamp()).unwrap()
+}
+
+fn items_back(events: &[AgentEvent]) -> Value {
+    Value::Array(threadkeeper::convert::responses_from_events(events).unwrap())
+}
+
+/// One event per item, each keeping its item verbatim (a reasoning one is its item); read back, the items are the ones given;
+/// every render but for the kept field is the render of the same items converted as before.
+#[test]
+fn kept_items_come_back_verbatim_and_renders_do_not_change() {
+    let items = agent_items();
+    let kept = kept_events(&items);
+    let plain = responses_to_events(items.as_array().unwrap(), &stamp()).unwrap();
+    assert_eq!(kept.len(), items.as_array().unwrap().len());
+    for (event, item) in kept.iter().zip(items.as_array().unwrap()) {
+        // A reasoning event describes its item whole, and keeps no copy of it.
+        let expected = (item["type"] != "reasoning").then_some(item);
+        assert_eq!(event.fields().get("responsesItem"), expected);
+    }
+    assert_eq!(items_back(&kept), items);
+    for provider in Provider::ALL {
+        let render = |events: &[AgentEvent]| render_request(events, &MessageOptions::default(), provider, false);
+        assert_eq!(render(&kept), render(&plain), "{}", provider.name());
+    }
+    assert_eq!(render_messages(&kept), render_messages(&plain));
+    let xml = |events: &[AgentEvent]| threadkeeper::serialize_thread_to_xml(events, &Default::default());
+    assert_eq!(xml(&kept), xml(&plain));
+}
+
+/// Removing the last event removes the last item, and only it: what a session's `pop_item`
+/// needs. The reasoning item stays when the reply after it goes.
+#[test]
+fn each_prefix_of_the_events_gives_the_same_prefix_of_the_items() {
+    let items = agent_items();
+    let kept = kept_events(&items);
+    for end in 0..=kept.len() {
+        assert_eq!(items_back(&kept[..end]), Value::Array(items.as_array().unwrap()[..end].to_vec()), "{end} events");
+    }
+}
+
+/// Items the conversion makes no event of — an output the render would have made up, the opening
+/// message, an item of a type it does not read, a reasoning item without an id — are kept by `responses_item` events in place, which the messages and provider
+/// renders pass over; a question a not-completed output gives back keeps `null`.
+#[test]
+fn items_that_make_no_event_are_kept_in_their_place() {
+    let items = json!([
+        {"role":"user","content":"(The conversation so far follows.)"},
+        {"type":"function_call","call_id":"c1","name":"t","arguments":"{}"},
+        {"type":"function_call_output","call_id":"c1","output":"[Tool call not completed]: gave up"},
+        {"type":"function_call","call_id":"c2","name":"t","arguments":"{}"},
+        {"type":"function_call_output","call_id":"c2","output":"[Tool call not completed]: the run stopped to ask for human input: Which?"}
+    ]);
+    let kept = kept_events(&items);
+    let plain = responses_to_events(items.as_array().unwrap(), &stamp()).unwrap();
+    let hosted = json!([{"type":"web_search_call","id":"ws_1","status":"completed"}]);
+    assert_eq!(
+        to_values(&kept_events(&hosted)),
+        json!([{"type":"responses_item","iteration":0,"responsesItem":hosted[0]}])
+    );
+    let types: Vec<&str> = kept.iter().map(AgentEvent::event_type).collect();
+    assert_eq!(
+        types,
+        ["responses_item", "tool_call", "responses_item", "tool_call", "responses_item", "human_input_requested"]
+    );
+    assert_eq!(kept[5].fields()["responsesItem"], Value::Null);
+    assert_eq!(items_back(&kept), items);
+    for provider in Provider::ALL {
+        let render = |events: &[AgentEvent]| render_request(events, &MessageOptions::default(), provider, false);
+        assert_eq!(render(&kept), render(&plain), "{}", provider.name());
+    }
+    assert_eq!(render_messages(&kept), render_messages(&plain));
+}
+
+/// Events that kept no item (an earlier version's, or appended otherwise) read as the
+/// `openai-responses` projection renders them, run by run, summaries first as a system message.
+#[test]
+fn events_without_kept_items_read_as_the_projection() {
+    let old = events(json!([
+        {"type":"summary","summarizedIterations":[0],"summary":"Earlier.","iteration":1},
+        {"type":"message","role":"user","content":"q","iteration":1},
+        {"type":"tool_call","toolName":"t","toolCallId":"c1","args":{},"iteration":1}
+    ]));
+    let mut expected = vec![
+        json!({"type":"message","role":"system","content":"## Previous Iteration Summaries\n\n### Iteration(s) 0\nEarlier.\n\n"}),
+    ];
+    expected.extend(render_items(&old).as_array().unwrap().iter().cloned());
+    assert_eq!(items_back(&old), Value::Array(expected.clone()));
+    let mut mixed = old.clone();
+    mixed.extend(kept_events(&json!([{"role":"user","content":"new"}])));
+    expected.push(json!({"role":"user","content":"new"}));
+    assert_eq!(items_back(&mixed), Value::Array(expected));
+}
+
+#[test]
+fn kept_items_over_the_protocol() {
+    let mut server = Server::start(Wire::Lsp, "memory");
+    let items = agent_items();
+    let converted = server.ok("responses/toEvents", json!({"items":items,"keepItems":true,"iteration":3}));
+    assert_eq!(converted["events"][0]["iteration"], 3);
+    let back = server.ok("responses/fromEvents", json!({"events":converted["events"]}));
+    assert_eq!(back, json!({"items":items}));
+    let plain = server.ok("responses/toEvents", json!({"items":items}));
+    assert!(!plain.to_string().contains("responsesItem"), "the default keeps today's events");
+    let error = server.err(
+        "responses/fromEvents",
+        json!({"events":[{"type":"message","role":"user","content":"x","iteration":0,"responsesItem":"x"}]}),
+    );
+    assert_eq!(error["code"], -32602);
+    assert_eq!(error["data"]["path"], "events[0].responsesItem");
+    let error = server.err("responses/fromEvents", json!({"events":[{"type":"message","iteration":0}]}));
+    assert_eq!(error["data"]["path"], "events[0].role");
+    let error = server.err("responses/toEvents", json!({"items":[],"keepItems":"yes"}));
+    assert_eq!(error["code"], -32602);
+    server.stop();
+}

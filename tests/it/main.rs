@@ -28,5 +28,6 @@ mod turns_props;
 mod undo_branch;
 mod vectors;
 mod view;
+mod viewer;
 mod xml_golden;
 mod xml_props;

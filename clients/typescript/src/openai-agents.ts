@@ -77,24 +77,48 @@ export function fromResponsesItem(item: OpenAIResponsesInputItem, names: Map<str
   }
 }
 
-/** The name of every call, by call id, for the function results that answer them. */
-function callNames(input: readonly OpenAIResponsesInputItem[]): Map<string, string> {
-  const names = new Map<string, string>();
-  for (const item of input) if (item.type === "function_call") names.set(item.call_id, item.name);
-  return names;
+/** The event field `responses/toEvents` keeps an item in (`keepItems`); `null`: made from no item. */
+const KEPT = "responsesItem";
+
+type StoredEvent = Record<string, unknown>;
+
+/** Whether an event was written with its item kept (by this session, or any `keepItems` conversion). */
+function keptItem(event: StoredEvent): boolean {
+  return KEPT in event;
+}
+
+/** A reasoning block's event, which describes its Responses item whole (an item kept with it is the SDK's own). */
+function isReasoning(event: StoredEvent): boolean {
+  const block = event.block as Item | undefined;
+  return event.type === "turn_block" && block?.kind === "reasoning";
+}
+
+/** Whether one event gives an item of its own: it kept one, or it is a reasoning block. */
+function givesAnItem(event: StoredEvent): boolean {
+  return keptItem(event) ? event[KEPT] !== null : isReasoning(event);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 export interface ThreadSessionOptions {
   /** The iteration of the events `addItems` appends: a number, or asked for each call. Default 0. */
   iteration?: number | (() => number);
-  /** Options of the "openai-responses" render `getItems` reads. */
+  /**
+   * Options of the "openai-responses" render `getItems` reads a thread with that none of its
+   * events kept an item (written before items were kept, or by something else).
+   */
   render?: ProviderRenderOptions;
 }
 
 /**
  * A session of the OpenAI Agents SDK backed by a thread: `new Runner().run(agent, input, {
- * session: new ThreadSession(thread) })`. The thread's instructions and system messages come
- * back first, as one system item (the Responses form gathers them into `instructions`).
+ * session: new ThreadSession(thread) })`. Each item added is one event that keeps the item
+ * (`responses/toEvents` with `keepItems`), so `getItems` gives the items exactly as added and
+ * `popItem` removes and returns the newest one; the model input is the thread's render as ever.
+ * A thread none of whose events kept an item reads as its render (its instructions and system
+ * messages first, as one system item).
  */
 export class ThreadSession implements Session {
   constructor(
@@ -107,11 +131,50 @@ export class ThreadSession implements Session {
   }
 
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    const items = await this.readItems();
-    return limit === undefined ? items : limit <= 0 ? [] : items.slice(-limit);
+    if (limit !== undefined && limit <= 0) return [];
+    if (limit === undefined) return this.itemsOf((await this.thread.events()) as StoredEvent[]);
+    // One event per item, mostly: read back from the end until there are enough.
+    for (let tail = limit; ; tail *= 2) {
+      const page = await this.thread.eventsPage({ tail });
+      const items = await this.itemsOf(page.events as StoredEvent[]);
+      if (items.length >= limit || page.events.length >= page.eventCount) return items.slice(-limit);
+    }
   }
 
-  private async readItems(): Promise<AgentInputItem[]> {
+  /** The items of events: kept ones as they were added, runs of other events as the server reads them. */
+  private async itemsOf(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
+    if (!events.some((event) => keptItem(event) || isReasoning(event))) return this.renderedItems();
+    const items: AgentInputItem[] = [];
+    let run: StoredEvent[] = [];
+    const flush = async () => {
+      if (run.length > 0) items.push(...(await this.readBack(run)));
+      run = [];
+    };
+    for (const event of events) {
+      if (!keptItem(event)) {
+        run.push(event);
+        continue;
+      }
+      await flush();
+      if (event[KEPT] !== null) items.push(event[KEPT] as AgentInputItem);
+    }
+    await flush();
+    return items;
+  }
+
+  /** Events that kept no item of the SDK's: the Responses items the server reads out of them, in the SDK's form. */
+  private async readBack(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
+    const { items } = await this.thread.client.call<{ items: Item[] }>("responses/fromEvents", { events });
+    const names = new Map<string, string>();
+    return items.map((item) =>
+      item.role === "system" && item.type === "message"
+        ? ({ type: "message", role: "system", content: String(item.content) } as AgentInputItem)
+        : fromResponsesItem(item as unknown as OpenAIResponsesInputItem, names),
+    );
+  }
+
+  /** A thread none of whose events kept an item: its render, as this session read every thread before. */
+  private async renderedItems(): Promise<AgentInputItem[]> {
     const { instructions, input } = await this.thread.renderOpenAIResponses(this.options.render);
     const names = new Map<string, string>();
     const items = input.map((item) => fromResponsesItem(item, names));
@@ -122,22 +185,50 @@ export class ThreadSession implements Session {
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const { iteration } = this.options;
-    const events = await this.thread.client.responsesToEvents(items.map(toResponsesItem), {
+    const converted = items.map(toResponsesItem);
+    const { events } = await this.thread.client.call<{ events: StoredEvent[] }>("responses/toEvents", {
+      items: converted,
       iteration: typeof iteration === "function" ? iteration() : iteration,
+      keepItems: true,
     });
-    await this.thread.append(events);
+    // The server kept the Responses form; each event that gives an item keeps the SDK's own
+    // instead (a reasoning block only when its block does not say the same).
+    let next = 0;
+    for (const event of events) {
+      if (!givesAnItem(event)) continue;
+      const item = items[next++];
+      if (isReasoning(event) && !keptItem(event) && sameJson(fromResponsesItem(converted[next - 1] as OpenAIResponsesInputItem, new Map()), item)) continue;
+      event[KEPT] = item;
+    }
+    await this.thread.append(events as never);
   }
 
   /**
-   * Removes the newest item: its event is popped (`thread/pop`). Answers the item as it was read
-   * before; an item the render made up (the error answer of a call that got none) has no event
-   * of its own, so popping it removes its call's.
+   * Removes the newest item and answers it: its event goes (`thread/pop`, at the version read),
+   * with the events after it that stand for no item (a question read back from its answer).
    */
   async popItem(): Promise<AgentInputItem | undefined> {
-    const { input } = await this.thread.renderOpenAIResponses(this.options.render);
-    if (input.length === 0) return undefined;
-    const { events } = await this.thread.pop({ count: 1 });
-    return events.length === 0 ? undefined : fromResponsesItem(input.at(-1)!, callNames(input));
+    for (let tail = 4; ; tail *= 2) {
+      const page = await this.thread.eventsPage({ tail });
+      const events = page.events as StoredEvent[];
+      if (events.length === 0) return undefined;
+      let last = events.length - 1;
+      while (last >= 0 && keptItem(events[last]!) && events[last]![KEPT] === null) last--;
+      if (last < 0 && events.length < page.eventCount) continue;
+      if (last < 0) return undefined;
+      const event = events[last]!;
+      if (givesAnItem(event)) {
+        const [item] = keptItem(event) ? [event[KEPT] as AgentInputItem] : await this.readBack([event]);
+        await this.thread.pop({ count: events.length - last, expectedVersion: page.version });
+        return item;
+      }
+      // An event that kept no item (an earlier version's): the last item as the thread reads,
+      // and its last event goes, as before.
+      const all = await this.thread.eventsPage();
+      const items = await this.itemsOf(all.events as StoredEvent[]);
+      await this.thread.pop({ count: 1, expectedVersion: all.version });
+      return items.at(-1);
+    }
   }
 
   /** Empties the thread, keeping its id, settings and metadata (delete, then open again). */

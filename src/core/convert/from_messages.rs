@@ -14,6 +14,9 @@
 //! answers of calls that got none. A not-completed answer that says the run stopped to ask for
 //! human input gives back that `human_input_requested`, placed where it leaves the same calls
 //! unanswered for the same reason, so rendering the events again gives the same messages.
+//!
+//! Every event keeps what the host gave beside the text and calls of the message it came from
+//! (`messageId`, `messageName`, `messageFields`), which the `messages` render gives back.
 
 use crate::event::{AgentEvent, EventError};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall, OPENING_TEXT};
@@ -40,12 +43,18 @@ impl Default for EventStamp {
 }
 
 /// One entry of the conversation to convert: a message, or an event already made (a reasoning
-/// block of the Responses form), kept in its place.
+/// block of the Responses form), kept in its place. `items` are the Responses items it was read
+/// from, when they are to be kept on its events (one per event, in order).
 #[derive(Clone, Debug)]
 pub(crate) enum Source<'a> {
-    Message { message: &'a StoredMessage, path: String },
-    Event(Map<String, Value>),
+    Message { message: &'a StoredMessage, path: String, items: Vec<&'a Value> },
+    Event { fields: Map<String, Value>, items: Vec<&'a Value> },
 }
+
+/// Event type of an item kept with nothing else: one whose conversion makes no event of its own.
+pub const KEPT_ITEM_EVENT_TYPE: &str = "responses_item";
+/// Event field holding the Responses item an event was made from (`null`: made from none).
+pub const KEPT_ITEM_KEY: &str = "responsesItem";
 
 /// The events of LangChain stored messages (the form `thread/render` "messages" returns).
 /// Errors name the message and field: `messages[2].data.tool_call_id: missing`.
@@ -53,26 +62,43 @@ pub fn messages_to_events(messages: &[StoredMessage], stamp: &EventStamp) -> Res
     let sources: Vec<Source<'_>> = messages
         .iter()
         .enumerate()
-        .map(|(i, message)| Source::Message { message, path: format!("messages[{i}]") })
+        .map(|(i, message)| Source::Message { message, path: format!("messages[{i}]"), items: Vec::new() })
         .collect();
-    sources_to_events(&sources, stamp)
+    sources_to_events(&sources, stamp, false)
 }
 
-pub(crate) fn sources_to_events(sources: &[Source<'_>], stamp: &EventStamp) -> Result<Vec<AgentEvent>, EventError> {
-    let mut out = Events { stamp, events: Vec::new(), message_id: None, asked_in_group: false };
+/// With `keep_items`, every event carries the item it was made from (`responsesItem`; `null` on
+/// one made from none), and an item that makes no event is kept by a `responses_item` event of
+/// its own, in its place: the items come back from the events, in order.
+pub(crate) fn sources_to_events(
+    sources: &[Source<'_>],
+    stamp: &EventStamp,
+    keep_items: bool,
+) -> Result<Vec<AgentEvent>, EventError> {
+    let mut out = Events {
+        stamp,
+        events: Vec::new(),
+        origin: Origin::default(),
+        asked_in_group: false,
+        keep_items,
+        items: Vec::new(),
+    };
     let opening = opening_index(sources);
     // A question whose not-completed calls are the last of their group: it is asked once the
     // group's answers are in, before anything that would claim those calls first.
     let mut deferred_question: Option<String> = None;
     for (index, source) in sources.iter().enumerate() {
-        let (message, path) = match source {
-            Source::Event(fields) => {
+        let (message, path, items) = match source {
+            Source::Event { fields, items } => {
+                out.items = items.iter().rev().map(|item| (*item).clone()).collect();
                 out.push_fields(fields.clone());
+                out.keep_unused_items();
                 continue;
             }
-            Source::Message { message, path } => (*message, path.as_str()),
+            Source::Message { message, path, items } => (*message, path.as_str(), items),
         };
-        out.message_id = message.data.extra.get("id").and_then(Value::as_str).map(str::to_owned);
+        out.origin = Origin::of(message);
+        out.items = items.iter().rev().map(|item| (*item).clone()).collect();
         let starts_group = message.message_type == MessageType::Ai && !message.tool_calls().is_empty();
         let claims_calls = message.message_type == MessageType::Human && is_error_text(&text_of(&message.data.content));
         if starts_group || claims_calls {
@@ -98,6 +124,7 @@ pub(crate) fn sources_to_events(sources: &[Source<'_>], stamp: &EventStamp) -> R
                 return Err(fault(&format!("{path}.type"), format!("expected system, human, ai or tool, found {name}")))
             }
         }
+        out.keep_unused_items();
     }
     if let Some(question) = deferred_question {
         out.question(question);
@@ -110,7 +137,7 @@ pub(crate) fn sources_to_events(sources: &[Source<'_>], stamp: &EventStamp) -> R
 fn opening_index(sources: &[Source<'_>]) -> Option<usize> {
     let messages = sources.iter().enumerate().filter_map(|(i, source)| match source {
         Source::Message { message, .. } => Some((i, *message)),
-        Source::Event(_) => None,
+        Source::Event { .. } => None,
     });
     let mut messages = messages.skip_while(|(_, message)| message.message_type == MessageType::System);
     let (index, first) = messages.next()?;
@@ -194,14 +221,70 @@ fn fault(path: &str, reason: impl Into<String>) -> EventError {
     EventError { path: path.to_owned(), reason: reason.into() }
 }
 
-/// The events made so far, each stamped, and carrying the id of the message it came from.
+/// What an event keeps of the message it came from, so the `messages` render can give it back:
+/// `data.id` as `messageId`, `data.name` as `messageName`, and the other `data` keys that carry
+/// something (`additional_kwargs`, `response_metadata`, `usage_metadata`, ...) in `messageFields`.
+#[derive(Clone, Debug, Default)]
+struct Origin {
+    id: Option<String>,
+    name: Option<String>,
+    fields: Option<Map<String, Value>>,
+}
+
+/// `data` keys with an event field or a meaning of their own, never copied into `messageFields`.
+const OWN_DATA_KEYS: &[&str] = &["id", "name", "type", "status"];
+
+impl Origin {
+    fn of(message: &StoredMessage) -> Self {
+        let extra = &message.data.extra;
+        let fields: Map<String, Value> = extra
+            .iter()
+            .filter(|(key, value)| !OWN_DATA_KEYS.contains(&key.as_str()) && !is_default_value(value))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        Origin {
+            id: extra.get("id").and_then(Value::as_str).map(str::to_owned),
+            name: extra.get("name").and_then(Value::as_str).map(str::to_owned),
+            fields: (!fields.is_empty()).then_some(fields),
+        }
+    }
+
+    fn stamp(&self, map: &mut Map<String, Value>) {
+        if let Some(id) = &self.id {
+            map.insert("messageId".into(), Value::String(id.clone()));
+        }
+        if let Some(name) = &self.name {
+            map.insert("messageName".into(), Value::String(name.clone()));
+        }
+        if let Some(fields) = &self.fields {
+            map.insert("messageFields".into(), Value::Object(fields.clone()));
+        }
+    }
+}
+
+/// A value LangChain's loaders fill in themselves when the key is absent (`{}`, `[]`, `null`,
+/// `false`): keeping it would only make every event longer.
+fn is_default_value(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(false) => true,
+        Value::Object(map) => map.is_empty(),
+        Value::Array(list) => list.is_empty(),
+        _ => false,
+    }
+}
+
+/// The events made so far, each stamped, and carrying what they keep of the message they came from.
 struct Events<'s> {
     stamp: &'s EventStamp,
     events: Vec<AgentEvent>,
-    message_id: Option<String>,
+    origin: Origin,
     /// Whether a question was asked for the current group of calls: a human answer after it
     /// would answer one of them, which the thread's did not.
     asked_in_group: bool,
+    /// Whether events keep the items they were made from.
+    keep_items: bool,
+    /// The current source's items not yet given to an event, last first.
+    items: Vec<Value>,
 }
 
 impl Events<'_> {
@@ -213,9 +296,8 @@ impl Events<'_> {
         if let Some(timestamp) = &self.stamp.timestamp {
             map.insert("timestamp".into(), Value::Number(timestamp.clone()));
         }
-        if let Some(id) = &self.message_id {
-            map.insert("messageId".into(), Value::String(id.clone()));
-        }
+        self.origin.stamp(&mut map);
+        self.keep_item(&mut map);
         self.events.push(AgentEvent::from_map(map, "event").expect("converted events have their fields"));
     }
 
@@ -225,7 +307,25 @@ impl Events<'_> {
         if let Some(timestamp) = &self.stamp.timestamp {
             map.insert("timestamp".into(), Value::Number(timestamp.clone()));
         }
+        // An event made elsewhere that kept no item describes its item itself.
+        if !self.items.is_empty() {
+            self.keep_item(&mut map);
+        }
         self.events.push(AgentEvent::from_map(map, "event").expect("passed-through events have a type"));
+    }
+
+    /// Gives the event the next item of its source, or `null` when it was made from none.
+    fn keep_item(&mut self, map: &mut Map<String, Value>) {
+        if self.keep_items {
+            map.insert(KEPT_ITEM_KEY.into(), self.items.pop().unwrap_or(Value::Null));
+        }
+    }
+
+    /// Keeps each item of the source that made no event in a `responses_item` event, in place.
+    fn keep_unused_items(&mut self) {
+        while !self.items.is_empty() {
+            self.push(KEPT_ITEM_EVENT_TYPE, std::iter::empty());
+        }
     }
 
     fn message(&mut self, role: &str, content: String) {
@@ -233,9 +333,11 @@ impl Events<'_> {
     }
 
     fn question(&mut self, question: String) {
-        let id = self.message_id.take();
+        let origin = std::mem::take(&mut self.origin);
+        let items = std::mem::take(&mut self.items);
         self.push("human_input_requested", [("question", question.into())]);
-        self.message_id = id;
+        self.origin = origin;
+        self.items = items;
         self.asked_in_group = true;
     }
 

@@ -12,9 +12,10 @@
 //! | `function_call_output` | tool message; an output labelled as an error or a not-completed answer is read with `status: "error"` (the Responses form has no status) |
 //! | `reasoning` | a `turn_block` event carrying the reasoning block the projection replays |
 //!
-//! Any other item type is refused, naming the item: nothing is dropped unseen.
+//! Any other item type is refused, naming the item: nothing is dropped unseen. With `keepItems`
+//! it is kept instead, verbatim, in a `responses_item` event that no render but the XML shows.
 
-use super::from_messages::{sources_to_events, EventStamp, Source};
+use super::from_messages::{sources_to_events, EventStamp, Source, KEPT_ITEM_EVENT_TYPE};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall};
@@ -26,27 +27,54 @@ const ERROR_OUTPUT_LABELS: &[&str] = &[RECOVERABLE_LABEL, NON_RECOVERABLE_LABEL,
 
 /// The events of Responses input items. Errors name the item and field: `items[3].call_id: missing`.
 pub fn responses_to_events(items: &[Value], stamp: &EventStamp) -> Result<Vec<AgentEvent>, EventError> {
+    convert(items, stamp, false)
+}
+
+/// The same events, each also keeping the item it was made from, verbatim, in `responsesItem`
+/// (`null` on an event made from none, such as the question a not-completed output gives back);
+/// an item that makes no event of its own is kept by a `{type: "responses_item", responsesItem}`
+/// event in its place, which every render but the XML document passes over.
+/// [`super::responses_from_events`] gives the items back, in order.
+pub fn responses_to_events_keeping_items(items: &[Value], stamp: &EventStamp) -> Result<Vec<AgentEvent>, EventError> {
+    convert(items, stamp, true)
+}
+
+fn convert(items: &[Value], stamp: &EventStamp, keep_items: bool) -> Result<Vec<AgentEvent>, EventError> {
     let mut pieces: Vec<Piece> = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        read_item(item, index, &mut pieces)?;
+        read_item(item, index, keep_items, &mut pieces)?;
     }
+    let kept = |indices: &[usize]| -> Vec<&Value> {
+        if keep_items {
+            indices.iter().map(|&i| &items[i]).collect()
+        } else {
+            Vec::new()
+        }
+    };
     let sources: Vec<Source<'_>> = pieces
         .iter()
         .map(|piece| match piece {
-            Piece::Message { message, index } => Source::Message { message, path: format!("items[{index}]") },
-            Piece::Event(fields) => Source::Event(fields.clone()),
+            Piece::Message { message, indices } => {
+                Source::Message { message, path: format!("items[{}]", indices[0]), items: kept(indices) }
+            }
+            // A reasoning event that gives back its very item keeps no copy (the XML shows it whole).
+            Piece::Event { fields, index } if reasoning_item(fields).as_ref() == Some(&items[*index]) => {
+                Source::Event { fields: fields.clone(), items: Vec::new() }
+            }
+            Piece::Event { fields, index } => Source::Event { fields: fields.clone(), items: kept(&[*index]) },
         })
         .collect();
-    sources_to_events(&sources, stamp)
+    sources_to_events(&sources, stamp, keep_items)
 }
 
-/// An item read: a message (consecutive function calls share one), or a ready event.
+/// An item read: a message (consecutive function calls share one; `indices` are their items),
+/// or a ready event.
 enum Piece {
-    Message { message: StoredMessage, index: usize },
-    Event(Map<String, Value>),
+    Message { message: StoredMessage, indices: Vec<usize> },
+    Event { fields: Map<String, Value>, index: usize },
 }
 
-fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), EventError> {
+fn read_item(item: &Value, index: usize, keep_items: bool, out: &mut Vec<Piece>) -> Result<(), EventError> {
     let path = format!("items[{index}]");
     let fields =
         item.as_object().ok_or_else(|| fault(&path, format!("expected an object, found {}", json_type(item))))?;
@@ -63,17 +91,29 @@ fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), Eve
         "message" => read_message(fields, &path)?,
         "function_call" => {
             let call = read_call(fields, &path)?;
-            if let Some(Piece::Message { message, .. }) = out.last_mut() {
+            if let Some(Piece::Message { message, indices }) = out.last_mut() {
                 if message.message_type == MessageType::Ai && !message.tool_calls().is_empty() {
                     message.data.tool_calls.get_or_insert_with(Vec::new).push(call);
+                    indices.push(index);
                     return Ok(());
                 }
             }
             StoredMessage::ai_tool_calls(vec![call])
         }
         "function_call_output" => read_output(fields, &path)?,
+        // Kept, a reasoning item without an id (no model takes it back) is the host's as it is.
+        "reasoning" if keep_items && !fields.get("id").is_some_and(Value::is_string) => {
+            out.push(Piece::Event { fields: kept_item_event(), index });
+            return Ok(());
+        }
         "reasoning" => {
-            out.push(Piece::Event(reasoning_event(fields, &path)?));
+            out.push(Piece::Event { fields: reasoning_event(fields, &path)?, index });
+            return Ok(());
+        }
+        // Kept, an item of another type (a hosted tool's call, ...) is the host's as it is: the
+        // model input has no place for it.
+        _ if keep_items => {
+            out.push(Piece::Event { fields: kept_item_event(), index });
             return Ok(());
         }
         other => {
@@ -85,7 +125,7 @@ fn read_item(item: &Value, index: usize, out: &mut Vec<Piece>) -> Result<(), Eve
             ))
         }
     };
-    out.push(Piece::Message { message, index });
+    out.push(Piece::Message { message, indices: vec![index] });
     Ok(())
 }
 
@@ -181,6 +221,32 @@ fn reasoning_event(fields: &Map<String, Value>, path: &str) -> Result<Map<String
     event.insert("type".into(), TURN_BLOCK_EVENT_TYPE.into());
     event.insert("block".into(), Value::Object(block));
     Ok(event)
+}
+
+/// The event that keeps an item with nothing else (its `responsesItem` is added with the stamps).
+fn kept_item_event() -> Map<String, Value> {
+    Map::from_iter([("type".to_owned(), Value::from(KEPT_ITEM_EVENT_TYPE))])
+}
+
+/// The reasoning item a reasoning `turn_block` event was made from, rebuilt from its block:
+/// `{type, id: item_id, summary, encrypted_content?}`; `None` for any other event.
+pub(super) fn reasoning_item(fields: &Map<String, Value>) -> Option<Value> {
+    if fields.get("type")?.as_str()? != TURN_BLOCK_EVENT_TYPE {
+        return None;
+    }
+    let block = fields.get("block")?.as_object()?;
+    if block.get("kind")?.as_str()? != "reasoning" {
+        return None;
+    }
+    let payload = block.get("payload")?.as_object()?;
+    let mut item = Map::new();
+    item.insert("type".into(), "reasoning".into());
+    item.insert("id".into(), Value::String(payload.get("item_id")?.as_str()?.to_owned()));
+    item.insert("summary".into(), payload.get("summary")?.clone());
+    if let Some(encrypted) = payload.get("encrypted_content") {
+        item.insert("encrypted_content".into(), encrypted.clone());
+    }
+    Some(Value::Object(item))
 }
 
 fn string<'a>(fields: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str, EventError> {

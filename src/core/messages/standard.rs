@@ -172,10 +172,8 @@ impl OpenCalls {
         }
     }
 
-    fn add_call(&mut self, call: ToolCall, thread_id: &str, message_id: Option<&str>) {
-        if let Some(id) = message_id {
-            set_id_once(&mut self.message, id);
-        }
+    fn add_call(&mut self, call: ToolCall, thread_id: &str, origin: Origin<'_>) {
+        origin.give_once(&mut self.message);
         self.message.data.tool_calls.get_or_insert_with(Vec::new).push(call);
         self.calls.push(PendingCall { thread_id: thread_id.to_owned(), answered: false, interruption: None });
     }
@@ -185,16 +183,14 @@ impl OpenCalls {
         self.calls.iter().position(|c| !c.answered && c.thread_id == id)
     }
 
-    fn answer(&mut self, index: usize, content: String, error: bool, message_id: Option<&str>) {
+    fn answer(&mut self, index: usize, content: String, error: bool, origin: Origin<'_>) {
         self.calls[index].answered = true;
         let id = self.message.tool_calls()[index].id.clone().unwrap_or_default();
         let mut message = StoredMessage::tool(id, content);
         if error {
             message.data.extra.insert("status".into(), Value::String("error".into()));
         }
-        if let Some(id) = message_id {
-            set_id_once(&mut message, id);
-        }
+        origin.give_once(&mut message);
         self.answers.push(message);
     }
 
@@ -222,11 +218,47 @@ impl OpenCalls {
     }
 }
 
-/// Gives `message` the id of the message it came from (`messageId`, kept by `messages/toEvents`),
-/// unless it already has one: a message made of several events takes its first event's id.
-fn set_id_once(message: &mut StoredMessage, id: &str) {
-    if message.data.extra.get("id").is_none() {
-        message.data.extra.insert("id".into(), Value::String(id.to_owned()));
+/// What an event keeps of the LangChain message it came from, as `messages/toEvents` writes it:
+/// `messageId` (the message's `data.id`), `messageName` (`data.name`) and `messageFields` (its
+/// other `data` keys, such as `additional_kwargs` and `usage_metadata`).
+#[derive(Clone, Copy, Default)]
+struct Origin<'a> {
+    id: Option<&'a str>,
+    name: Option<&'a str>,
+    fields: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> Origin<'a> {
+    /// Found in one pass over the event's few keys, as [`AgentEvent::kind`] finds its own.
+    fn of(event: &'a AgentEvent) -> Self {
+        let mut origin = Origin::default();
+        for (key, value) in event.fields() {
+            match (key.as_str(), value) {
+                ("messageId", Value::String(id)) => origin.id = Some(id),
+                ("messageName", Value::String(name)) => origin.name = Some(name),
+                ("messageFields", Value::Object(fields)) => origin.fields = Some(fields),
+                _ => {}
+            }
+        }
+        origin
+    }
+
+    /// Gives `message` what it kept, key by key unless the message has that key already: a
+    /// message made of several events takes its first event's.
+    fn give_once(self, message: &mut StoredMessage) {
+        let extra = &mut message.data.extra;
+        let id = self.id.map(|id| ("id", Value::String(id.to_owned())));
+        let name = self.name.map(|name| ("name", Value::String(name.to_owned())));
+        for (key, value) in id.into_iter().chain(name) {
+            if extra.get(key).is_none() {
+                extra.insert(key.to_owned(), value);
+            }
+        }
+        for (key, value) in self.fields.into_iter().flatten() {
+            if extra.get(key).is_none() && !matches!(key.as_str(), "content" | "tool_calls" | "tool_call_id") {
+                extra.insert(key.clone(), value.clone());
+            }
+        }
     }
 }
 
@@ -292,7 +324,7 @@ impl StandardMessages {
 
     /// Converts one more event.
     pub fn push(&mut self, event: &AgentEvent) {
-        let message_id = event.fields().get("messageId").and_then(Value::as_str);
+        let origin = Origin::of(event);
         let mut message = match event.kind() {
             // Whitespace says nothing, and Anthropic refuses a turn of it.
             EventKind::Message { role: Role::User | Role::Assistant, content } if is_blank(content) => return,
@@ -304,7 +336,7 @@ impl StandardMessages {
             EventKind::HumanInputReceived { response } => {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.awaiting_human.take().filter(|&i| !open.calls[i].answered) {
-                        open.answer(index, response.to_owned(), false, message_id);
+                        open.answer(index, response.to_owned(), false, origin);
                         self.settle_if_answered();
                         return;
                     }
@@ -325,9 +357,9 @@ impl StandardMessages {
                 }
                 let call = ToolCall::new(self.ids.claim(tool_call_id), tool_name, args.clone());
                 if self.open.is_none() {
-                    self.open = Some(self.open_calls(message_id));
+                    self.open = Some(self.open_calls(origin.id));
                 }
-                self.open.get_or_insert_with(OpenCalls::new).add_call(call, tool_call_id, message_id);
+                self.open.get_or_insert_with(OpenCalls::new).add_call(call, tool_call_id, origin);
                 return;
             }
             EventKind::ToolResult { tool_call_id, result } => {
@@ -337,7 +369,7 @@ impl StandardMessages {
                 };
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.unanswered(tool_call_id) {
-                        open.answer(index, content, false, message_id);
+                        open.answer(index, content, false, origin);
                         self.settle_if_answered();
                         return;
                     }
@@ -348,7 +380,7 @@ impl StandardMessages {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = tool_call_id.and_then(|id| open.unanswered(id)) {
                         let label = if recoverable { RECOVERABLE_LABEL } else { NON_RECOVERABLE_LABEL };
-                        open.answer(index, format!("{label}{error}"), true, message_id);
+                        open.answer(index, format!("{label}{error}"), true, origin);
                         self.settle_if_answered();
                         return;
                     }
@@ -370,9 +402,7 @@ impl StandardMessages {
             },
             EventKind::Completion { .. } => return,
         };
-        if let Some(id) = message_id {
-            set_id_once(&mut message, id);
-        }
+        origin.give_once(&mut message);
         self.add(Item::Message(message));
     }
 

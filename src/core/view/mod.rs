@@ -29,6 +29,24 @@ const JS: &str = include_str!("assets/view.js");
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \
                    img-src data:; base-uri 'none'; form-action 'none'";
 
+/// A served page's policy: the file's, and requests back to the server it came from only (its
+/// change feed and fresh model input).
+const LIVE_CSP: &str = "default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; \
+                        script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+/// Where a page served live (`threadkeeper view --serve`) asks for what is new; a written page
+/// has none, and its script then never makes a request.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Live {
+    /// The thread's server-sent events: appends as they happen.
+    pub feed: String,
+    /// The model input and estimates of the thread as it is now (JSON).
+    pub model: String,
+    /// The list of every thread.
+    pub list: String,
+}
+
 /// The model input the page's second view shows, rendered for the options in `options`.
 pub struct ModelInput {
     /// The `<thread>` document (with the response prefix).
@@ -60,12 +78,26 @@ pub struct Page<'a> {
 
 /// The whole HTML document.
 pub fn render_page(page: &Page<'_>) -> String {
-    let data = page_data(page);
+    document(page, CSP, None)
+}
+
+/// The document of a served page: the same page, updating itself from `live`.
+pub fn render_live_page(page: &Page<'_>, live: &Live) -> String {
+    document(page, LIVE_CSP, Some(live))
+}
+
+/// The Content-Security-Policy a served page's response carries in its header too.
+pub fn live_csp() -> &'static str {
+    LIVE_CSP
+}
+
+fn document(page: &Page<'_>, csp: &str, live: Option<&Live>) -> String {
+    let data = page_data(page, live);
     let data = embed::json_for_script(&data);
     let mut html = String::with_capacity(data.len() + CSS.len() + JS.len() + 2048);
     html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     html.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"");
-    html.push_str(CSP);
+    html.push_str(csp);
     html.push_str("\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     html.push_str("<meta name=\"color-scheme\" content=\"light dark\">\n<title>");
     html.push_str(&embed::html_text(page.title));
@@ -82,10 +114,12 @@ pub fn render_page(page: &Page<'_>) -> String {
 }
 
 /// The page's JSON document. Events and messages are spliced in as JSON text, not rebuilt.
-fn page_data(page: &Page<'_>) -> String {
+fn page_data(page: &Page<'_>, live: Option<&Live>) -> String {
     #[derive(Serialize)]
     struct Head<'a> {
         title: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        live: Option<&'a Live>,
         options: &'a ViewOptions,
         links: &'a Links,
         tokens: Option<&'a [(Number, u64)]>,
@@ -94,6 +128,7 @@ fn page_data(page: &Page<'_>) -> String {
     let links = link_events(page.events);
     let head = Head {
         title: page.title,
+        live,
         options: &page.options,
         links: &links,
         tokens: page.tokens,

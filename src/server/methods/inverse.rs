@@ -1,6 +1,11 @@
-//! The inverses of the renders: `messages/toEvents`, `responses/toEvents` and `pydanticAi/toEvents`.
+//! The inverses of the renders: `messages/toEvents`, `responses/toEvents` and
+//! `pydanticAi/toEvents`, and the items `responses/toEvents` kept on events back
+//! (`responses/fromEvents`).
 
-use crate::convert::{messages_to_events, pydantic_ai_to_events, responses_to_events, EventStamp};
+use crate::convert::{
+    messages_to_events, pydantic_ai_to_events, responses_from_events, responses_to_events,
+    responses_to_events_keeping_items, EventStamp,
+};
 use crate::event::{AgentEvent, EventError};
 use crate::messages::StoredMessage;
 use crate::server::errors::invalid_params;
@@ -26,6 +31,14 @@ struct ItemsParams {
     items: Vec<Value>,
     iteration: Option<Number>,
     timestamp: Option<Number>,
+    #[serde(default)]
+    keep_items: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventsParams {
+    events: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -44,7 +57,16 @@ pub(super) fn register(m: &mut MethodTable) {
 
     m.register_sync("responses/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: ItemsParams = parse(&params)?;
-        converted(responses_to_events(&p.items, &stamp(p.iteration, p.timestamp)))
+        let stamp = stamp(p.iteration, p.timestamp);
+        let convert = if p.keep_items { responses_to_events_keeping_items } else { responses_to_events };
+        converted(convert(&p.items, &stamp))
+    });
+
+    m.register_sync("responses/fromEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+        let p: EventsParams = parse(&params)?;
+        let events = AgentEvent::list_from_values(p.events).map_err(|e| invalid_params(&e.path, &e.reason))?;
+        let items = responses_from_events(&events).map_err(|e| invalid_params(&e.path, &e.reason))?;
+        Ok(json!({ "items": items }))
     });
 
     m.register_sync("pydanticAi/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {

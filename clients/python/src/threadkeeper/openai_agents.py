@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from agents.items import TResponseInputItem
@@ -20,11 +20,27 @@ def _starts_turn(item: Mapping[str, Any]) -> bool:
     return item.get("role") == "user" and item.get("type", "message") == "message"
 
 
+#: The event field ``responses/toEvents`` keeps an item in (``keepItems``); ``None``: made from no item.
+_KEPT = "responsesItem"
+
+
+def _gives_an_item(event: Mapping[str, Any]) -> bool:
+    """Whether ``responses/fromEvents`` reads an item of its own out of this one event: one that
+    kept its item, or a reasoning block (which describes its item whole)."""
+    if _KEPT in event:
+        return event[_KEPT] is not None
+    block = event.get("block")
+    return event.get("type") == "turn_block" and isinstance(block, Mapping) and block.get("kind") == "reasoning"
+
+
 class ThreadSession:
-    """The Agents SDK ``Session`` protocol over a thread: ``add_items`` appends the items as events
-    (``responses/toEvents``), ``get_items`` renders the thread as Responses input items
-    (``openai-responses``), ``pop_item`` removes the last event (``thread/pop``), ``clear_session``
-    empties the thread. ``session_id`` is the thread id.
+    """The Agents SDK ``Session`` protocol over a thread: ``add_items`` appends one event per item,
+    each keeping the item it was made from (``responses/toEvents`` with ``keepItems``);
+    ``get_items`` reads them back (``responses/fromEvents``), exactly as added; ``pop_item``
+    removes the newest item's event and returns that item; ``clear_session`` empties the thread.
+    ``session_id`` is the thread id. The model input is the thread's render as ever (an unanswered
+    call gets its made-up answer there, not in ``get_items``). Events an earlier version wrote, or
+    that came from elsewhere, read as the ``openai-responses`` render gives them.
 
     ``Runner.run(agent, "...", session=ThreadSession(thread))``; the thread may come from either client.
     Items added in one call share an iteration: a call that starts with a user message opens the
@@ -44,44 +60,71 @@ class ThreadSession:
         return cls(await client.open_thread(session_id), session_settings)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The conversation as Responses input items; with ``limit``, the latest ``limit`` of them."""
+        """The items added, oldest first; with ``limit``, the latest ``limit`` of them."""
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
-        items = (await self._bridge.run(self._items()))[1]
-        if limit is None:
-            return items
-        return items[-limit:] if limit > 0 else []
+        if limit is not None and limit <= 0:
+            return []
+        items = await self._bridge.run(self._items(limit))
+        return items if limit is None else items[-limit:]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         if items:
             await self._bridge.run(self._add([dict(cast(Mapping[str, Any], item)) for item in items]))
 
     async def pop_item(self) -> TResponseInputItem | None:
-        """Removes the thread's last event and returns the last item as rendered before."""
+        """Removes the newest item and returns it (``None`` when there is none)."""
         return await self._bridge.run(self._pop())
 
     async def clear_session(self) -> None:
         await self._bridge.run(self._bridge.thread.clear())
 
-    async def _items(self) -> tuple[int, list[TResponseInputItem]]:
-        """The thread's version and its Responses items; instructions (from system events) come first
-        as a system message, as they were added."""
-        rendered = await self._bridge.thread.render("openai-responses")
-        items: list[Any] = list(rendered["input"])
-        if "instructions" in rendered:
-            items.insert(0, {"role": "system", "content": rendered["instructions"]})
-        return int(rendered["version"]), items
+    async def _from_events(self, events: Sequence[Mapping[str, Any]]) -> list[TResponseInputItem]:
+        result = await self._bridge.client.request("responses/fromEvents", {"events": list(events)})
+        return cast("list[TResponseInputItem]", result["items"])
+
+    async def _items(self, limit: int | None) -> list[TResponseInputItem]:
+        """All items, or at least the latest ``limit`` (from the last events: one per item, mostly)."""
+        thread = self._bridge.thread
+        if limit is None:
+            return await self._from_events(await thread.events())
+        tail = limit
+        while True:
+            page = await thread.events_page(tail=tail)
+            items = await self._from_events(page.events)
+            if len(items) >= limit or len(page.events) >= page.event_count:
+                return items
+            tail *= 2
 
     async def _add(self, items: list[dict[str, Any]]) -> None:
         thread = self._bridge.thread
         iteration = await self._bridge.next_iteration(starts_turn=_starts_turn(items[0]))
-        events = await thread._client.responses_to_events(items, iteration=iteration)
-        await thread.append(events)
+        result = await self._bridge.client.request("responses/toEvents", {"items": items, "iteration": iteration, "keepItems": True})
+        await thread.append(result["events"])
 
     async def _pop(self) -> TResponseInputItem | None:
-        version, items = await self._items()
-        if not items:
-            return None
-        # At the version rendered, so the item returned is the one whose event goes.
-        await self._bridge.thread.pop(1, expected_version=version)
-        return items[-1]
+        thread = self._bridge.thread
+        tail = 4
+        while True:
+            page = await thread.events_page(tail=tail)
+            events = page.events
+            if not events:
+                return None
+            # The newest event that gives an item; the ones after it (a question read back from
+            # that item's answer) go with it.
+            last = next((i for i in range(len(events) - 1, -1, -1) if _gives_an_item(events[i]) or _KEPT not in events[i]), None)
+            if last is None and len(events) < page.event_count:
+                tail *= 2
+                continue
+            if last is None:
+                return None
+            if _gives_an_item(events[last]):
+                item = (await self._from_events([events[last]]))[0]
+                await thread.pop(len(events) - last, expected_version=page.version)
+                return item
+            # An event that kept no item (an earlier version's): the last item as the render reads
+            # the whole thread, and its last event goes, as before.
+            page = await thread.events_page()
+            items = await self._from_events(page.events)
+            await thread.pop(1, expected_version=page.version)
+            return items[-1] if items else None

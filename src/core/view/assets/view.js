@@ -9,20 +9,26 @@
 
   const answerOf = new Map(); // call index -> its link
   const answerTo = new Map(); // answering event index -> call index
-  for (const link of data.links.calls) {
-    answerOf.set(link.call, link);
-    if (link.status === "answered") answerTo.set(link.by, link.call);
-  }
-  const strays = new Set(data.links.strays);
+  const strays = new Set();
   const askAnswer = new Map();
   const askedBy = new Map();
-  for (const ask of data.links.asks) {
-    if (ask.answer !== null) {
-      askAnswer.set(ask.request, ask.answer);
-      askedBy.set(ask.answer, ask.request);
+  const tokens = new Map((data.tokens || []).map(([iteration, count]) => [iteration, count]));
+  linkAll(data.links);
+
+  /** Adds links (all of a page's, or those a live update brings) to the lookups above. */
+  function linkAll(links) {
+    for (const link of links.calls) {
+      answerOf.set(link.call, link);
+      if (link.status === "answered") answerTo.set(link.by, link.call);
+    }
+    for (const stray of links.strays) strays.add(stray);
+    for (const ask of links.asks) {
+      if (ask.answer !== null) {
+        askAnswer.set(ask.request, ask.answer);
+        askedBy.set(ask.answer, ask.request);
+      }
     }
   }
-  const tokens = new Map((data.tokens || []).map(([iteration, count]) => [iteration, count]));
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -287,10 +293,7 @@
     container.classList.remove("pending");
   }
 
-  function groupNode(group) {
-    const section = el("section", "group");
-    section.tabIndex = 0;
-    section.dataset.iteration = String(group.iteration);
+  function groupHead(group) {
     const head = el("h2", "group-head");
     head.append(el("span", "iteration", "Iteration " + group.iteration));
     const shown = (group.visible || group.events).length;
@@ -298,7 +301,16 @@
     if (tokens.has(group.iteration)) {
       head.append(el("span", "meta tokens", "≈ " + tokens.get(group.iteration).toLocaleString("en") + " tokens"));
     }
-    section.append(head);
+    return head;
+  }
+
+  function groupNode(group) {
+    const section = el("section", "group");
+    section.tabIndex = 0;
+    section.dataset.iteration = String(group.iteration);
+    const shown = (group.visible || group.events).length;
+    section.append(groupHead(group));
+    group.section = section;
     const container = el("div", "group-body pending");
     container.style.minHeight = Math.min(shown * 64, 2400) + "px";
     section.append(container);
@@ -312,6 +324,8 @@
   const timeline = document.getElementById("timeline");
   const stats = document.getElementById("stats");
   let haystacks = null;
+  let shownGroups = []; // the top-level groups of the timeline, in order
+  let shownQuery = "";
 
   function haystack(index) {
     if (!haystacks) haystacks = new Array(events.length);
@@ -343,13 +357,20 @@
     const fragment = document.createDocumentFragment();
     for (const group of groups) fragment.append(groupNode(group));
     timeline.replaceChildren(fragment);
-    timeline.dataset.groups = String(groups.length);
+    shownGroups = groups;
+    shownQuery = query;
+    showStats(shownEvents);
+  }
+
+  function showStats(shownEvents) {
+    const groups = shownGroups.length;
+    timeline.dataset.groups = String(groups);
     timeline.dataset.events = String(shownEvents);
     const iterations = new Set(events.map((e) => e.iteration)).size;
     stats.textContent =
-      query === ""
-        ? iterations + " iterations · " + events.length + " events · " + groups.length + " groups shown"
-        : shownEvents + " of " + events.length + " events match · " + groups.length + " groups";
+      shownQuery === ""
+        ? iterations + " iterations · " + events.length + " events · " + groups + " groups shown"
+        : shownEvents + " of " + events.length + " events match · " + groups + " groups";
   }
 
   const search = document.getElementById("search");
@@ -372,7 +393,10 @@
     " · danglingToolCalls " +
     data.options.danglingToolCalls;
 
+  let currentView = "timeline";
+
   function selectView(view) {
+    currentView = view;
     for (const tab of tabs) tab.setAttribute("aria-selected", String(tab.dataset.view === view));
     timeline.hidden = view !== "timeline";
     search.disabled = view !== "timeline";
@@ -417,4 +441,130 @@
 
   document.getElementById("title").textContent = data.title;
   show("");
+  if (data.live) followLive(data.live);
+
+  // ---- live: a page served by `threadkeeper view --serve` ------------------------------
+  // The server's feed sends the events appended since the page was built, with the links and
+  // estimates they change. They join the timeline where they belong; the reader's scroll
+  // position and search stay, and a reader at the bottom follows the newest events.
+
+  function followLive(live) {
+    const badge = el("a", "live-badge", "live");
+    badge.href = live.list;
+    badge.title = "Updates as the thread grows · all threads";
+    stats.after(badge);
+    let modelFresh = true;
+    const source = new EventSource(live.feed + "&from=" + events.length);
+    source.onopen = () => {
+      badge.textContent = "live";
+      badge.classList.remove("off");
+    };
+    source.onerror = () => {
+      badge.textContent = "reconnecting";
+      badge.classList.add("off");
+    };
+    source.onmessage = (message) => {
+      const update = JSON.parse(message.data);
+      if (update.type === "append") {
+        if (update.from !== events.length) return location.reload();
+        append(update);
+        modelFresh = false;
+        if (currentView !== "timeline") refreshModel();
+      } else if (update.type === "reset") {
+        source.close();
+        location.reload(); // events the page shows were taken back (a pop): start anew
+      } else if (update.type === "deleted") {
+        source.close();
+        badge.textContent = "deleted";
+        badge.classList.add("off");
+      }
+    };
+    for (const tab of tabs) {
+      tab.addEventListener("click", () => {
+        if (!modelFresh && tab.dataset.view !== "timeline") refreshModel();
+      });
+    }
+
+    /** The model input as it is now; shown when it arrives, if its view is still open. */
+    function refreshModel() {
+      modelFresh = true;
+      fetch(live.model, { cache: "no-store" })
+        .then((response) => (response.ok ? response.json() : Promise.reject(response.status)))
+        .then((model) => {
+          data.xml = model.xml;
+          data.messages = model.messages;
+          if (currentView !== "timeline") selectView(currentView);
+        })
+        .catch(() => {
+          modelFresh = false;
+        });
+    }
+  }
+
+  function append(update) {
+    const from = events.length;
+    const page = document.scrollingElement;
+    const atBottom = page.scrollTop + innerHeight >= page.scrollHeight - 40;
+    for (const event of update.events) events.push(event);
+    linkAll(update.links);
+    for (const [iteration, count] of update.tokens) tokens.set(iteration, count);
+    const added = [];
+    for (let i = from; i < events.length; i++) added.push(i);
+    if (added.some((i) => events[i].type === "summary")) {
+      show(shownQuery); // a summary folds earlier groups: lay the timeline out again
+    } else {
+      const query = shownQuery;
+      let shownEvents = Number(timeline.dataset.events);
+      const matching = query === "" ? added : added.filter((i) => matches(i, query));
+      shownEvents += matching.length;
+      for (const index of added) refreshCallOf(index);
+      const groups = groupsOf(matching);
+      const last = shownGroups[shownGroups.length - 1];
+      if (groups.length > 0 && last && last.iteration === groups[0].iteration && !last.visible) {
+        extendGroup(last, groups.shift().events);
+      }
+      for (const group of groups) {
+        timeline.append(groupNode(group));
+        shownGroups.push(group);
+        if (atBottom) fillNow(group); // drawn at once: the reader follows them
+      }
+      for (const [iteration] of update.tokens) refreshHeads(iteration);
+      showStats(shownEvents);
+    }
+    if (atBottom && currentView === "timeline") page.scrollTop = page.scrollHeight;
+  }
+
+  function fillNow(group) {
+    const container = group.section.querySelector(".group-body");
+    if (!waiting.has(container)) return;
+    waiting.delete(container);
+    observer.unobserve(container);
+    fill(container, group);
+  }
+
+  /** More events for the last group: drawn now if it is on screen already, else when it is. */
+  function extendGroup(group, indices) {
+    for (const index of indices) group.events.push(index);
+    const container = group.section.querySelector(".group-body");
+    if (!waiting.has(container)) {
+      for (const index of indices) {
+        if (!shownBesideItsCall(index, group)) container.append(eventNode(index, group));
+      }
+    }
+  }
+
+  /** A call shown earlier whose answer just came: drawn again, with its answer beside it. */
+  function refreshCallOf(index) {
+    const call = answerTo.has(index) ? answerTo.get(index) : askedBy.get(index);
+    if (call === undefined) return;
+    for (const node of timeline.querySelectorAll('article[data-index="' + call + '"]')) {
+      node.replaceWith(eventNode(call, { folds: new Map() }));
+    }
+  }
+
+  function refreshHeads(iteration) {
+    for (const group of shownGroups) {
+      if (group.iteration === iteration && group.section) group.section.firstChild.replaceWith(groupHead(group));
+    }
+  }
 })();

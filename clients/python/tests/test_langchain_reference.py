@@ -1,0 +1,181 @@
+"""ThreadChatMessageHistory against LangChain's own InMemoryChatMessageHistory, message by message
+and field by field after every step, and a LangGraph agent run read back from a thread."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+from conftest import BINARY, MEMORY_ARGS
+from langchain_core.chat_history import InMemoryChatMessageHistory
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
+from langchain_core.tools import tool
+
+from threadkeeper import ThreadKeeper
+from threadkeeper.chat_history import ThreadChatMessageHistory
+
+#: Every field a history keeps, as InMemoryChatMessageHistory keeps it.
+FIELDS = ["type", "content", "id", "name", "tool_calls", "tool_call_id", "status", "additional_kwargs", "response_metadata", "usage_metadata", "artifact"]
+
+
+def fields(message: BaseMessage) -> dict[str, Any]:
+    return {name: getattr(message, name, None) for name in FIELDS}
+
+
+def assert_same_messages(ours: Sequence[BaseMessage], reference: Sequence[BaseMessage]) -> None:
+    assert len(ours) == len(reference)
+    for index, (got, expected) in enumerate(zip(ours, reference)):
+        assert type(got) is type(expected), index
+        assert fields(got) == fields(expected), index
+
+
+STEPS: list[list[BaseMessage]] = [
+    [HumanMessage("What is the weather in Lyon?", id="h1", name="ann", additional_kwargs={"lang": "en"})],
+    [
+        AIMessage(
+            "Let me check.",
+            id="a1",
+            name="assistant",
+            tool_calls=[{"id": "call_1", "name": "weather", "args": {"city": "Lyon"}, "type": "tool_call"}],
+            additional_kwargs={"refusal": None},
+            response_metadata={"model_name": "gpt-x", "finish_reason": "tool_calls", "token_usage": {"total_tokens": 30}},
+            usage_metadata={"input_tokens": 20, "output_tokens": 10, "total_tokens": 30},
+        ),
+        ToolMessage("sunny", tool_call_id="call_1", name="weather", id="t1", artifact={"source": "api"}),
+    ],
+    [
+        AIMessage(
+            "It is sunny in Lyon.",
+            id="a2",
+            response_metadata={"finish_reason": "stop"},
+            usage_metadata={"input_tokens": 40, "output_tokens": 6, "total_tokens": 46},
+        )
+    ],
+    [
+        HumanMessage("And Paris?"),
+        AIMessage("", tool_calls=[{"id": "call_2", "name": "weather", "args": {"city": "Paris"}, "type": "tool_call"}, {"id": "call_3", "name": "weather", "args": {"city": "Nice"}, "type": "tool_call"}]),
+        ToolMessage("rain", tool_call_id="call_2", name="weather"),
+        ToolMessage("wind", tool_call_id="call_3", name="weather", status="success"),
+    ],
+]
+
+
+@pytest.fixture
+def tk() -> Iterator[ThreadKeeper]:
+    with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as client:
+        yield client
+
+
+def test_every_field_matches_in_memory_history_after_every_step(tk: ThreadKeeper) -> None:
+    ours, reference = ThreadChatMessageHistory(tk.open_thread("lc-ref")), InMemoryChatMessageHistory()
+    for step in STEPS:
+        ours.add_messages(step)
+        reference.add_messages(step)
+        assert_same_messages(ours.messages, reference.messages)
+    ours.clear()
+    reference.clear()
+    assert ours.messages == reference.messages == []
+
+
+async def test_async_reads_match_too(tk: ThreadKeeper) -> None:
+    ours, reference = ThreadChatMessageHistory(tk.open_thread("lc-ref-async")), InMemoryChatMessageHistory()
+    for step in STEPS:
+        await ours.aadd_messages(step)
+        await reference.aadd_messages(step)
+        assert_same_messages(await ours.aget_messages(), await reference.aget_messages())
+
+
+def test_what_still_differs_is_what_the_readme_says(tk: ThreadKeeper) -> None:
+    """System messages come back as labelled human messages, an error tool message's text carries
+    the label of its error, content blocks come back as their joined text, and calls that still
+    wait for their answers are read with made-up answers (the model input needs one per call)."""
+    waiting = ThreadChatMessageHistory(tk.open_thread("lc-waiting"))
+    waiting.add_messages([HumanMessage("q"), AIMessage("", tool_calls=[{"id": "c1", "name": "t", "args": {}, "type": "tool_call"}])])
+    made_up = waiting.messages[-1]
+    assert isinstance(made_up, ToolMessage) and made_up.content == "[Tool call not completed]: no result was recorded for this call"
+    waiting.add_messages([ToolMessage("r", tool_call_id="c1")])
+    assert [m.content for m in waiting.messages] == ["q", "", "r"]
+
+    ours = ThreadChatMessageHistory(tk.open_thread("lc-diff"))
+    ours.add_messages(
+        [
+            SystemMessage("Be brief.", id="s1"),
+            HumanMessage([{"type": "text", "text": "Hello "}, {"type": "text", "text": "there"}], id="h1"),
+            AIMessage("", tool_calls=[{"id": "c1", "name": "t", "args": {}, "type": "tool_call"}]),
+            ToolMessage("boom", tool_call_id="c1", status="error", name="t"),
+        ]
+    )
+    got = ours.messages
+    assert [type(m) for m in got] == [HumanMessage, HumanMessage, AIMessage, ToolMessage]
+    assert (got[0].content, got[0].id) == ("[System]: Be brief.", "s1")
+    assert got[1].content == "Hello there"
+    assert (got[3].content, got[3].status, got[3].name) == ("[Error (recoverable)]: boom", "error", "t")
+
+
+# ---- a LangGraph agent run, read back ----
+
+
+class ToolCallingFakeModel(GenericFakeChatModel):
+    """A scripted chat model that accepts tools (it ignores them) and records what it was given."""
+
+    seen: list[list[BaseMessage]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return {"Lyon": "sunny", "Paris": "rain"}.get(city, "unknown")
+
+
+def scripted_agent(replies: list[AIMessage]) -> tuple[Any, ToolCallingFakeModel]:
+    from langgraph.prebuilt import create_react_agent
+
+    model = ToolCallingFakeModel(messages=iter(replies))
+    model.seen = []
+    return create_react_agent(model, [weather]), model
+
+
+def replies() -> list[AIMessage]:
+    return [
+        AIMessage(
+            "",
+            id="run-1",
+            tool_calls=[{"id": "call_1", "name": "weather", "args": {"city": "Lyon"}, "type": "tool_call"}, {"id": "call_2", "name": "weather", "args": {"city": "Paris"}, "type": "tool_call"}],
+            response_metadata={"finish_reason": "tool_calls"},
+            usage_metadata={"input_tokens": 12, "output_tokens": 8, "total_tokens": 20},
+        ),
+        AIMessage("Lyon is sunny, Paris has rain.", id="run-2", response_metadata={"finish_reason": "stop"}),
+        AIMessage("You asked about Lyon and Paris.", id="run-3"),
+    ]
+
+
+def test_a_langgraph_run_reads_back_as_its_own_messages(tk: ThreadKeeper) -> None:
+    agent, _ = scripted_agent(replies())
+    run = agent.invoke({"messages": [HumanMessage("Weather in Lyon and Paris?", id="h1")]})["messages"]
+    assert [m.type for m in run] == ["human", "ai", "tool", "tool", "ai"]
+    assert [m.name for m in run if isinstance(m, ToolMessage)] == ["weather", "weather"]
+    history = ThreadChatMessageHistory(tk.open_thread("lc-graph"))
+    history.add_messages(run)
+    reference = InMemoryChatMessageHistory()
+    reference.add_messages(run)
+    assert_same_messages(history.messages, reference.messages)
+    assert convert_to_openai_messages(history.messages) == convert_to_openai_messages(run)
+
+    # The next turn's model input, from the history read back and from the run's own messages.
+    def next_input(messages: list[BaseMessage]) -> list[BaseMessage]:
+        agent, model = scripted_agent(replies()[2:])
+        agent.invoke({"messages": [*messages, HumanMessage("What did I ask?", id="h2")]})
+        return model.seen[0]
+
+    from_history, from_run = next_input(history.messages), next_input(run)
+    assert convert_to_openai_messages(from_history) == convert_to_openai_messages(from_run)
+    assert_same_messages(from_history, from_run)

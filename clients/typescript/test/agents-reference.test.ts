@@ -1,0 +1,217 @@
+/**
+ * ThreadSession against the Agents SDK's own MemorySession: the same items added, the same items
+ * read back, the same items popped in the same order, on the memory and SQLite stores; and the
+ * SDK's Runner with a scripted model (offline) on both sessions.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import {
+  Agent,
+  MemorySession,
+  Runner,
+  setTracingDisabled,
+  tool,
+  Usage,
+  type AgentInputItem,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  type Session,
+} from "@openai/agents-core";
+import { ThreadKeeper } from "../src/index.js";
+import { ThreadSession } from "../src/openai-agents.js";
+import { BINARY, MEMORY_ARGS } from "./helpers.js";
+
+/** Every item kind a session stores, in the batches a run adds them in. */
+const BATCHES: AgentInputItem[][] = [
+  [
+    { type: "message", role: "system", content: "Be brief." },
+    { type: "message", role: "user", content: "Weather in Lyon and Paris?" },
+  ],
+  [
+    { type: "reasoning", id: "rs_1", content: [{ type: "input_text", text: "Two cities." }], providerData: { encryptedContent: "gAAAAB-secret==" } },
+    { type: "function_call", id: "fc_1", callId: "c1", name: "weather", arguments: '{"city":"Lyon"}', status: "completed" },
+    { type: "function_call", id: "fc_2", callId: "c2", name: "weather", arguments: '{"city":"Paris"}', status: "completed" },
+  ],
+  [
+    { type: "function_call_result", callId: "c1", name: "weather", status: "completed", output: { type: "text", text: "sunny" } },
+    { type: "function_call_result", callId: "c2", name: "weather", status: "completed", output: "rain" },
+  ],
+  [
+    { type: "reasoning", content: [], providerData: { encryptedContent: "gAAAAC-more==" } },
+    {
+      type: "message",
+      id: "msg_1",
+      role: "assistant",
+      status: "completed",
+      content: [
+        { type: "output_text", text: "Lyon: sunny. " },
+        { type: "output_text", text: "Paris: rain." },
+      ],
+    },
+  ],
+  [{ type: "message", role: "user", content: [{ type: "input_text", text: "And " }, { type: "input_text", text: "tomorrow?" }] }],
+  [
+    { type: "function_call", callId: "c3", name: "forecast", arguments: "{}" },
+    { type: "function_call_result", callId: "c3", name: "forecast", status: "completed", output: "[Tool call not completed]: gave up" },
+    { type: "hosted_tool_call", name: "web_search_call", status: "completed", providerData: { query: "lyon" } },
+    { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "No forecast." }] },
+  ],
+];
+
+/** The issue's two cases, on their own. */
+const SHORT_CASES: AgentInputItem[][][] = [
+  [
+    [
+      { type: "message", role: "user", content: "q" },
+      { type: "function_call", callId: "c1", name: "t", arguments: "{}", status: "completed" },
+      { type: "function_call_result", callId: "c1", name: "t", status: "completed", output: { type: "text", text: "r" } },
+    ],
+  ],
+  [
+    [
+      { type: "message", role: "user", content: "q" },
+      { type: "reasoning", id: "rs_1", content: [], providerData: { encryptedContent: "gAAAA" } },
+      { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "a" }] },
+    ],
+  ],
+];
+
+async function assertSameAsReference(ours: Session, reference: Session, batches: AgentInputItem[][]): Promise<void> {
+  for (const batch of batches) {
+    await ours.addItems(structuredClone(batch));
+    await reference.addItems(structuredClone(batch));
+    assert.deepEqual(await ours.getItems(), await reference.getItems());
+  }
+  for (const limit of [1, 2, 3, 100]) assert.deepEqual(await ours.getItems(limit), await reference.getItems(limit), `limit ${limit}`);
+  for (;;) {
+    const popped = await ours.popItem();
+    const expected = await reference.popItem();
+    assert.deepEqual(popped, expected);
+    assert.deepEqual(await ours.getItems(), await reference.getItems());
+    assert.deepEqual(await ours.getItems(2), await reference.getItems(2));
+    if (expected === undefined) break;
+  }
+}
+
+for (const store of ["memory", "sqlite"] as const) {
+  describe(`ThreadSession against MemorySession (${store} store)`, () => {
+    let tk: ThreadKeeper;
+    let dir: string;
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), "tk-agents-"));
+      const args = store === "memory" ? MEMORY_ARGS : ["--store", `sqlite:${join(dir, "threads.db")}`];
+      tk = await ThreadKeeper.spawn({ binary: BINARY, args, clientInfo: { name: "threadkeeper-js-tests" } });
+    });
+    after(async () => {
+      await tk.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test("every item kind: the same items, pops and reads", async () => {
+      await assertSameAsReference(new ThreadSession(await tk.openThread()), new MemorySession(), BATCHES);
+    });
+
+    test("the issue's cases: a call and its output; reasoning before a reply", async () => {
+      for (const batches of SHORT_CASES) await assertSameAsReference(new ThreadSession(await tk.openThread()), new MemorySession(), batches);
+    });
+
+    test("a thread written without kept items reads as its render, and pops its last event", async () => {
+      const thread = await tk.openThread({ settings: { instructions: "Be brief." } });
+      await thread.append(
+        await tk.responsesToEvents([
+          { type: "message", role: "user", content: "q" },
+          { type: "function_call", call_id: "c1", name: "t", arguments: "{}" },
+        ]),
+      );
+      const session = new ThreadSession(thread);
+      const old: AgentInputItem[] = [
+        { type: "message", role: "system", content: "Be brief." },
+        { type: "message", role: "user", content: "q" },
+        { type: "function_call", callId: "c1", name: "t", arguments: "{}", status: "completed" },
+        {
+          type: "function_call_result",
+          callId: "c1",
+          name: "t",
+          status: "completed",
+          output: { type: "text", text: "[Tool call not completed]: no result was recorded for this call" },
+        },
+      ];
+      assert.deepEqual(await session.getItems(), old);
+      assert.deepEqual(await session.popItem(), old[3]);
+      assert.deepEqual(await session.getItems(), old.slice(0, 2));
+      // Items added after it are read back as added.
+      const added: AgentInputItem = { type: "message", role: "user", content: [{ type: "input_text", text: "again" }] };
+      await session.addItems([added]);
+      assert.deepEqual((await session.getItems()).at(-1), added);
+      assert.deepEqual(await session.popItem(), added);
+    });
+
+    test("the SDK's Runner with a scripted model keeps and sees the same items", async () => {
+      setTracingDisabled(true);
+      const ours = new ThreadSession(await tk.openThread());
+      const reference = new MemorySession();
+      const ourModel = new ScriptedModel();
+      const referenceModel = new ScriptedModel();
+      await runTwice(ours, ourModel);
+      await runTwice(reference, referenceModel);
+      assert.deepEqual(
+        ourModel.requests.map((r) => r.input),
+        referenceModel.requests.map((r) => r.input),
+      );
+      await assertSameAsReference(ours, reference, []);
+    });
+  });
+}
+
+const weather = tool({
+  name: "weather",
+  description: "The weather in a city.",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+  strict: true,
+  execute: async (input) => ({ Lyon: "sunny", Paris: "rain" })[(input as { city: string }).city] ?? "unknown",
+});
+
+async function runTwice(session: Session, model: ScriptedModel): Promise<void> {
+  const agent = new Agent({ name: "weather", instructions: "Use the tools.", model, tools: [weather] });
+  const runner = new Runner();
+  await runner.run(agent, "Weather in Lyon and Paris?", { session });
+  await runner.run(agent, "What did I ask?", { session });
+}
+
+/** Reasoning, two parallel calls, then replies in two parts; it records what it was sent. */
+class ScriptedModel implements Model {
+  readonly requests: ModelRequest[] = [];
+  private readonly outputs: ModelResponse["output"][] = [
+    [
+      { type: "reasoning", id: "rs_1", content: [{ type: "input_text", text: "two cities" }], providerData: { encryptedContent: "gAAAA1" } },
+      { type: "function_call", id: "fc_1", callId: "c1", name: "weather", arguments: '{"city":"Lyon"}', status: "completed" },
+      { type: "function_call", id: "fc_2", callId: "c2", name: "weather", arguments: '{"city":"Paris"}', status: "completed" },
+    ],
+    [
+      {
+        type: "message",
+        id: "msg_1",
+        role: "assistant",
+        status: "completed",
+        content: [
+          { type: "output_text", text: "Lyon is sunny, " },
+          { type: "output_text", text: "Paris has rain." },
+        ],
+      },
+    ],
+    [{ type: "message", id: "msg_2", role: "assistant", status: "completed", content: [{ type: "output_text", text: "You asked about the weather." }] }],
+  ];
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push({ ...request, input: structuredClone(request.input) });
+    return { usage: new Usage(), output: this.outputs.shift()! };
+  }
+
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error("not used");
+  }
+}
