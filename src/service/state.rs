@@ -328,10 +328,16 @@ impl ThreadState {
     pub fn provider_json(&mut self, provider: Provider, mode: ContextMode, view: &View<'_>) -> String {
         match mode {
             ContextMode::Standard => {
+                // Pydantic AI's kept fields, from the few events that hold any.
+                let kept = (provider == Provider::PydanticAi).then(|| self.pydantic_ai_kept());
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
+                let system = system.as_ref().and_then(|m| m.content_str());
                 let entries = builder.entries(view.dangling);
-                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, &view.provider, false)
+                match kept {
+                    Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, false),
+                    None => providers::to_json(provider, system, &entries, &view.provider, false),
+                }
             }
             ContextMode::Xml => {
                 let index = self.xml_index(view.escape);
@@ -342,6 +348,17 @@ impl ThreadState {
                 providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, &view.provider, false)
             }
         }
+    }
+}
+
+impl ThreadState {
+    /// The Pydantic AI fields kept on the view's events; only events whose text names them are parsed.
+    fn pydantic_ai_kept(&self) -> providers::pydantic_ai::Kept {
+        let mut kept = providers::pydantic_ai::Kept::default();
+        for json in self.view_events().filter(|json| providers::pydantic_ai::Kept::may_hold(json)) {
+            kept.push(&parse_validated(json));
+        }
+        kept
     }
 }
 
@@ -449,7 +466,7 @@ mod tests {
                 };
                 out.push(state.messages_json(mode, &view));
                 state.release_renderers();
-                for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
+                for provider in Provider::ALL {
                     out.push(state.provider_json(provider, mode, &view));
                     state.release_renderers();
                 }

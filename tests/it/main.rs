@@ -19,6 +19,7 @@ mod messages;
 mod prompt;
 mod protocol;
 mod providers;
+mod pydantic_ai;
 mod schemas;
 mod store_conformance;
 mod store_postgres;
