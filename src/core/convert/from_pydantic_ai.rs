@@ -21,6 +21,7 @@
 //! AI writes (each call answered in the next request); messages with no part that makes an
 //! event are not kept.
 
+use super::input_fields::{object, string, fault};
 use super::from_messages::EventStamp;
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::js_json;
@@ -259,20 +260,4 @@ fn text(content: &Value) -> String {
         Value::String(text) => text.clone(),
         other => js_json::to_string(other),
     }
-}
-
-fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, EventError> {
-    value.as_object().ok_or_else(|| fault(path, format!("expected an object, found {}", json_type(value))))
-}
-
-fn string<'a>(fields: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str, EventError> {
-    match fields.get(key) {
-        Some(Value::String(text)) => Ok(text),
-        None => Err(fault(&format!("{path}.{key}"), "missing")),
-        Some(other) => Err(fault(&format!("{path}.{key}"), format!("expected a string, found {}", json_type(other)))),
-    }
-}
-
-fn fault(path: &str, reason: impl Into<String>) -> EventError {
-    EventError { path: path.to_owned(), reason: reason.into() }
 }

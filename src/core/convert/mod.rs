@@ -8,6 +8,7 @@ mod from_ai_sdk;
 mod from_messages;
 mod from_pydantic_ai;
 mod from_responses;
+mod input_fields;
 mod js_whitespace;
 mod kept_items;
 mod thread_splice;
