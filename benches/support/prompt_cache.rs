@@ -133,7 +133,8 @@ impl AnthropicCache {
                 self.cached.insert(blocks[at].0);
             }
         }
-        let usage = Usage { input: tokens, read, written, requests: 1, peak: tokens, max_breakpoints: breakpoints.len() };
+        let usage =
+            Usage { input: tokens, read, written, requests: 1, peak: tokens, max_breakpoints: breakpoints.len() };
         self.total.add(usage);
         usage
     }

@@ -157,7 +157,12 @@ impl KeptCut {
 
 /// Whether a render with these options continues a kept replay by a few events only, so it is
 /// cheap enough to run in place; a replay from the start renders once per iteration.
-pub(super) fn replays_little(state: &ThreadState, format: RenderFormat, options: &RenderOptions, budget: Budget) -> bool {
+pub(super) fn replays_little(
+    state: &ThreadState,
+    format: RenderFormat,
+    options: &RenderOptions,
+    budget: Budget,
+) -> bool {
     const FEW_NEW_EVENTS: usize = 64;
     state.kept_cuts.iter().any(|kept| {
         kept.key.format == format

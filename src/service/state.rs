@@ -345,7 +345,13 @@ impl ThreadState {
                 let system = self.injection.system_message(view.instructions);
                 let document = StoredMessage::human(renderer.document(view.response_prefix));
                 let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
-                providers::to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, &view.provider, false)
+                providers::to_json(
+                    provider,
+                    system.as_ref().and_then(|m| m.content_str()),
+                    &entries,
+                    &view.provider,
+                    false,
+                )
             }
         }
     }

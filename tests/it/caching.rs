@@ -18,7 +18,8 @@ fn instructions() -> String {
 
 /// Step `i` of the run: an assistant note, a `read_file` call and its ~1.5 kB result.
 fn step(i: u64) -> Vec<Value> {
-    let body: String = (0..30).map(|line| format!("fn item_{i}_{line}() -> u32 {{ {line} }} // <ok> & \"done\"\n")).collect();
+    let body: String =
+        (0..30).map(|line| format!("fn item_{i}_{line}() -> u32 {{ {line} }} // <ok> & \"done\"\n")).collect();
     vec![
         json!({"type": "message", "role": "assistant", "content": format!("Step {i}: reading the next file."), "iteration": i}),
         json!({"type": "tool_call", "toolName": "read_file", "toolCallId": format!("call_{i}"), "args": {"path": format!("src/file_{i}.rs")}, "iteration": i}),
@@ -154,7 +155,8 @@ fn without_the_option_no_breakpoint_appears() {
     let mut events = first_events();
     (1..=30).for_each(|i| events.extend(step(i)));
     server.ok("thread/append", json!({"threadId": "t", "events": events}));
-    for options in [json!({}), json!({"cacheControl": "none"}), json!({"budget": {"maxTokens": 5000, "dropTo": 3000}})] {
+    for options in [json!({}), json!({"cacheControl": "none"}), json!({"budget": {"maxTokens": 5000, "dropTo": 3000}})]
+    {
         let result = server.ok("thread/render", json!({"threadId": "t", "format": "anthropic", "options": options}));
         assert!(!result.to_string().contains("cache_control"), "{options}");
         assert!(result["system"].is_string(), "{options}");
@@ -174,14 +176,20 @@ fn ttl_marks_every_breakpoint_and_bad_options_are_refused_where_they_are() {
     );
     let text = result.to_string();
     let marks = text.matches("cache_control").count();
-    assert!(marks >= 2 && text.matches(r#""cache_control":{"type":"ephemeral","ttl":"1h"}"#).count() == marks, "{text}");
+    assert!(
+        marks >= 2 && text.matches(r#""cache_control":{"type":"ephemeral","ttl":"1h"}"#).count() == marks,
+        "{text}"
+    );
     let refused = [
         (json!({"format": "openai-chat", "options": {"cacheControl": "auto"}}), "options.cacheControl"),
         (json!({"format": "xml", "options": {"cacheControl": "none"}}), "options.cacheControl"),
         (json!({"format": "anthropic", "options": {"cacheControl": "always"}}), "options.cacheControl"),
         (json!({"format": "anthropic", "options": {"cacheControl": {"ttl": "10m"}}}), "options.cacheControl.ttl"),
         (json!({"format": "anthropic", "options": {"cacheControl": {"ttl": "5m", "x": 1}}}), "options.cacheControl.x"),
-        (json!({"format": "anthropic", "options": {"budget": {"maxTokens": 10, "dropTo": 11}}}), "options.budget.dropTo"),
+        (
+            json!({"format": "anthropic", "options": {"budget": {"maxTokens": 10, "dropTo": 11}}}),
+            "options.budget.dropTo",
+        ),
     ];
     for (mut params, path) in refused {
         params["threadId"] = json!("t");
@@ -201,8 +209,8 @@ fn empty_tool_results_never_carry_a_breakpoint() {
         {"type": "tool_result", "toolCallId": "a", "result": "", "iteration": 1},
     ]);
     server.ok("thread/append", json!({"threadId": "t", "events": events}));
-    let result =
-        server.ok("thread/render", json!({"threadId": "t", "format": "anthropic", "options": {"cacheControl": "auto"}}));
+    let result = server
+        .ok("thread/render", json!({"threadId": "t", "format": "anthropic", "options": {"cacheControl": "auto"}}));
     let messages = result["messages"].as_array().unwrap();
     let last = messages.last().unwrap()["content"].as_array().unwrap();
     assert!(last[0].get("content").is_none() && last[0].get("cache_control").is_none(), "{result}");
@@ -221,9 +229,12 @@ fn wide_step(i: u64, calls: u64) -> Vec<Value> {
     }
     for k in 0..calls {
         let result = format!("file {k} of step {i}: {}", "x".repeat(600));
-        events.push(json!({"type": "tool_result", "toolCallId": format!("s{i}_{k}"), "result": result, "iteration": i}));
+        events
+            .push(json!({"type": "tool_result", "toolCallId": format!("s{i}_{k}"), "result": result, "iteration": i}));
     }
-    events.push(json!({"type": "message", "role": "assistant", "content": format!("Read {calls} files."), "iteration": i}));
+    events.push(
+        json!({"type": "message", "role": "assistant", "content": format!("Read {calls} files."), "iteration": i}),
+    );
     events
 }
 
@@ -233,9 +244,13 @@ fn every_step_reads_the_whole_previous_request_however_many_blocks_it_adds() {
     open(&mut server, "t");
     server.ok("thread/append", json!({"threadId": "t", "events": first_events()}));
     let mut cache = AnthropicCache::default();
-    let render = |server: &mut Server| {
-        body(&server.ok("thread/render", json!({"threadId": "t", "format": "anthropic", "options": {"cacheControl": "auto"}})))
-    };
+    let render =
+        |server: &mut Server| {
+            body(&server.ok(
+                "thread/render",
+                json!({"threadId": "t", "format": "anthropic", "options": {"cacheControl": "auto"}}),
+            ))
+        };
     let mut previous = render(&mut server);
     cache.send(&previous);
     for i in 1..=16 {

@@ -23,8 +23,8 @@
 //! hold (images, files, custom parts, approvals, results inside an assistant message) are
 //! refused, naming the part: nothing is dropped unseen.
 
-use super::input_fields::{object, string, fault};
 use super::from_messages::EventStamp;
+use super::input_fields::{fault, object, string};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::{is_blank, CARRIED_KEY, OPENING_TEXT};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;

@@ -21,8 +21,8 @@
 //! AI writes (each call answered in the next request); messages with no part that makes an
 //! event are not kept.
 
-use super::input_fields::{object, string, fault};
 use super::from_messages::EventStamp;
+use super::input_fields::{fault, object, string};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::js_json;
 use crate::messages::{is_blank, IdRule};

@@ -15,8 +15,8 @@
 //! Any other item type is refused, naming the item: nothing is dropped unseen. With `keepItems`
 //! it is kept instead, verbatim, in a `responses_item` event that no render but the XML shows.
 
-use super::input_fields::{string, fault};
 use super::from_messages::{sources_to_events, EventStamp, Source, KEPT_ITEM_EVENT_TYPE};
+use super::input_fields::{fault, string};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall};

@@ -144,8 +144,9 @@ impl Block<'_> {
     }
 
     fn mark(&mut self, mark: CacheMark) {
-        let (Block::Text { cache_control, .. } | Block::ToolUse { cache_control, .. } | Block::ToolResult { cache_control, .. }) =
-            self;
+        let (Block::Text { cache_control, .. }
+        | Block::ToolUse { cache_control, .. }
+        | Block::ToolResult { cache_control, .. }) = self;
         *cache_control = Some(mark);
     }
 }
@@ -201,7 +202,8 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark) {
     let mut left = MAX_BREAKPOINTS;
     if let Some(System::Text(text)) = request.system {
-        request.system = Some(System::Blocks(vec![SystemBlock { kind: TextType::Text, text, cache_control: Some(mark) }]));
+        request.system =
+            Some(System::Blocks(vec![SystemBlock { kind: TextType::Text, text, cache_control: Some(mark) }]));
         left -= 1;
     }
     // Every block of the messages in order, as (message, block), and whether it can carry one.
