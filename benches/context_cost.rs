@@ -21,7 +21,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 const MAX_TOKENS: u64 = 30_000;
 const DROP_TO: u64 = 18_000;
-const SUMMARY: &str = "The agent read and edited files, ran the tests and fixed what failed; one call timed out and was retried. ";
+const SUMMARY: &str =
+    "The agent read and edited files, ran the tests and fixed what failed; one call timed out and was retried. ";
 
 struct Server {
     child: Child,

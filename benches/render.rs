@@ -94,7 +94,13 @@ fn message_forms(c: &mut Criterion) {
     for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
         group.bench_function(provider.name(), |b| {
             b.iter(|| {
-                providers::to_json(provider, None, &black_box(&builder).entries(DanglingToolCalls::Repair), &Default::default(), false)
+                providers::to_json(
+                    provider,
+                    None,
+                    &black_box(&builder).entries(DanglingToolCalls::Repair),
+                    &Default::default(),
+                    false,
+                )
             })
         });
     }

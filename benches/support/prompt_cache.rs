@@ -5,8 +5,8 @@
 //! compact JSON — a stand-in for the providers' own tokenizers, the same for every strategy.
 //!
 //! - Anthropic: a request caches only at its `cache_control` breakpoints (at most 4); a read
-//!   is the longest cached prefix that ends on a block boundary at a breakpoint or up to 20
-//!   blocks before one; each breakpoint writes the prefix up to it; prefixes under 1,024 tokens
+//!   is the longest cached prefix that ends on a block boundary within the 20 blocks that end
+//!   at a breakpoint (its own included: the documentation's "about 20", read conservatively); each breakpoint writes the prefix up to it; prefixes under 1,024 tokens
 //!   are not cached. Read 0.1×, write 1.25× (5-minute TTL), the rest 1×.
 //! - OpenAI: automatic; the longest prefix shared with an earlier request, when it is 1,024
 //!   tokens or more, is read from the cache in 128-token steps, at 0.1× (GPT-5's cached-input
@@ -117,7 +117,7 @@ impl AnthropicCache {
         let breakpoints: Vec<usize> = (0..blocks.len()).filter(|&i| blocks[i].2).collect();
         let mut read = 0;
         for &at in &breakpoints {
-            let earliest = at.saturating_sub(ANTHROPIC_LOOKBACK_BLOCKS);
+            let earliest = at.saturating_sub(ANTHROPIC_LOOKBACK_BLOCKS - 1);
             if let Some(hit) = (earliest..=at).rev().find(|&p| self.cached.contains(&blocks[p].0)) {
                 read = read.max(blocks[hit].1);
             }
@@ -133,7 +133,8 @@ impl AnthropicCache {
                 self.cached.insert(blocks[at].0);
             }
         }
-        let usage = Usage { input: tokens, read, written, requests: 1, peak: tokens, max_breakpoints: breakpoints.len() };
+        let usage =
+            Usage { input: tokens, read, written, requests: 1, peak: tokens, max_breakpoints: breakpoints.len() };
         self.total.add(usage);
         usage
     }

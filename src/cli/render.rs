@@ -59,6 +59,8 @@ enum Format {
     Anthropic,
     /// Vercel AI SDK `{instructions?, messages}` (`ModelMessage[]`).
     AiSdk,
+    /// Pydantic AI `{messages}` (`ModelMessagesTypeAdapter`'s JSON form).
+    PydanticAi,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -175,6 +177,7 @@ fn render(args: &RenderArgs) -> Result<String, String> {
             with_newline(render_request_with(&events, &options, Provider::Anthropic, &provider_options, true))
         }
         Format::AiSdk => with_newline(render_request(&events, &options, Provider::AiSdk, true)),
+        Format::PydanticAi => with_newline(render_request(&events, &options, Provider::PydanticAi, true)),
     })
 }
 

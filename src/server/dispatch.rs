@@ -196,24 +196,24 @@ impl Dispatcher {
                 return Control::Continue;
             }
         };
-        let text: &str = &crate::json_text::replace_lone_surrogates(text);
+        let received = Received { read: &crate::json_text::replace_lone_surrogates(text), as_sent: text };
         if let Some(depth) = too_deep(body) {
             let error = errors::limit_exceeded("maxJsonDepth", depth as u64, MAX_JSON_DEPTH as u64);
             let _ = self.out.send(errors::response_with("null", &error));
             return Control::Continue;
         }
-        if text.trim_start().starts_with('[') {
-            return self.handle_batch(text);
+        if received.read.trim_start().starts_with('[') {
+            return self.handle_batch(received);
         }
-        self.start(text, Reply::Out(self.out.clone()))
+        self.start(received, Reply::Out(self.out.clone()))
     }
 
     fn send_parse_error(&self, e: &serde_json::Error) {
         let _ = self.out.send(parse_error(e));
     }
 
-    fn handle_batch(&mut self, text: &str) -> Control {
-        let entries: Vec<&RawValue> = match serde_json::from_str(text) {
+    fn handle_batch(&mut self, received: Received<'_>) -> Control {
+        let entries: Vec<&RawValue> = match serde_json::from_str(received.read) {
             Ok(entries) => entries,
             Err(e) => {
                 self.send_parse_error(&e);
@@ -228,7 +228,7 @@ impl Dispatcher {
         let mut exit = false;
         for entry in entries {
             let (slot, rx) = oneshot::channel();
-            if self.start(entry.get(), Reply::Slot(slot)) == Control::Exit {
+            if self.start(received.part(entry.get()), Reply::Slot(slot)) == Control::Exit {
                 exit = true;
             }
             replies.push(rx);
@@ -258,7 +258,8 @@ impl Dispatcher {
     }
 
     /// Checks one message (or batch entry) and starts it; its answer (if any) goes to `reply`.
-    fn start(&mut self, text: &str, reply: Reply) -> Control {
+    fn start(&mut self, received: Received<'_>, reply: Reply) -> Control {
+        let text = received.read;
         // One parse reads the envelope and checks the whole text is JSON; only a message that
         // fails it is parsed again, to say whether it is JSON at all (in the plain parser's words).
         let envelope = match serde_json::from_str::<Envelope>(text) {
@@ -278,7 +279,8 @@ impl Dispatcher {
                 );
             }
         };
-        let id: Option<&str> = envelope.id.map(RawValue::get);
+        // The id as the caller wrote it, lone surrogate escapes included: what it matches answers by.
+        let id: Option<&str> = envelope.id.map(|id| received.as_sent(id.get()));
         let id_text = id.unwrap_or("null");
         if let Some(raw_id) = envelope.id {
             let first = raw_id.get().as_bytes().first().copied().unwrap_or(b'n');
@@ -294,7 +296,7 @@ impl Dispatcher {
                 );
             }
         }
-        if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        if !envelope.jsonrpc.is_some_and(is_version_2) {
             return answered(
                 reply,
                 Some(response(id_text, errors::INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"", None)),
@@ -344,7 +346,7 @@ impl Dispatcher {
             match &*method {
                 "exit" => return Control::Exit,
                 "$/cancelRequest" => {
-                    self.cancel(envelope.params);
+                    self.cancel(envelope.params, received);
                     return answered(reply, None);
                 }
                 "initialized" => return answered(reply, None),
@@ -461,7 +463,7 @@ impl Dispatcher {
         }
     }
 
-    fn cancel(&self, params: Option<&RawValue>) {
+    fn cancel(&self, params: Option<&RawValue>, received: Received<'_>) {
         #[derive(Deserialize)]
         struct CancelParams<'a> {
             #[serde(borrow)]
@@ -469,8 +471,10 @@ impl Dispatcher {
         }
         let Some(params) = params else { return };
         if let Ok(p) = serde_json::from_str::<CancelParams>(params.get()) {
-            if let Some(token) = self.lock_in_flight().get(p.id.get()) {
-                tracing::debug!(id = p.id.get(), "cancel");
+            // Requests in flight are known by their ids as sent.
+            let id = received.as_sent(p.id.get());
+            if let Some(token) = self.lock_in_flight().get(id) {
+                tracing::debug!(id, "cancel");
                 token.cancel();
             }
         }
@@ -479,6 +483,34 @@ impl Dispatcher {
     fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// A message as read (lone surrogate escapes replaced, see `json_text`) and as sent. The
+/// replacement keeps every byte's position, so a part of the one is found at the same place in
+/// the other.
+#[derive(Clone, Copy)]
+struct Received<'a> {
+    read: &'a str,
+    as_sent: &'a str,
+}
+
+impl<'a> Received<'a> {
+    /// `part` of [`Received::read`] as it was sent.
+    fn as_sent(&self, part: &str) -> &'a str {
+        let start = part.as_ptr() as usize - self.read.as_ptr() as usize;
+        &self.as_sent[start..start + part.len()]
+    }
+
+    /// `part` of [`Received::read`] (a batch entry) as a message of its own.
+    fn part(&self, part: &'a str) -> Received<'a> {
+        Received { read: part, as_sent: self.as_sent(part) }
+    }
+}
+
+/// Whether a `jsonrpc` member's value is the string "2.0", however it is written (`"2\u002e0"`
+/// is "2.0" too); the usual spelling is settled without decoding.
+fn is_version_2(value: &RawValue) -> bool {
+    value.get() == "\"2.0\"" || serde_json::from_str::<String>(value.get()).is_ok_and(|v| v == "2.0")
 }
 
 /// The answer to a message that is not JSON.

@@ -36,7 +36,7 @@ pub enum Frame {
     /// One message body (not yet parsed).
     Message(Bytes),
     /// A frame longer than the limit; its bytes are dropped. `id` is the request id found in
-    /// its first bytes when they had arrived (NDJSON only: an LSP frame is refused on its header).
+    /// its first bytes (up to 4 KiB, read before it is refused).
     TooLarge { len: usize, max: usize, id: Option<String> },
     /// Bytes that are not a frame, dropped; `reason` says what was wrong.
     Garbage { reason: String },
@@ -230,15 +230,35 @@ mod tests {
     }
 
     #[test]
-    fn oversized_lsp_frame_is_refused_on_its_header_and_dropped_as_it_streams() {
+    fn oversized_lsp_frame_is_refused_on_its_first_bytes_and_dropped_as_it_streams() {
         let mut codec = FrameCodec::new(4);
         let mut buf = BytesMut::from(&b"Content-Length: 10\r\n\r\n"[..]);
-        assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLarge { len: 10, max: 4, id: None }));
+        assert_eq!(codec.decode(&mut buf).unwrap(), None, "waits for the first bytes, where the id is");
         buf.extend_from_slice(b"12345");
         assert_eq!(codec.decode(&mut buf).unwrap(), None);
-        assert!(buf.len() <= header::MAX_HEADER_LINE, "the body is not buffered");
-        buf.extend_from_slice(b"67890Content-Length: 2\r\n\r\n{}");
+        buf.extend_from_slice(b"67890");
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLarge { len: 10, max: 4, id: None }));
+        buf.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
         assert_eq!(codec.decode(&mut buf).unwrap(), Some(msg("{}")));
+    }
+
+    #[test]
+    fn oversized_lsp_frame_answers_the_id_of_its_first_bytes_and_buffers_no_more() {
+        let mut codec = FrameCodec::new(16);
+        let mut buf = BytesMut::from(&b"Content-Length: 100000\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":\"a\","[..]);
+        let refused = Frame::TooLarge { len: 100_000, max: 16, id: Some("\"a\"".into()) };
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(refused), "answered as soon as the id is read");
+        buf.extend_from_slice(&[b' '; 50_000]);
+        assert_eq!(codec.decode(&mut buf).unwrap(), None);
+        assert!(buf.len() <= header::MAX_HEADER_LINE, "the body is not buffered");
+        // No id in the first 4 KiB: answered with id null once they have arrived.
+        let mut codec = FrameCodec::new(16);
+        let mut buf = BytesMut::from(&b"Content-Length: 100000\r\n\r\n{\"params\":\""[..]);
+        assert_eq!(codec.decode(&mut buf).unwrap(), None);
+        buf.extend_from_slice(&[b'x'; 5000]);
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLarge { len: 100_000, max: 16, id: None }));
+        assert_eq!(codec.decode(&mut buf).unwrap(), None);
+        assert!(buf.len() <= header::MAX_HEADER_LINE, "the body is not buffered");
     }
 
     #[test]

@@ -343,18 +343,26 @@ impl ThreadService {
         };
         // Renderers only grow, so the thread's state starts anew from the events that remain.
         let only_ours = popped.version == state.record.version + 1;
-        if only_ours && state.events.len() as u64 == popped.event_count + popped.events.len() as u64 {
+        let rebuilt = if only_ours && state.events.len() as u64 == popped.event_count + popped.events.len() as u64 {
             let events = match self.store.shared_events(thread_id) {
                 Some(shared) => shared,
                 None => state.events.slice(0..popped.event_count as usize),
             };
-            *state = ThreadState::new(record.clone(), events, self.limits.keep_renders_up_to_bytes);
+            build_state(record.clone(), events, self.limits.keep_renders_up_to_bytes).await
         } else {
-            // Others changed the thread since we last looked: read what the store holds. The pop
-            // is durable already; if reading fails, the next read notices the pop and reloads.
+            // Others changed the thread since we last looked: read what the store holds.
             match self.store.events_from(thread_id, 0).await {
-                Ok((record, events)) => *state = ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes),
-                Err(e) => tracing::warn!(error = ?e, "popped, but could not read the thread again yet"),
+                Ok((record, events)) => build_state(record, events, self.limits.keep_renders_up_to_bytes).await,
+                Err(e) => Err(e.into()),
+            }
+        };
+        match rebuilt {
+            Ok(rebuilt) => *state = rebuilt,
+            Err(e) => {
+                // The pop is durable already: forget the thread, so the next request reads it anew.
+                tracing::warn!(error = ?e, "popped, but could not read the thread again yet");
+                drop(state);
+                self.lock_open().remove(thread_id);
             }
         }
         Ok((popped.events, record))
@@ -456,7 +464,8 @@ impl ThreadService {
             return Ok(shared);
         }
         let (record, events) = self.store.events_from(thread_id, 0).await?;
-        let shared = Arc::new(AsyncMutex::new(ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes)));
+        let state = build_state(record, events, self.limits.keep_renders_up_to_bytes).await?;
+        let shared = Arc::new(AsyncMutex::new(state));
         let mut open = self.lock_open();
         // Another request may have loaded it meanwhile; keep the first.
         if let Some(existing) = open.get(thread_id) {
@@ -490,7 +499,7 @@ impl ThreadService {
         if rewound {
             // Deleted and made anew, or popped, elsewhere: some events we hold are gone.
             let (record, events) = self.store.events_from(&record.thread_id, 0).await?;
-            *state = ThreadState::new(record, events, self.limits.keep_renders_up_to_bytes);
+            *state = build_state(record, events, self.limits.keep_renders_up_to_bytes).await?;
         } else if !events.is_empty()
             || record.version != state.record.version
             || record.updated_at != state.record.updated_at
@@ -575,6 +584,26 @@ where
         done = job => done.unwrap_or_else(|e| Err(ServiceError::Internal(e.to_string()))),
     }
 }
+
+/// A thread's state, built from its events. A big thread's is built on a blocking thread, so
+/// neither the reader nor an async worker waits for it (the first request on a fresh fork of a
+/// long thread, or on a thread evicted or stored by another server, builds it); a request that
+/// stops waiting (a cancelled read) stops the build, which keeps nothing.
+async fn build_state(record: ThreadRecord, events: EventLog, keep_renders_up_to: usize) -> ServiceResult<ThreadState> {
+    if events.len() < OFFLOAD_BUILDS_FROM_EVENTS {
+        return Ok(ThreadState::new(record, events, keep_renders_up_to));
+    }
+    let stop = CancellationToken::new();
+    let _stop_when_abandoned = stop.clone().drop_guard();
+    let job = tokio::task::spawn_blocking(move || ThreadState::build(record, events, keep_renders_up_to, &stop));
+    match job.await {
+        Ok(built) => built.map_err(|_| ServiceError::Cancelled),
+        Err(e) => Err(ServiceError::Internal(e.to_string())),
+    }
+}
+
+/// Threads from this many events build their state on a blocking thread (see [`build_state`]).
+const OFFLOAD_BUILDS_FROM_EVENTS: usize = 4096;
 
 /// Threads from this many events render on a blocking thread, so a cancellation is answered at
 /// once; smaller ones render in place, which is cheaper than the hand-off.

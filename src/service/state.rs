@@ -69,19 +69,38 @@ pub fn give_back_memory() {
 
 impl ThreadState {
     pub fn new(record: ThreadRecord, events: EventLog, keep_renderers_up_to: usize) -> Self {
-        Self::with_view(record, events, keep_renderers_up_to, CompactedView::new())
+        Self::build(record, events, keep_renderers_up_to, &CancellationToken::new())
+            .expect("an uncancelled build completes")
+    }
+
+    /// [`ThreadState::new`], giving up (keeping nothing) once `cancel` fires: reading every
+    /// event is what loading a big thread costs.
+    pub fn build(
+        record: ThreadRecord,
+        events: EventLog,
+        keep_renderers_up_to: usize,
+        cancel: &CancellationToken,
+    ) -> Result<Self, Cancelled> {
+        Self::with_view(record, events, keep_renderers_up_to, CompactedView::new(), cancel)
     }
 
     /// A thread whose events are already a compacted view (taken from another thread's):
     /// rendered as they are, their rounds not replayed again. Budgeted renders use it.
     pub fn verbatim(record: ThreadRecord, events: EventLog) -> Self {
-        Self::with_view(record, events, usize::MAX, CompactedView::verbatim())
+        Self::with_view(record, events, usize::MAX, CompactedView::verbatim(), &CancellationToken::new())
+            .expect("an uncancelled build completes")
     }
 
-    fn with_view(record: ThreadRecord, events: EventLog, keep_renderers_up_to: usize, mut view: CompactedView) -> Self {
-        for json in events.iter() {
-            view.push(&parse_validated(json));
-        }
+    fn with_view(
+        record: ThreadRecord,
+        events: EventLog,
+        keep_renderers_up_to: usize,
+        mut view: CompactedView,
+        cancel: &CancellationToken,
+    ) -> Result<Self, Cancelled> {
+        for_each_parsed(events.iter(), cancel, |event| {
+            view.push(event);
+        })?;
         let mut state = ThreadState {
             record,
             events,
@@ -94,7 +113,7 @@ impl ThreadState {
             kept_cuts: Vec::new(),
         };
         state.rebuild_injection();
-        state
+        Ok(state)
     }
 
     /// The compacted view every render shows.
@@ -309,16 +328,16 @@ impl ThreadState {
     pub fn provider_json(&mut self, provider: Provider, mode: ContextMode, view: &View<'_>) -> String {
         match mode {
             ContextMode::Standard => {
+                // Pydantic AI's kept fields, from the few events that hold any.
+                let kept = (provider == Provider::PydanticAi).then(|| self.pydantic_ai_kept());
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
+                let system = system.as_ref().and_then(|m| m.content_str());
                 let entries = builder.entries(view.dangling);
-                providers::to_json(
-                    provider,
-                    system.as_ref().and_then(|m| m.content_str()),
-                    &entries,
-                    &view.provider,
-                    false,
-                )
+                match kept {
+                    Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, false),
+                    None => providers::to_json(provider, system, &entries, &view.provider, false),
+                }
             }
             ContextMode::Xml => {
                 let index = self.xml_index(view.escape);
@@ -335,6 +354,17 @@ impl ThreadState {
                 )
             }
         }
+    }
+}
+
+impl ThreadState {
+    /// The Pydantic AI fields kept on the view's events; only events whose text names them are parsed.
+    fn pydantic_ai_kept(&self) -> providers::pydantic_ai::Kept {
+        let mut kept = providers::pydantic_ai::Kept::default();
+        for json in self.view_events().filter(|json| providers::pydantic_ai::Kept::may_hold(json)) {
+            kept.push(&parse_validated(json));
+        }
+        kept
     }
 }
 
@@ -442,7 +472,7 @@ mod tests {
                 };
                 out.push(state.messages_json(mode, &view));
                 state.release_renderers();
-                for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
+                for provider in Provider::ALL {
                     out.push(state.provider_json(provider, mode, &view));
                     state.release_renderers();
                 }

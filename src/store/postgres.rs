@@ -21,6 +21,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{NoTls, Row};
+use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `threadkeeper_schema.version` holds the database's.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -528,15 +529,7 @@ impl Store for PostgresStore {
                 return Err(StoreError::NotFound { thread_id });
             };
             let record = raw_record(first).decode()?;
-            let mut events = EventLogBuilder::new();
-            for row in &rows {
-                let seq: Option<i64> = row.get(7);
-                let body: Option<&str> = row.get(8);
-                if let (Some(seq), Some(body)) = (seq, body) {
-                    decode_event(&thread_id, seq as u64, body, &mut events)?;
-                }
-            }
-            Ok((record, events.finish()))
+            Ok((record, decode_events(thread_id, rows).await?))
         }
         .boxed()
     }
@@ -715,4 +708,37 @@ async fn listen(config: &tokio_postgres::Config, sender: &watch::Sender<u64>) ->
             _ = sender.closed() => return Ok(()),
         }
     }
+}
+
+/// Rows from this many on are decoded on a blocking thread: decoding checks every event, which
+/// for a long thread would hold an async worker, and a cancelled read's answer, for a large part
+/// of a second.
+const DECODE_OFF_LOOP_FROM_ROWS: usize = 4096;
+
+/// The events of `events_from`'s rows. A read that stops waiting (a cancelled request) stops
+/// the decoding.
+async fn decode_events(thread_id: String, rows: Vec<Row>) -> StoreResult<EventLog> {
+    if rows.len() < DECODE_OFF_LOOP_FROM_ROWS {
+        return decode_rows(&thread_id, &rows, &CancellationToken::new());
+    }
+    let stop = CancellationToken::new();
+    let _stop_when_abandoned = stop.clone().drop_guard();
+    tokio::task::spawn_blocking(move || decode_rows(&thread_id, &rows, &stop))
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("decoding task failed: {e}")))?
+}
+
+fn decode_rows(thread_id: &str, rows: &[Row], stop: &CancellationToken) -> StoreResult<EventLog> {
+    let mut events = EventLogBuilder::new();
+    for (i, row) in rows.iter().enumerate() {
+        if i % 1024 == 0 && stop.is_cancelled() {
+            return Err(StoreError::Unavailable("read abandoned".into()));
+        }
+        let seq: Option<i64> = row.get(7);
+        let body: Option<&str> = row.get(8);
+        if let (Some(seq), Some(body)) = (seq, body) {
+            decode_event(thread_id, seq as u64, body, &mut events)?;
+        }
+    }
+    Ok(events.finish())
 }

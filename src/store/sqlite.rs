@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `PRAGMA user_version` holds the database's.
 pub const SCHEMA_VERSION: i64 = 2;
@@ -119,6 +120,23 @@ impl SqliteStore {
             tokio::task::spawn_blocking(move || shared.with_connection(f))
                 .await
                 .map_err(|e| StoreError::Unavailable(format!("database task failed: {e}")))?
+        }
+        .boxed()
+    }
+
+    /// [`SqliteStore::call`] for reads whose cost grows with the thread: `f` gets a token that
+    /// fires when the caller stops waiting (a cancelled request), so it stops early and frees
+    /// the connection.
+    fn call_stoppable<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection, &CancellationToken) -> Result<T, Fail> + Send + 'static,
+    ) -> BoxFuture<'static, StoreResult<T>> {
+        let stop = CancellationToken::new();
+        let stop_when_abandoned = stop.clone().drop_guard();
+        let call = self.call(move |conn| f(conn, &stop));
+        async move {
+            let _stop_when_abandoned = stop_when_abandoned;
+            call.await
         }
         .boxed()
     }
@@ -398,7 +416,7 @@ impl Store for SqliteStore {
 
     fn events_from(&self, thread_id: &str, from: u64) -> BoxFuture<'_, StoreResult<(ThreadRecord, EventLog)>> {
         let thread_id = thread_id.to_owned();
-        self.call(move |conn| {
+        self.call_stoppable(move |conn, stop| {
             // One statement: the record and the events come from the same snapshot.
             let sql = format!(
                 "SELECT {RECORD_COLUMNS}, e.seq, e.body FROM threads t
@@ -409,7 +427,12 @@ impl Store for SqliteStore {
             let mut rows = stmt.query(params![thread_id, seq_bound(from)])?;
             let mut record = None;
             let mut events = EventLogBuilder::new();
+            let mut read = 0usize;
             while let Some(row) = rows.next()? {
+                read += 1;
+                if read % 1024 == 0 && stop.is_cancelled() {
+                    return Err(StoreError::Unavailable("read abandoned".into()).into());
+                }
                 if record.is_none() {
                     record = Some(read_record(row)?.decode()?);
                 }

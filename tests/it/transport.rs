@@ -66,17 +66,19 @@ fn a_header_without_body_and_a_missing_blank_line_do_not_take_the_next_request()
 }
 
 #[test]
-fn an_over_limit_length_is_answered_before_its_body_arrives() {
+fn an_over_limit_length_is_answered_with_its_id_before_the_rest_of_its_body_arrives() {
     let mut s = small_frames(Wire::Lsp);
     let declared = 5_000_000;
+    let start = br#"{"jsonrpc":"2.0","id":"big-one","method":"xml/escape","params":{"text":""#;
     s.send_raw(format!("Content-Length: {declared}\r\n\r\n").as_bytes());
+    s.send_raw(start);
     let answer = s.recv().unwrap();
-    assert_eq!(answer["id"], Value::Null);
+    assert_eq!(answer["id"], "big-one", "the request's id, read from the body's first bytes: {answer}");
     assert_eq!(answer["error"]["code"], -32004);
     assert_eq!(answer["error"]["data"], json!({"limit": "maxFrameBytes", "value": declared, "max": 1024}));
     // The body streams in and is dropped; the next request is served.
     let chunk = vec![b'a'; 64 * 1024];
-    let mut sent = 0;
+    let mut sent = start.len();
     while sent < declared {
         let n = chunk.len().min(declared - sent);
         s.send_raw(&chunk[..n]);
@@ -89,11 +91,129 @@ fn an_over_limit_length_is_answered_before_its_body_arrives() {
 fn an_over_limit_length_that_lies_does_not_swallow_the_stream() {
     let mut s = small_frames(Wire::Lsp);
     s.send_raw(b"Content-Length: 60000000\r\n\r\n{}");
-    assert_eq!(s.recv().unwrap()["error"]["code"], -32004);
     // The next frame's header shows where the short body ended.
     let next = escape_request(5, "'");
     s.send_raw(&lsp_frame(next.len(), &next));
+    let refused = s.recv().unwrap();
+    assert_eq!((refused["id"].clone(), refused["error"]["code"].clone()), (Value::Null, json!(-32004)), "{refused}");
     assert_eq!(s.recv().unwrap(), escaped(5, "&apos;"));
+}
+
+#[test]
+fn an_over_limit_length_without_an_id_in_its_first_4_kib_is_answered_with_id_null() {
+    let mut s = small_frames(Wire::Lsp);
+    let declared = 200_000;
+    s.send_raw(format!("Content-Length: {declared}\r\n\r\n").as_bytes());
+    let mut body = br#"{"jsonrpc":"2.0","method":"xml/escape","params":{"text":""#.to_vec();
+    body.resize(declared - 4, b'a');
+    body.extend_from_slice(br#""},"id":7}"#.get(..4).unwrap());
+    s.send_raw(&body);
+    let answer = s.recv().unwrap();
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (Value::Null, json!(-32004)), "{answer}");
+    assert_eq!(s.ok("xml/escape", json!({"text": "<"}))["text"], "&lt;");
+}
+
+#[test]
+fn jsonrpc_is_compared_by_its_value_however_it_is_escaped() {
+    for wire in [Wire::Lsp, Wire::Ndjson] {
+        let mut s = Server::start(wire, "memory");
+        s.send_body(br#"{"jsonrpc":"2\u002e0","id":1,"method":"xml/escape","params":{"text":"<"}}"#);
+        assert_eq!(s.recv().unwrap(), escaped(1, "&lt;"));
+        s.send_body(br#"[{"jsonrpc":"\u0032.0","id":2,"method":"xml/escape","params":{"text":"&"}}]"#);
+        assert_eq!(s.recv().unwrap(), json!([escaped(2, "&amp;")]));
+        s.send_body(br#"{"jsonrpc":"2\u002e1","id":3,"method":"xml/escape","params":{"text":"<"}}"#);
+        let refused = s.recv().unwrap();
+        assert_eq!((refused["id"].clone(), refused["error"]["code"].clone()), (json!(3), json!(-32600)), "{refused}");
+    }
+}
+
+/// A server over NDJSON whose answers are read as bytes (a parser would decode the ids).
+struct RawNdjson {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl RawNdjson {
+    fn start() -> RawNdjson {
+        use std::process::Stdio;
+        let mut child = crate::support::serve(Some("memory"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        RawNdjson { child, stdin, stdout }
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        self.stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line.trim_end().to_owned()
+    }
+}
+
+impl Drop for RawNdjson {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_id_with_a_lone_surrogate_comes_back_byte_for_byte() {
+    let mut s = RawNdjson::start();
+    s.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#);
+    assert!(s.line().contains(r#""id":0,"result""#));
+    // A lone surrogate in an id, in a batch entry's id, and a valid pair: each comes back as sent.
+    for (request, id) in [
+        (r#"{"jsonrpc":"2.0","id":"\ud800","method":"xml/escape","params":{"text":"<"}}"#, r#""\ud800""#),
+        (r#"[{"jsonrpc":"2.0","id":"a\uDBFFb","method":"xml/escape","params":{"text":"x"}}]"#, r#""a\uDBFFb""#),
+        (r#"{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"xml/escape","params":{"text":"x"}}"#, r#""\ud83d\ude00""#),
+        (r#"{"jsonrpc":"2.0","id":"\udc00","method":"no/such"}"#, r#""\udc00""#),
+    ] {
+        s.send(request);
+        let answer = s.line();
+        assert!(answer.contains(&format!(r#""id":{id},"#)), "{request} was answered {answer}");
+    }
+    // A lone surrogate in the params is still read as U+FFFD.
+    s.send(r#"{"jsonrpc":"2.0","id":"\udfff","method":"xml/escape","params":{"text":"\udfff"}}"#);
+    assert_eq!(s.line(), "{\"jsonrpc\":\"2.0\",\"id\":\"\\udfff\",\"result\":{\"text\":\"\u{fffd}\"}}");
+}
+
+#[test]
+fn a_cancel_names_a_request_by_its_id_as_sent() {
+    let mut s = RawNdjson::start();
+    s.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#);
+    s.line();
+    s.send(r#"{"jsonrpc":"2.0","id":1,"method":"thread/open","params":{"threadId":"long"}}"#);
+    s.line();
+    let events: Vec<String> = (0..50_000)
+        .map(|i| format!(r#"{{"type":"message","role":"user","content":"m{i}","iteration":{}}}"#, i / 100))
+        .collect();
+    for id in 2..4 {
+        s.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"thread/append","params":{{"threadId":"long","events":[{}]}}}}"#,
+            events.join(",")
+        ));
+        assert!(s.line().contains(r#""result""#));
+    }
+    // The first render of a long thread runs off the reader until its cancel arrives.
+    s.send(
+        r#"{"jsonrpc":"2.0","id":"\ud800","method":"thread/render","params":{"threadId":"long","format":"anthropic"}}"#,
+    );
+    s.send(r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"\ud800"}}"#);
+    let answer = s.line();
+    assert!(answer.starts_with(r#"{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32800"#), "{answer}");
 }
 
 #[test]

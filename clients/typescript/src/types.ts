@@ -171,7 +171,7 @@ export type EscapeMode = "full" | "minimal";
  * `status: "error"` (`"repair"`, the default) or leave the call out (`"drop"`).
  */
 export type DanglingToolCalls = "repair" | "drop";
-export type RenderFormat = "xml" | "messages" | "text" | "openai-chat" | "openai-responses" | "anthropic" | "ai-sdk";
+export type RenderFormat = "xml" | "messages" | "text" | "openai-chat" | "openai-responses" | "anthropic" | "ai-sdk" | "pydantic-ai";
 
 export interface ThreadSettings {
   contextMode?: ContextMode;

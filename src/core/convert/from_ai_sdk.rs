@@ -24,6 +24,7 @@
 //! refused, naming the part: nothing is dropped unseen.
 
 use super::from_messages::EventStamp;
+use super::input_fields::{fault, object, string};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::{is_blank, CARRIED_KEY, OPENING_TEXT};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
@@ -296,20 +297,4 @@ enum Answer {
 
 fn options(provider_options: Option<&Value>) -> Map<String, Value> {
     provider_options.map(|o| Map::from_iter([("providerOptions".to_owned(), o.clone())])).unwrap_or_default()
-}
-
-fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, EventError> {
-    value.as_object().ok_or_else(|| fault(path, format!("expected an object, found {}", json_type(value))))
-}
-
-fn string<'a>(fields: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str, EventError> {
-    match fields.get(key) {
-        Some(Value::String(text)) => Ok(text),
-        None => Err(fault(&format!("{path}.{key}"), "missing")),
-        Some(other) => Err(fault(&format!("{path}.{key}"), format!("expected a string, found {}", json_type(other)))),
-    }
-}
-
-fn fault(path: &str, reason: impl Into<String>) -> EventError {
-    EventError { path: path.to_owned(), reason: reason.into() }
 }

@@ -16,6 +16,7 @@
 //! it is kept instead, verbatim, in a `responses_item` event that no render but the XML shows.
 
 use super::from_messages::{sources_to_events, EventStamp, Source, KEPT_ITEM_EVENT_TYPE};
+use super::input_fields::{fault, string};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall};
@@ -247,16 +248,4 @@ pub(super) fn reasoning_item(fields: &Map<String, Value>) -> Option<Value> {
         item.insert("encrypted_content".into(), encrypted.clone());
     }
     Some(Value::Object(item))
-}
-
-fn string<'a>(fields: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str, EventError> {
-    match fields.get(key) {
-        Some(Value::String(text)) => Ok(text),
-        None => Err(fault(&format!("{path}.{key}"), "missing")),
-        Some(other) => Err(fault(&format!("{path}.{key}"), format!("expected a string, found {}", json_type(other)))),
-    }
-}
-
-fn fault(path: &str, reason: impl Into<String>) -> EventError {
-    EventError { path: path.to_owned(), reason: reason.into() }
 }

@@ -1,11 +1,14 @@
 //! Stateless conversions for CLI model providers (seed 003): stored messages to a `<thread>`
 //! document or a labelled text prompt, and tool calls out of a model's text reply; and the
-//! inverses of the renders: events from stored messages, from OpenAI Responses items or from AI SDK model messages.
+//! inverses of the renders: events from stored messages, from OpenAI Responses items, from AI
+//! SDK model messages or from Pydantic AI messages.
 
 mod cli_prompt;
 mod from_ai_sdk;
 mod from_messages;
+mod from_pydantic_ai;
 mod from_responses;
+mod input_fields;
 mod js_whitespace;
 mod kept_items;
 mod thread_splice;
@@ -16,6 +19,7 @@ mod tool_calls;
 pub use cli_prompt::{build_cli_prompt, InputEncoding, ToolDefinition, TOOL_CALL_FORMAT};
 pub use from_ai_sdk::ai_sdk_to_events;
 pub use from_messages::{messages_to_events, EventStamp, KEPT_ITEM_EVENT_TYPE, KEPT_ITEM_KEY};
+pub use from_pydantic_ai::pydantic_ai_to_events;
 pub use from_responses::{responses_to_events, responses_to_events_keeping_items};
 pub use kept_items::responses_from_events;
 pub use to_prompt::messages_to_prompt;

@@ -194,7 +194,6 @@ impl OpenCalls {
             message.data.extra.insert("status".into(), Value::String("error".into()));
         }
         origin.give_once(&mut message);
-        origin.carry(&mut message.data.extra);
         self.answers.push(message);
     }
 
@@ -230,7 +229,7 @@ struct Origin<'a> {
     id: Option<&'a str>,
     name: Option<&'a str>,
     fields: Option<&'a Map<String, Value>>,
-    /// The event's `aiSdk` ([`CARRIED_KEY`]), kept on the message or call made of it.
+    /// What a framework's message form keeps under [`CARRIED_KEY`].
     carried: Option<&'a Value>,
 }
 
@@ -263,7 +262,8 @@ impl<'a> Origin<'a> {
         let extra = &mut message.data.extra;
         let id = self.id.map(|id| ("id", Value::String(id.to_owned())));
         let name = self.name.map(|name| ("name", Value::String(name.to_owned())));
-        for (key, value) in id.into_iter().chain(name) {
+        let carried = self.carried.map(|carried| (CARRIED_KEY, carried.clone()));
+        for (key, value) in id.into_iter().chain(name).chain(carried) {
             if extra.get(key).is_none() {
                 extra.insert(key.to_owned(), value);
             }
@@ -423,7 +423,6 @@ impl StandardMessages {
             EventKind::Completion { .. } => return,
         };
         origin.give_once(&mut message);
-        origin.carry(&mut message.data.extra);
         self.add(Item::Message(message));
     }
 

@@ -95,6 +95,10 @@ pub enum Ephemeral {
 /// The most breakpoints one request may carry (the API refuses more).
 pub const MAX_BREAKPOINTS: usize = 4;
 
+/// How many blocks, the breakpoint's own included, the API looks back through for a cached
+/// prefix ("about 20 blocks" in its documentation; read conservatively).
+pub const LOOKBACK_BLOCKS: usize = 20;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -177,18 +181,21 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 }
 
 /// Marks at most [`MAX_BREAKPOINTS`] blocks, following Anthropic's prompt-caching rules: a hit
-/// is a cached prefix that ends on a block boundary at a breakpoint or at most 20 blocks
-/// before one, and each breakpoint writes the prefix up to it.
+/// is a cached prefix that ends on a block boundary at a breakpoint or at most
+/// [`LOOKBACK_BLOCKS`] blocks before one, and each breakpoint writes the prefix up to it. The
+/// next request extends this one, so it reads this request's prefix if one of its breakpoints
+/// is at most that many blocks after where this request ends, wherever that is:
 ///
 /// 1. The system prompt becomes one text block and carries a breakpoint, so it (and the
 ///    host's tools before it) stays cached when anything after it changes.
-/// 2. The request's last non-empty block: the next request, which extends this one, reads
+/// 2. The request's last non-empty block: the next request, if it adds few blocks, reads
 ///    everything up to it.
-/// 3. Then, from the newest assistant turn back, the last non-empty block before each one:
-///    where the request ended when the model was asked for that turn. The next request's
-///    breakpoint on the block before its newest assistant turn lands exactly where this
-///    request's last breakpoint is, so its read is found however many blocks a step adds —
-///    beyond the 20 blocks the API looks back from a single end breakpoint.
+/// 3. The last non-empty block before the newest assistant turn — where the request ended when
+///    the model was asked for that turn — unless the breakpoint after it already looks back
+///    that far: an agent step that adds more blocks than the lookback is still read whole.
+/// 4. Then the newest block no breakpoint looks back to yet, going back from the end, so that
+///    the breakpoints' lookbacks join up: whatever the previous request ended with, it is
+///    found as long as it is within their reach.
 ///
 /// Empty blocks (a `tool_result` without content) never carry one. The positions depend on
 /// the request alone, so every process marks the same blocks.
@@ -199,26 +206,34 @@ pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark) {
             Some(System::Blocks(vec![SystemBlock { kind: TextType::Text, text, cache_control: Some(mark) }]));
         left -= 1;
     }
-    // The last non-empty block before message `end` (exclusive), as (message, block).
-    let last_before = |end: usize| -> Option<(usize, usize)> {
-        request.messages[..end]
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(m, message)| message.content.iter().rposition(|block| !block.is_empty()).map(|b| (m, b)))
-    };
-    let mut anchors: Vec<(usize, usize)> = Vec::with_capacity(left);
-    let assistant_turns = request.messages.iter().enumerate().rev().filter(|(_, m)| m.role == Role::Assistant);
-    let ends = std::iter::once(request.messages.len()).chain(assistant_turns.map(|(at, _)| at));
-    for end in ends {
-        if anchors.len() == left {
-            break;
-        }
-        if let Some(anchor) = last_before(end).filter(|a| !anchors.contains(a)) {
-            anchors.push(anchor);
-        }
+    // Every block of the messages in order, as (message, block), and whether it can carry one.
+    let blocks: Vec<(usize, usize, bool)> = request
+        .messages
+        .iter()
+        .enumerate()
+        .flat_map(|(m, message)| message.content.iter().enumerate().map(move |(b, block)| (m, b, !block.is_empty())))
+        .collect();
+    let last_non_empty_at_or_before = |end: usize| (0..=end).rev().find(|&at| blocks[at].2);
+    let Some(last) = blocks.len().checked_sub(1).and_then(last_non_empty_at_or_before) else { return };
+    let mut anchors = vec![last];
+    // Lookbacks reach down to `reach` (inclusive) from the newest breakpoint down.
+    let mut reach = last.saturating_sub(LOOKBACK_BLOCKS - 1);
+    let newest_assistant = request.messages.iter().rposition(|m| m.role == Role::Assistant);
+    let before_newest_turn = newest_assistant
+        .and_then(|m| blocks.iter().position(|&(at, _, _)| at == m))
+        .and_then(|first| first.checked_sub(1))
+        .and_then(last_non_empty_at_or_before);
+    if let Some(at) = before_newest_turn.filter(|&at| at < reach && anchors.len() < left) {
+        anchors.push(at);
+        reach = at.saturating_sub(LOOKBACK_BLOCKS - 1);
     }
-    for (m, b) in anchors {
+    while anchors.len() < left && reach > 0 {
+        let Some(at) = last_non_empty_at_or_before(reach - 1) else { break };
+        anchors.push(at);
+        reach = at.saturating_sub(LOOKBACK_BLOCKS - 1);
+    }
+    for at in anchors {
+        let (m, b, _) = blocks[at];
         request.messages[m].content[b].mark(mark);
     }
 }

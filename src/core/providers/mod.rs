@@ -11,11 +11,13 @@
 //! | `openai-responses` | [`openai_responses`] | `{instructions?, input}` (Responses API) |
 //! | `anthropic` | [`anthropic`] | `{system?, messages}` (Messages API) |
 //! | `ai-sdk` | [`ai_sdk`] | `{instructions?, messages}` (Vercel AI SDK `ModelMessage[]`) |
+//! | `pydantic-ai` | [`pydantic_ai`] | `{messages}` (Pydantic AI's `ModelMessagesTypeAdapter` form) |
 
 pub mod ai_sdk;
 pub mod anthropic;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod pydantic_ai;
 
 use crate::event::AgentEvent;
 use crate::messages::{xml_messages, ContextMode, Entry, MessageOptions, MessageRef, StandardMessages};
@@ -33,11 +35,13 @@ pub enum Provider {
     Anthropic,
     #[serde(rename = "ai-sdk")]
     AiSdk,
+    #[serde(rename = "pydantic-ai")]
+    PydanticAi,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 4] =
-        [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic, Provider::AiSdk];
+    pub const ALL: [Provider; 5] =
+        [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic, Provider::AiSdk, Provider::PydanticAi];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -45,6 +49,7 @@ impl Provider {
             Provider::OpenAiResponses => "openai-responses",
             Provider::Anthropic => "anthropic",
             Provider::AiSdk => "ai-sdk",
+            Provider::PydanticAi => "pydantic-ai",
         }
     }
 }
@@ -57,9 +62,12 @@ pub enum ProviderRequest<'a> {
     OpenAiResponses(openai_responses::Request<'a>),
     Anthropic(anthropic::Request<'a>),
     AiSdk(ai_sdk::Request<'a>),
+    PydanticAi(pydantic_ai::Request),
 }
 
 /// Projects `system` (the system message's text, if any) and the conversation for `provider`.
+/// Pydantic AI's fields kept on events are not seen here: [`render_request`] and the server's
+/// renders pass them to [`pydantic_ai::project`].
 pub fn project<'a>(provider: Provider, system: Option<&'a str>, entries: &'a [Entry<'a>]) -> ProviderRequest<'a> {
     project_with(provider, system, entries, &ProviderOptions::default())
 }
@@ -85,6 +93,9 @@ pub fn project_with<'a>(
             ProviderRequest::Anthropic(anthropic::project_cached(system, entries, options.cache_control))
         }
         Provider::AiSdk => ProviderRequest::AiSdk(ai_sdk::project(system, entries)),
+        Provider::PydanticAi => {
+            ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default()))
+        }
     }
 }
 
@@ -128,7 +139,11 @@ pub fn render_request_with(
             builder.extend(events);
             let system = builder.system_message(instructions);
             let entries = builder.entries(options.dangling_tool_calls);
-            to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, provider_options, pretty)
+            let system = system.as_ref().and_then(|m| m.content_str());
+            if provider == Provider::PydanticAi {
+                return pydantic_ai::to_json(system, &entries, pydantic_ai::Kept::of(events), pretty);
+            }
+            to_json(provider, system, &entries, provider_options, pretty)
         }
         ContextMode::Xml => {
             let mut messages = xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape);

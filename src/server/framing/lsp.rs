@@ -15,6 +15,7 @@ use super::header::{
     HeaderPrefix, MAX_HEADER_LINE,
 };
 use super::Frame;
+use crate::server::sniff::{sniff_id, SNIFF_BYTES};
 use bytes::{Buf, BytesMut};
 use memchr::{memchr, memchr_iter};
 
@@ -30,6 +31,9 @@ enum State {
     Header,
     /// Reading a body of `len` bytes; line feeds before `scanned` were checked for a header.
     Body { len: usize, scanned: usize },
+    /// Reading the first bytes (up to [`SNIFF_BYTES`]) of an over-limit body of `len` bytes,
+    /// for the request's id to answer; line feeds before `scanned` were checked for a header.
+    Sniff { len: usize, scanned: usize },
     /// Dropping an over-limit body: `remaining` bytes are still to come. The buffer's first
     /// `kept` bytes were already counted; they stay only so a header line split across two
     /// reads is still recognised.
@@ -63,6 +67,7 @@ impl LspDecoder {
             let step = match self.state {
                 State::Header => self.header(buf),
                 State::Body { len, scanned } => self.body(buf, len, scanned),
+                State::Sniff { len, scanned } => self.sniff(buf, len, scanned),
                 State::Skip { remaining, kept } => self.skip(buf, remaining, kept),
                 State::Resync => self.resync(buf),
             };
@@ -86,6 +91,8 @@ impl LspDecoder {
             State::Body { len, .. } => Some(Frame::Garbage {
                 reason: format!("input ended inside a frame: {} of its {len} bytes arrived", buf.len()),
             }),
+            // Input ended before the id could be looked for in all of the first bytes.
+            State::Sniff { len, .. } => Some(self.too_large(len, buf)),
             // Already answered.
             State::Skip { .. } | State::Resync => None,
             State::Header if buf.trim_ascii().is_empty() => None,
@@ -157,9 +164,8 @@ impl LspDecoder {
 
     fn start_body(&mut self, buf: &mut BytesMut, len: usize) -> Step {
         if len > self.max_frame {
-            // Answered before any of it arrives: the client may be waiting to hear before sending it.
-            self.state = State::Skip { remaining: len, kept: 0 };
-            return Step::Emit(Frame::TooLarge { len, max: self.max_frame, id: None });
+            self.state = State::Sniff { len, scanned: 0 };
+            return Step::Again;
         }
         buf.reserve(len.saturating_sub(buf.len()));
         self.state = State::Body { len, scanned: 0 };
@@ -212,6 +218,33 @@ impl LspDecoder {
         buf.advance(start);
         self.state = State::Header;
         Step::Emit(frame)
+    }
+
+    /// Refuses an over-limit body once its id is found or its first bytes have all arrived (the
+    /// client's request then settles); what arrived is counted as dropped.
+    fn sniff(&mut self, buf: &mut BytesMut, len: usize, scanned: usize) -> Step {
+        let window = buf.len().min(len).min(SNIFF_BYTES);
+        let inner_header =
+            memchr_iter(b'\n', &buf[scanned..window]).find_map(|i| header_line_ending_at(&buf[..window], scanned + i));
+        if let Some(start) = inner_header {
+            // The length was a lie: what came before the next header is all the body there is.
+            let frame = self.too_large(len, &buf[..start]);
+            buf.advance(start);
+            self.state = State::Header;
+            return Step::Emit(frame);
+        }
+        let id = sniff_id(&buf[..window]);
+        if id.is_none() && window < len.min(SNIFF_BYTES) {
+            self.state = State::Sniff { len, scanned: window };
+            return Step::Wait;
+        }
+        self.state = State::Skip { remaining: len - window, kept: window };
+        Step::Emit(Frame::TooLarge { len, max: self.max_frame, id })
+    }
+
+    /// The refusal of an over-limit body of `len` bytes whose first bytes are `first`.
+    fn too_large(&self, len: usize, first: &[u8]) -> Frame {
+        Frame::TooLarge { len, max: self.max_frame, id: sniff_id(&first[..first.len().min(SNIFF_BYTES)]) }
     }
 
     fn skip(&mut self, buf: &mut BytesMut, remaining: usize, kept: usize) -> Step {

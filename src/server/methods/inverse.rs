@@ -1,9 +1,9 @@
-//! The inverses of the renders: `messages/toEvents` and `responses/toEvents`, and the items
-//! `responses/toEvents` kept on events back (`responses/fromEvents`); `aiSdk/toEvents`, the
-//! inverse of the `ai-sdk` projection.
+//! The inverses of the renders: `messages/toEvents`, `responses/toEvents`, `aiSdk/toEvents` and
+//! `pydanticAi/toEvents`, and the items `responses/toEvents` kept on events back
+//! (`responses/fromEvents`).
 
 use crate::convert::{
-    ai_sdk_to_events, messages_to_events, responses_from_events, responses_to_events,
+    ai_sdk_to_events, messages_to_events, pydantic_ai_to_events, responses_from_events, responses_to_events,
     responses_to_events_keeping_items, EventStamp,
 };
 use crate::event::{AgentEvent, EventError};
@@ -41,7 +41,8 @@ struct EventsParams {
     events: Vec<Value>,
 }
 
-/// AI SDK `ModelMessage`s: checked part by part by the conversion, which names what it refuses.
+/// A framework's model messages (AI SDK or Pydantic AI): checked part by part by the conversion,
+/// which names what it refuses.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ModelMessagesParams {
@@ -73,6 +74,11 @@ pub(super) fn register(m: &mut MethodTable) {
     m.register_sync("aiSdk/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: ModelMessagesParams = parse(&params)?;
         converted(ai_sdk_to_events(&p.messages, &stamp(p.iteration, p.timestamp)))
+    });
+
+    m.register_sync("pydanticAi/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+        let p: ModelMessagesParams = parse(&params)?;
+        converted(pydantic_ai_to_events(&p.messages, &stamp(p.iteration, p.timestamp)))
     });
 }
 

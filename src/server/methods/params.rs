@@ -28,6 +28,8 @@ pub(super) enum Format {
     Anthropic,
     #[serde(rename = "ai-sdk")]
     AiSdk,
+    #[serde(rename = "pydantic-ai")]
+    PydanticAi,
 }
 
 #[derive(Deserialize, Default)]
@@ -81,6 +83,7 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         Format::OpenAiResponses => RenderFormat::Provider(Provider::OpenAiResponses),
         Format::Anthropic => RenderFormat::Provider(Provider::Anthropic),
         Format::AiSdk => RenderFormat::Provider(Provider::AiSdk),
+        Format::PydanticAi => RenderFormat::Provider(Provider::PydanticAi),
     };
     let options = RenderOptions {
         from_event: o.from_event,

@@ -151,7 +151,7 @@ class StoredMessage(TypedDict):
 ContextMode = Literal["standard", "xml"]
 EscapeMode = Literal["full", "minimal"]
 TurnFormat = Literal["yaml", "json"]
-RenderFormat = Literal["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk"]
+RenderFormat = Literal["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai"]
 #: What standard mode does with a tool call no result answers: a tool message with
 #: ``status: "error"`` (``repair``, the default) or leave the call out (``drop``).
 DanglingToolCalls = Literal["repair", "drop"]

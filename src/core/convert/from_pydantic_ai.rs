@@ -1,0 +1,263 @@
+//! Events from Pydantic AI messages (`ModelMessagesTypeAdapter`'s JSON form): the inverse of
+//! the `pydantic-ai` projection.
+//!
+//! | part | event |
+//! |---|---|
+//! | `system-prompt` | `message` system |
+//! | `user-prompt` | `message` user; of a list of contents, the text ones joined |
+//! | `text` | `message` assistant |
+//! | `tool-call` | `tool_call`; `args` given as JSON text parsed (an object, else kept under `input`) |
+//! | `tool-return` | `tool_result` with the `content`; with `outcome` `"failed"` or `"retried"`, a recoverable `error` naming the call |
+//! | `retry-prompt` | a recoverable `error`, naming the call when it has a `tool_name` |
+//! | `retry-feedback` | a recoverable `error` |
+//! | any other (`thinking`, files, built-in tools, …), and blank text | no event of its own |
+//!
+//! Every event carries, under [`META_KEY`], what the event has no field for: `part`, the part's
+//! other fields (those the projection gives back from the event are left out); `lead`, before
+//! its part, each message's fields but `parts` (`{"message": …}`) where a message starts and
+//! the parts with no event (`{"part": …}`); on the last event, `trail`, what follows it. Its
+//! `messageId` (`[run_id:]message.part`) finds them again when the thread renders. So rendering
+//! the events as `pydantic-ai` gives the messages back, as long as they are a history Pydantic
+//! AI writes (each call answered in the next request); messages with no part that makes an
+//! event are not kept.
+
+use super::from_messages::EventStamp;
+use super::input_fields::{fault, object, string};
+use crate::event::{json_type, AgentEvent, EventError};
+use crate::js_json;
+use crate::messages::{is_blank, IdRule};
+use crate::providers::pydantic_ai::META_KEY;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// The events of Pydantic AI messages. Errors name the message, part and field:
+/// `messages[1].parts[0].tool_call_id: missing`.
+pub fn pydantic_ai_to_events(messages: &[Value], stamp: &EventStamp) -> Result<Vec<AgentEvent>, EventError> {
+    let mut reader = Reader::default();
+    for (m, message) in messages.iter().enumerate() {
+        reader.message(message, m)?;
+    }
+    reader.finish(stamp)
+}
+
+#[derive(Default)]
+struct Reader {
+    events: Vec<Map<String, Value>>,
+    /// Kept items waiting for the next event.
+    pending: Vec<Value>,
+    /// Calls of this input not answered yet in it, by id: their answers will be tool messages.
+    open_calls: HashMap<String, String>,
+}
+
+/// What a part becomes: the event's own fields, and the part's fields left to keep.
+struct Mapped {
+    event: Map<String, Value>,
+    rest: Map<String, Value>,
+}
+
+impl Reader {
+    fn message(&mut self, message: &Value, m: usize) -> Result<(), EventError> {
+        let path = format!("messages[{m}]");
+        let fields = object(message, &path)?;
+        match string(fields, "kind", &path)? {
+            "request" | "response" => {}
+            other => {
+                return Err(fault(
+                    &format!("{path}.kind"),
+                    format!("expected \"request\" or \"response\", found {other:?}"),
+                ))
+            }
+        }
+        let parts = match fields.get("parts") {
+            Some(Value::Array(parts)) => parts,
+            None => return Err(fault(&format!("{path}.parts"), "missing")),
+            Some(other) => {
+                return Err(fault(&format!("{path}.parts"), format!("expected an array, found {}", json_type(other))))
+            }
+        };
+        let mut head = fields.clone();
+        head.shift_remove("parts");
+        let prefix = match fields.get("run_id") {
+            Some(Value::String(run)) => format!("{run}:{m}."),
+            _ => format!("{m}."),
+        };
+        self.pending.push(item("message", head));
+        for (p, part) in parts.iter().enumerate() {
+            let part_path = format!("{path}.parts[{p}]");
+            let part = object(part, &part_path)?;
+            match self.part(part, &part_path)? {
+                Some(Mapped { mut event, rest }) => {
+                    event.insert("messageId".into(), Value::String(format!("{prefix}{p}")));
+                    let mut meta = Map::new();
+                    if !self.pending.is_empty() {
+                        meta.insert("lead".into(), Value::Array(std::mem::take(&mut self.pending)));
+                    }
+                    meta.insert("part".into(), Value::Object(rest));
+                    event.insert(META_KEY.into(), Value::Object(meta));
+                    self.events.push(event);
+                }
+                None => self.pending.push(item("part", part.clone())),
+            }
+        }
+        Ok(())
+    }
+
+    fn part(&mut self, part: &Map<String, Value>, path: &str) -> Result<Option<Mapped>, EventError> {
+        let mut rest = part.clone();
+        let mapped = |event_type: &str, fields: Vec<(&str, Value)>, rest: Map<String, Value>| {
+            let mut event = Map::new();
+            event.insert("type".into(), event_type.into());
+            event.extend(fields.into_iter().map(|(key, value)| (key.to_owned(), value)));
+            Some(Mapped { event, rest })
+        };
+        Ok(match string(part, "part_kind", path)? {
+            "system-prompt" => match part.get("content") {
+                Some(Value::String(text)) => {
+                    rest.shift_remove("content");
+                    mapped("message", vec![("role", "system".into()), ("content", text.as_str().into())], rest)
+                }
+                _ => None,
+            },
+            kind @ ("user-prompt" | "text") => {
+                let text = match part.get("content") {
+                    Some(Value::String(text)) => {
+                        rest.shift_remove("content");
+                        text.clone()
+                    }
+                    Some(Value::Array(contents)) if kind == "user-prompt" => {
+                        contents.iter().filter_map(content_text).collect()
+                    }
+                    _ => String::new(),
+                };
+                // A blank message says nothing; standard mode leaves it out, so its part is kept whole.
+                if is_blank(&text) {
+                    return Ok(None);
+                }
+                let role = if kind == "text" { "assistant" } else { "user" };
+                mapped("message", vec![("role", role.into()), ("content", text.into())], rest)
+            }
+            "tool-call" => {
+                let name = string(part, "tool_name", path)?;
+                let id = string(part, "tool_call_id", path)?;
+                let args = match part.get("args") {
+                    Some(Value::Object(args)) => {
+                        rest.shift_remove("args");
+                        args.clone()
+                    }
+                    Some(Value::String(text)) => match serde_json::from_str(text) {
+                        Ok(Value::Object(args)) => args,
+                        Ok(other) => Map::from_iter([("input".to_owned(), other)]),
+                        Err(_) => Map::from_iter([("input".to_owned(), Value::String(text.clone()))]),
+                    },
+                    None | Some(Value::Null) => Map::new(),
+                    Some(other) => Map::from_iter([("input".to_owned(), other.clone())]),
+                };
+                rest.shift_remove("tool_name");
+                if IdRule::OPENAI.allows(id) {
+                    rest.shift_remove("tool_call_id");
+                }
+                self.open_calls.insert(id.to_owned(), name.to_owned());
+                let fields = vec![("toolName", name.into()), ("toolCallId", id.into()), ("args", Value::Object(args))];
+                mapped("tool_call", fields, rest)
+            }
+            "tool-return" => {
+                let content = part.get("content").ok_or_else(|| fault(&format!("{path}.content"), "missing"))?;
+                let id = string(part, "tool_call_id", path)?;
+                let error = matches!(part.get("outcome").and_then(Value::as_str), Some("failed" | "retried"));
+                if content.is_string() {
+                    rest.shift_remove("content");
+                }
+                self.answer(part, id, path, &mut rest)?;
+                if error {
+                    let fields =
+                        vec![("error", text(content).into()), ("recoverable", true.into()), ("toolCallId", id.into())];
+                    mapped("error", fields, rest)
+                } else {
+                    mapped("tool_result", vec![("toolCallId", id.into()), ("result", content.clone())], rest)
+                }
+            }
+            "retry-prompt" | "retry-feedback" => {
+                let content = part.get("content").ok_or_else(|| fault(&format!("{path}.content"), "missing"))?;
+                if content.is_string() {
+                    rest.shift_remove("content");
+                }
+                let mut fields = vec![("error", text(content).into()), ("recoverable", true.into())];
+                if let (Some(Value::String(_)), Some(Value::String(id))) =
+                    (part.get("tool_name"), part.get("tool_call_id"))
+                {
+                    self.answer(part, id, path, &mut rest)?;
+                    fields.push(("toolCallId", id.as_str().into()));
+                }
+                mapped("error", fields, rest)
+            }
+            _ => None,
+        })
+    }
+
+    /// An answer to call `id`: when it answers a call of this input still open, it renders as that
+    /// call's tool message, which gives back its tool name and id; otherwise both stay kept.
+    fn answer(
+        &mut self,
+        part: &Map<String, Value>,
+        id: &str,
+        path: &str,
+        rest: &mut Map<String, Value>,
+    ) -> Result<(), EventError> {
+        let name = string(part, "tool_name", path)?;
+        if self.open_calls.get(id).is_some_and(|called| called == name) {
+            self.open_calls.remove(id);
+            rest.shift_remove("tool_name");
+            if IdRule::OPENAI.allows(id) {
+                rest.shift_remove("tool_call_id");
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, stamp: &EventStamp) -> Result<Vec<AgentEvent>, EventError> {
+        if !self.pending.is_empty() {
+            if let Some(Value::Object(meta)) = self.events.last_mut().and_then(|event| event.get_mut(META_KEY)) {
+                meta.insert("trail".into(), Value::Array(std::mem::take(&mut self.pending)));
+            }
+        }
+        Ok(self
+            .events
+            .into_iter()
+            .map(|mut fields| {
+                // The stamp goes before the kept fields, where the other inverses put it.
+                let meta = fields.shift_remove(META_KEY);
+                let message_id = fields.shift_remove("messageId");
+                fields.insert("iteration".into(), Value::Number(stamp.iteration.clone()));
+                if let Some(timestamp) = &stamp.timestamp {
+                    fields.insert("timestamp".into(), Value::Number(timestamp.clone()));
+                }
+                fields.extend(message_id.map(|id| ("messageId".to_owned(), id)));
+                fields.extend(meta.map(|meta| (META_KEY.to_owned(), meta)));
+                AgentEvent::from_map(fields, "event").expect("converted events have their fields")
+            })
+            .collect())
+    }
+}
+
+fn item(key: &str, value: Map<String, Value>) -> Value {
+    Value::Object(Map::from_iter([(key.to_owned(), Value::Object(value))]))
+}
+
+/// The text of one user content: a string, or a text content's `content`.
+fn content_text(content: &Value) -> Option<&str> {
+    match content {
+        Value::String(text) => Some(text),
+        Value::Object(fields) if fields.get("kind").and_then(Value::as_str) == Some("text-content") => {
+            fields.get("content").and_then(Value::as_str)
+        }
+        _ => None,
+    }
+}
+
+/// Content as the text a model reads: a string as is, anything else as JSON text.
+fn text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        other => js_json::to_string(other),
+    }
+}
