@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from anthropic.types import MessageParam
+from anthropic.types import MessageParam, TextBlockParam
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.responses import ResponseInputParam
 from pydantic import ConfigDict, TypeAdapter
@@ -15,6 +15,8 @@ STRICT = ConfigDict(strict=True, extra="forbid")
 OPENAI_CHAT = TypeAdapter(list[ChatCompletionMessageParam], config=STRICT)
 OPENAI_RESPONSES = TypeAdapter(ResponseInputParam, config=STRICT)
 ANTHROPIC = TypeAdapter(list[MessageParam], config=STRICT)
+#: The request's top-level ``system``: a string, or text blocks (which carry cache breakpoints).
+ANTHROPIC_SYSTEM = TypeAdapter(str | list[TextBlockParam], config=STRICT)
 
 
 def validate_type(adapter: TypeAdapter[Any], value: Any) -> None:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 from conftest import BINARY, MEMORY_ARGS, loop_events
-from provider_types import ANTHROPIC, validate_type
+from provider_types import ANTHROPIC, ANTHROPIC_SYSTEM, validate_type
 
 from threadkeeper import AsyncThreadKeeper, ErrorCode, Thread, ThreadKeeper, ThreadKeeperError
 
@@ -71,6 +71,7 @@ def test_auto_breakpoints_mark_the_system_prompt_and_the_last_block(thread: Thre
     assert request["messages"][-1]["content"][-1].get("cache_control") == {"type": "ephemeral"}
     assert all(block.get("text", "x") != "" for block in _blocks(request) if "cache_control" in block), "no breakpoint on an empty block"
     validate_type(ANTHROPIC, request["messages"])
+    validate_type(ANTHROPIC_SYSTEM, request["system"])
 
 
 def _blocks(request: Any) -> Iterator[dict[str, Any]]:
