@@ -291,20 +291,10 @@ class BlockingConnection:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(EXIT_REPORT_WAIT_S)
         self._stderr_reader.join(EXIT_REPORT_WAIT_S)
-        code = self.returncode
-        if failure is not None:
-            how = failure
-        elif code is None:
-            how = "the threadkeeper server closed its output"
-        elif code < 0:
-            how = f"the threadkeeper server was killed by signal {-code}"
-        else:
-            how = f"the threadkeeper server exited with status {code}"
-        stderr = self._stderr.text()
-        message = f"{how}; its stderr ends with:\n{stderr}" if stderr else how
+        exited = ServerExitedError.describe(failure, self.returncode, self._stderr.text())
         with self._state:
             if self._stopped is None:
-                self._stopped = ServerExitedError(message, code, stderr)
+                self._stopped = exited
             stopped = self._stopped
             pending, self._pending = self._pending, {}
             for call in pending.values():

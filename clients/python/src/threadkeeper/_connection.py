@@ -219,18 +219,7 @@ class Connection(asyncio.SubprocessProtocol):
         if failure is not None and self.returncode is None:
             self.kill()
         if self._stopped is None:
-            code = self.returncode
-            if failure is not None:
-                how = failure
-            elif code is None:
-                how = "the threadkeeper server closed its output"
-            elif code < 0:
-                how = f"the threadkeeper server was killed by signal {-code}"
-            else:
-                how = f"the threadkeeper server exited with status {code}"
-            stderr = self._stderr.text()
-            message = f"{how}; its stderr ends with:\n{stderr}" if stderr else how
-            self._stopped = ServerExitedError(message, code, stderr)
+            self._stopped = ServerExitedError.describe(failure, self.returncode, self._stderr.text())
         self._fail_pending(self._stopped)
         if self._transport is not None and self.returncode is not None:
             self._transport.close()  # its pipes are done; nothing else will close it

@@ -51,6 +51,21 @@ class ServerExitedError(ThreadKeeperError):
         #: The last part of what the server wrote to stderr.
         self.stderr = stderr
 
+    @classmethod
+    def describe(cls, failure: str | None, exit_code: int | None, stderr: str) -> ServerExitedError:
+        """The error for a server whose output ended: ``failure`` when the client gave up on it,
+        else how the process ended, then the tail of its stderr."""
+        if failure is not None:
+            how = failure
+        elif exit_code is None:
+            how = "the threadkeeper server closed its output"
+        elif exit_code < 0:
+            how = f"the threadkeeper server was killed by signal {-exit_code}"
+        else:
+            how = f"the threadkeeper server exited with status {exit_code}"
+        message = f"{how}; its stderr ends with:\n{stderr}" if stderr else how
+        return cls(message, exit_code, stderr)
+
 
 class BinaryNotFoundError(ThreadKeeperError):
     """No server binary was found; the message says where we looked and how to build one."""
