@@ -977,7 +977,12 @@ fn something_pending(events: &[Value]) -> bool {
         let id = event["toolCallId"].as_str();
         match (event["type"].as_str().unwrap(), id) {
             ("tool_call", Some(id)) => pending.push(id),
-            ("tool_result" | "error", Some(id)) => pending.retain(|p| *p != id),
+            // One answer answers one call: a reused id may still have a call waiting.
+            ("tool_result" | "error", Some(id)) => {
+                if let Some(at) = pending.iter().position(|p| *p == id) {
+                    pending.remove(at);
+                }
+            }
             ("human_input_requested", _) => return true,
             _ => {}
         }
