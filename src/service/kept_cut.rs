@@ -188,10 +188,10 @@ pub(super) fn render_keeping_cut(
     let key = CutKey { format, options, budget, settings: state.record.settings.clone() };
     let mut kept = match state.kept_cuts.iter().position(|kept| kept.key == key) {
         Some(at) => state.kept_cuts.remove(at),
-        None => Box::new(KeptCut::new(key.clone())),
+        None => KeptCut::new(key.clone()),
     };
     if !kept.view_extends(state) {
-        kept = Box::new(KeptCut::new(key));
+        kept = KeptCut::new(key);
     }
     let rendered = replay(&mut kept, state, drop_to, cancel);
     // The most recently used first; the oldest goes when more are kept than a host needs.

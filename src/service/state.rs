@@ -43,7 +43,7 @@ pub struct ThreadState {
     line_measures: Vec<(EscapeMode, Tokenizer, Vec<u64>)>,
     /// Where each budget that keeps its cut stands, for the next render with the same options
     /// (a few of them: a host may render the same thread in several formats each step).
-    pub(super) kept_cuts: Vec<Box<super::kept_cut::KeptCut>>,
+    pub(super) kept_cuts: Vec<super::kept_cut::KeptCut>,
 }
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
