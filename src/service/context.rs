@@ -143,14 +143,11 @@ impl ThreadService {
             });
         }
         let mut state = self.caught_up(thread_id).await?;
-        if let Some(drop_to) = budget.drop_to {
+        if budget.drop_to.is_some() {
             if state.view().len() < OFFLOAD_RENDERS_FROM_EVENTS && replays_little(&state, format, &options, budget) {
-                return render_keeping_cut(&mut state, format, options, budget, drop_to, cancel);
+                return render_keeping_cut(&mut state, format, options, budget, cancel);
             }
-            return off_loop(cancel, move |token| {
-                render_keeping_cut(&mut state, format, options, budget, drop_to, token)
-            })
-            .await;
+            return off_loop(cancel, move |token| render_keeping_cut(&mut state, format, options, budget, token)).await;
         }
         let record = state.record.clone();
         let view = state.events.gather(state.view().positions());
@@ -346,7 +343,7 @@ fn budgeted_now(
     }
 }
 
-fn budget_item(event: &AgentEvent) -> BudgetItem<'_> {
+pub(super) fn budget_item(event: &AgentEvent) -> BudgetItem<'_> {
     let links_a_call = matches!(event.event_type(), "tool_call" | "tool_result" | "error");
     BudgetItem {
         iteration: event.iteration().as_f64().unwrap_or(0.0),

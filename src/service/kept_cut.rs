@@ -10,25 +10,31 @@
 //! the cut after them, and the window's own state with its renderers. A render after an
 //! append replays only the new steps, each one rendering the window incrementally.
 
-use super::state::{Cancelled, ThreadState};
+use super::context::budget_item;
+use super::state::ThreadState;
 use super::{render_with_renderers, Budget, BudgetedRender, RenderFormat, RenderOptions, Rendered};
 use super::{ServiceError, ServiceResult};
 use crate::context::{advance_cut, drop_points, iteration_number, BudgetItem, DropPoints};
 use crate::event::AgentEvent;
 use crate::store::{Appended, ThreadSettings};
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 /// How many budgets' replays a thread keeps (one per format and options a host renders).
 const KEPT_CUTS: usize = 4;
 
 /// What a kept replay was made for; any difference starts it again.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 struct CutKey {
     format: RenderFormat,
     options: RenderOptions,
     budget: Budget,
     settings: ThreadSettings,
+}
+
+impl CutKey {
+    fn is_for(&self, format: RenderFormat, options: &RenderOptions, budget: Budget, settings: &ThreadSettings) -> bool {
+        self.format == format && self.options == *options && self.budget == budget && self.settings == *settings
+    }
 }
 
 /// What the budget needs of one view event, owned so the replay outlives a render.
@@ -37,6 +43,22 @@ struct Item {
     iteration: f64,
     is_summary: bool,
     tool_call_id: Option<Box<str>>,
+}
+
+impl From<BudgetItem<'_>> for Item {
+    fn from(item: BudgetItem<'_>) -> Self {
+        Item { iteration: item.iteration, is_summary: item.is_summary, tool_call_id: item.tool_call_id.map(Box::from) }
+    }
+}
+
+impl<'a> From<&'a Item> for BudgetItem<'a> {
+    fn from(item: &'a Item) -> Self {
+        BudgetItem {
+            iteration: item.iteration,
+            is_summary: item.is_summary,
+            tool_call_id: item.tool_call_id.as_deref(),
+        }
+    }
 }
 
 /// Where the replay of one budget stands, kept in the thread's state between renders.
@@ -88,7 +110,7 @@ impl KeptCut {
         let view = state.view().items();
         for item in &view[self.items.len()..] {
             let event = state.events.parse(item.position).expect("view positions are in the log");
-            let item = budget_item(&event);
+            let item = Item::from(budget_item(&event));
             if item.is_summary || settled_max.is_some_and(|max| item.iteration <= max) {
                 self.unsettle();
             }
@@ -165,57 +187,37 @@ pub(super) fn replays_little(
 ) -> bool {
     const FEW_NEW_EVENTS: usize = 64;
     state.kept_cuts.iter().any(|kept| {
-        kept.key.format == format
-            && kept.key.options == *options
-            && kept.key.budget == budget
-            && kept.key.settings == state.record.settings
+        kept.key.is_for(format, options, budget, &state.record.settings)
             && kept.view_extends(state)
             && state.view().len() - kept.items.len() <= FEW_NEW_EVENTS
     })
 }
 
 /// `thread/render` within `budget`, keeping the cut until the rendering would exceed
-/// `maxTokens`, then dropping to `drop_to` (see the module's docs).
+/// `maxTokens`, then dropping to `budget.drop_to` (see the module's docs).
 pub(super) fn render_keeping_cut(
     state: &mut ThreadState,
     format: RenderFormat,
     options: RenderOptions,
     budget: Budget,
-    drop_to: u64,
     cancel: &CancellationToken,
 ) -> ServiceResult<BudgetedRender> {
-    let budget = Budget { drop_to: Some(drop_to), ..budget };
-    let key = CutKey { format, options, budget, settings: state.record.settings.clone() };
-    let mut kept = match state.kept_cuts.iter().position(|kept| kept.key == key) {
-        Some(at) => state.kept_cuts.remove(at),
-        None => KeptCut::new(key.clone()),
+    let settings = &state.record.settings;
+    let kept = state.kept_cuts.iter().position(|kept| kept.key.is_for(format, &options, budget, settings));
+    let mut kept = match kept.map(|at| state.kept_cuts.remove(at)) {
+        Some(kept) if kept.view_extends(state) => kept,
+        _ => KeptCut::new(CutKey { format, options, budget, settings: state.record.settings.clone() }),
     };
-    if !kept.view_extends(state) {
-        kept = KeptCut::new(key);
-    }
-    let rendered = replay(&mut kept, state, drop_to, cancel);
+    let rendered = replay(&mut kept, state, cancel);
     // The most recently used first; the oldest goes when more are kept than a host needs.
     state.kept_cuts.insert(0, kept);
     state.kept_cuts.truncate(KEPT_CUTS);
     rendered
 }
 
-fn replay(
-    kept: &mut KeptCut,
-    state: &ThreadState,
-    drop_to: u64,
-    cancel: &CancellationToken,
-) -> ServiceResult<BudgetedRender> {
+fn replay(kept: &mut KeptCut, state: &ThreadState, cancel: &CancellationToken) -> ServiceResult<BudgetedRender> {
     kept.take_new_items(state);
-    let items: Vec<BudgetItem<'_>> = kept
-        .items
-        .iter()
-        .map(|item| BudgetItem {
-            iteration: item.iteration,
-            is_summary: item.is_summary,
-            tool_call_id: item.tool_call_id.as_deref(),
-        })
-        .collect();
+    let items: Vec<BudgetItem<'_>> = kept.items.iter().map(BudgetItem::from).collect();
     let points = drop_points(&items);
     drop(items);
     // An answer in a later iteration can forbid a cut the settled steps used: replay anew then.
@@ -225,8 +227,9 @@ fn replay(
     if !still_allowed {
         kept.unsettle();
     }
-    let max_tokens = kept.key.budget.max_tokens;
-    let tokenizer = kept.key.budget.tokenizer;
+    let Budget { max_tokens, tokenizer, drop_to } = kept.key.budget;
+    // Without `dropTo` the cut drops as few as it can: `dropTo` is `maxTokens` then.
+    let drop_to = drop_to.unwrap_or(max_tokens);
     let steps = points.iterations.len();
     let mut cut = kept.settled_cut;
     // The rendering measured last: advance_cut always measures the cut it returns last.
@@ -264,19 +267,4 @@ fn replay(
     }
     let dropped = points.iterations[..cut].iter().map(|&i| iteration_number(i)).collect();
     Ok(BudgetedRender { rendered, dropped, tokens })
-}
-
-fn budget_item(event: &AgentEvent) -> Item {
-    let links_a_call = matches!(event.event_type(), "tool_call" | "tool_result" | "error");
-    Item {
-        iteration: event.iteration().as_f64().unwrap_or(0.0),
-        is_summary: event.event_type() == "summary",
-        tool_call_id: event.fields().get("toolCallId").and_then(Value::as_str).filter(|_| links_a_call).map(Box::from),
-    }
-}
-
-impl From<Cancelled> for ServiceError {
-    fn from(_: Cancelled) -> Self {
-        ServiceError::Cancelled
-    }
 }
