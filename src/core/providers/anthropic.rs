@@ -33,28 +33,13 @@ pub struct Request<'a> {
     pub messages: Vec<Message<'a>>,
 }
 
-/// The top-level `system`: a string, or text blocks when one of them carries a breakpoint.
+/// The top-level `system`: a string, or text blocks ([`Block::Text`]) when one of them carries
+/// a breakpoint.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum System<'a> {
     Text(&'a str),
-    Blocks(Vec<SystemBlock<'a>>),
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SystemBlock<'a> {
-    #[serde(rename = "type")]
-    pub kind: TextType,
-    pub text: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache_control: Option<CacheMark>,
-}
-
-/// The one block type of a system block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TextType {
-    Text,
+    Blocks(Vec<Block<'a>>),
 }
 
 /// Whether and how a request marks prompt-caching breakpoints (`options.cacheControl`).
@@ -68,7 +53,7 @@ pub enum CacheControl {
 }
 
 /// A breakpoint's time to live; Anthropic's default is five minutes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum CacheTtl {
     #[serde(rename = "5m")]
     FiveMinutes,
@@ -202,8 +187,8 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark) {
     let mut left = MAX_BREAKPOINTS;
     if let Some(System::Text(text)) = request.system {
-        request.system =
-            Some(System::Blocks(vec![SystemBlock { kind: TextType::Text, text, cache_control: Some(mark) }]));
+        let block = Block::Text { text: Cow::Borrowed(text), cache_control: Some(mark) };
+        request.system = Some(System::Blocks(vec![block]));
         left -= 1;
     }
     // Every block of the messages in order, as (message, block), and whether it can carry one.
