@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._connection import CLOSE_TIMEOUT_S, EXIT_REPORT_WAIT_S, StderrTail, check_frame_size
-from ._framing import FrameDecoder, FramingError, decode, encode
+from ._framing import FrameDecoder, FramingError, cancel_frame, decode, message_frame
 from .errors import RequestTimeoutError, ServerExitedError, ThreadKeeperError
 
 READ_BYTES = 65536
@@ -128,20 +128,14 @@ class BlockingConnection:
     async def notify(self, method: str, params: Any = None) -> None:
         if self._stopped is not None:
             raise self._stopped
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
         with contextlib.suppress(OSError):
-            self._write(encode(message))
+            self._write(message_frame(method, params))
 
     def call(self, method: str, params: Any, timeout: float | None) -> Any:
         if self._stopped is not None:
             raise self._stopped
         request_id = next(self._ids)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        frame = encode(message)
+        frame = message_frame(method, params, request_id)
         check_frame_size(frame, self.max_frame_bytes)
         deadline = None if timeout is None or timeout == math.inf else time.monotonic() + timeout
         call = _Call(request_id)
@@ -175,7 +169,7 @@ class BlockingConnection:
     def _cancel(self, request_id: int) -> None:
         if self._stopped is None:
             with contextlib.suppress(OSError):
-                self._write(encode({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": request_id}}))
+                self._write(cancel_frame(request_id))
 
     def _write(self, frame: bytes) -> None:
         with self._write_lock:

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ._framing import FrameDecoder, FramingError, decode, encode
+from ._framing import FrameDecoder, FramingError, cancel_frame, decode, message_frame
 from .errors import RequestTimeoutError, ServerExitedError, ThreadKeeperError
 
 STDERR_TAIL_BYTES = 8 * 1024
@@ -250,10 +250,7 @@ class Connection(asyncio.SubprocessProtocol):
         if self._stopped is not None:
             raise self._stopped
         request_id = next(self._ids)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        frame = encode(message)
+        frame = message_frame(method, params, request_id)
         check_frame_size(frame, self.max_frame_bytes)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
@@ -287,17 +284,14 @@ class Connection(asyncio.SubprocessProtocol):
         stdin = self._stdin
         if self._stopped is None and stdin is not None:
             with contextlib.suppress(Exception):
-                stdin.write(encode({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": request_id}}))
+                stdin.write(cancel_frame(request_id))
         future.set_exception(RequestTimeoutError(method, timeout))
 
     async def notify(self, method: str, params: Any = None) -> None:
         if self._stopped is not None:
             raise self._stopped
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
         with contextlib.suppress(ConnectionError, RuntimeError):
-            await self._write(encode(message))
+            await self._write(message_frame(method, params))
 
     async def close(self) -> int | None:
         """``shutdown``, ``exit``, then waits for the process (killing it if it lingers)."""

@@ -51,6 +51,22 @@ def encode(message: Any) -> bytes:
     return frame(_to_json(message).encode("utf-8"))
 
 
+def message_frame(method: str, params: Any = None, request_id: int | None = None) -> bytes:
+    """A request (with ``request_id``) or a notification, framed; ``params`` left out when None."""
+    message: dict[str, Any] = {"jsonrpc": "2.0"}
+    if request_id is not None:
+        message["id"] = request_id
+    message["method"] = method
+    if params is not None:
+        message["params"] = params
+    return encode(message)
+
+
+def cancel_frame(request_id: int) -> bytes:
+    """``$/cancelRequest`` for ``request_id``."""
+    return message_frame("$/cancelRequest", {"id": request_id})
+
+
 #: The C scanner ``json.loads`` runs (typeshed types its argument oddly, hence the cast).
 _scan_value: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
 
