@@ -88,31 +88,47 @@ pub struct AnthropicCache {
     pub total: Usage,
 }
 
+/// One block of an Anthropic request as a cache compares it: its role and the block without
+/// `cache_control` (a string `system` is one text block), and whether it was a breakpoint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CachedBlock {
+    pub role: String,
+    pub block: Value,
+    pub breakpoint: bool,
+}
+
+/// The request's blocks in order: the system prompt's, then each message's.
+pub fn anthropic_blocks(request: &Value) -> Vec<CachedBlock> {
+    let block_of = |role: &str, block: &Value| {
+        let mut block = block.clone();
+        let breakpoint = block.as_object_mut().and_then(|b| b.remove("cache_control")).is_some();
+        CachedBlock { role: role.to_owned(), block, breakpoint }
+    };
+    let mut blocks = Vec::new();
+    match &request["system"] {
+        Value::String(text) => blocks.push(block_of("system", &serde_json::json!({"type": "text", "text": text}))),
+        Value::Array(system) => blocks.extend(system.iter().map(|b| block_of("system", b))),
+        _ => {}
+    }
+    for message in request["messages"].as_array().into_iter().flatten() {
+        let role = message["role"].as_str().unwrap_or_default();
+        blocks.extend(message["content"].as_array().into_iter().flatten().map(|b| block_of(role, b)));
+    }
+    blocks
+}
+
 impl AnthropicCache {
     /// Accounts one request body; returns its usage (also added to `total`).
     pub fn send(&mut self, request: &Value) -> Usage {
         // (prefix hash, prefix tokens, breakpoint) per block, in order.
         let mut blocks: Vec<(u64, u64, bool)> = Vec::new();
         let (mut prefix, mut tokens) = (0u64, 0u64);
-        let mut push = |role: &str, block: &Value, counts: &mut Counts| {
-            let mut block = block.clone();
-            let marked = block.as_object_mut().and_then(|b| b.remove("cache_control")).is_some();
+        for CachedBlock { role, block, breakpoint } in anthropic_blocks(request) {
             let text = format!("{role}:{block}");
             let key = hash_of(&text);
-            tokens += counts.tokens(key, &text);
+            tokens += self.counts.tokens(key, &text);
             prefix = chain(prefix, key);
-            blocks.push((prefix, tokens, marked));
-        };
-        match &request["system"] {
-            Value::String(text) => push("system", &serde_json::json!({"type": "text", "text": text}), &mut self.counts),
-            Value::Array(system) => system.iter().for_each(|b| push("system", b, &mut self.counts)),
-            _ => {}
-        }
-        for message in request["messages"].as_array().into_iter().flatten() {
-            let role = message["role"].as_str().unwrap_or_default();
-            for block in message["content"].as_array().into_iter().flatten() {
-                push(role, block, &mut self.counts);
-            }
+            blocks.push((prefix, tokens, breakpoint));
         }
         let breakpoints: Vec<usize> = (0..blocks.len()).filter(|&i| blocks[i].2).collect();
         let mut read = 0;

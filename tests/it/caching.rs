@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 #[path = "../../benches/support/prompt_cache.rs"]
 #[allow(dead_code)]
 mod prompt_cache;
-use prompt_cache::{AnthropicCache, ANTHROPIC_READ, ANTHROPIC_WRITE};
+use prompt_cache::{anthropic_blocks, AnthropicCache, ANTHROPIC_READ, ANTHROPIC_WRITE};
 
 /// About 3 kB of instructions, as a coding agent's.
 fn instructions() -> String {
@@ -48,25 +48,9 @@ fn breakpoints(request: &Value) -> usize {
     request.to_string().matches("\"cache_control\"").count()
 }
 
-/// The request's blocks, each without `cache_control`, with its role: what a cache compares.
-fn blocks(request: &Value) -> Vec<Value> {
-    let strip = |role: &str, block: &Value| {
-        let mut block = block.clone();
-        block.as_object_mut().unwrap().remove("cache_control");
-        json!([role, block])
-    };
-    let mut out = Vec::new();
-    match &request["system"] {
-        Value::String(text) => out.push(strip("system", &json!({"type": "text", "text": text}))),
-        Value::Array(system) => out.extend(system.iter().map(|b| strip("system", b))),
-        _ => {}
-    }
-    for message in request["messages"].as_array().unwrap() {
-        for block in message["content"].as_array().unwrap() {
-            out.push(strip(message["role"].as_str().unwrap(), block));
-        }
-    }
-    out
+/// The request's blocks as a cache compares them (role, block without `cache_control`).
+fn blocks(request: &Value) -> Vec<(String, Value)> {
+    anthropic_blocks(request).into_iter().map(|b| (b.role, b.block)).collect()
 }
 
 /// Runs 300 steps, rendering after each; returns every request and every render result.
