@@ -4,7 +4,7 @@
 // kept), hostile strings inert, no request leaving the server, nothing without the token.
 //
 //   node serve.test.mjs BINARY OUT_DIR [--readme-screenshot PATH]
-import { chromium } from "playwright-core";
+import { checks, launchBrowser } from "./harness.mjs";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -82,25 +82,9 @@ const served = await viewer();
 const origin = new URL(served.url).origin;
 assert.match(served.url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}$/);
 
-const userDataDir = mkdtempSync(join(tmpdir(), "threadkeeper-chromium-"));
-const browser = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1280, height: 860 },
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const { browser, close: closeBrowser } = await launchBrowser();
 
-let failures = 0;
-async function check(name, test) {
-  try {
-    await test();
-    console.log("ok   " + name);
-  } catch (error) {
-    failures++;
-    console.log("FAIL " + name + "\n" + (error && error.stack ? error.stack : error));
-  }
-}
+const { check, failures } = checks();
 
 /** A page that records console errors, page errors and any request leaving the server. */
 async function newPage() {
@@ -228,8 +212,7 @@ await check("a thread's page takes appends live: no reload, scroll and search ke
   await page.close();
 });
 
-await browser.close();
-rmSync(userDataDir, { recursive: true, force: true });
+await closeBrowser();
 thread.close();
 
 await check("SIGTERM stops the viewer with status 0", async () => {
@@ -237,8 +220,8 @@ await check("SIGTERM stops the viewer with status 0", async () => {
   assert.deepEqual(await served.exited, { code: 0, signal: null });
 });
 rmSync(work, { recursive: true, force: true });
-if (failures > 0) {
-  console.log(`${failures} live viewer check(s) failed`);
+if (failures() > 0) {
+  console.log(`${failures()} live viewer check(s) failed`);
   process.exit(1);
 }
 console.log("all live viewer checks passed; screenshots in " + shotsDir);

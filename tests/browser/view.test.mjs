@@ -4,11 +4,10 @@
 //
 // Builds the pages with BINARY into OUT_DIR/pages, saves a screenshot of each under
 // OUT_DIR/screenshots, runs every check and exits non-zero when any failed.
-import { chromium } from "playwright-core";
+import { checks, launchBrowser } from "./harness.mjs";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -43,34 +42,9 @@ function writeBigThread(path, events) {
   writeFileSync(path, lines.slice(0, events).map((e) => JSON.stringify(e)).join("\n") + "\n");
 }
 
-const userDataDir = mkdtempSync(join(tmpdir(), "threadkeeper-chromium-"));
-// A fresh profile per run (Playwright passes it as --user-data-dir).
-const browser = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1280, height: 860 },
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
+const { browser, close: closeBrowser } = await launchBrowser();
 
-let failures = 0;
-async function check(name, test) {
-  try {
-    await test();
-    console.log("ok   " + name);
-  } catch (error) {
-    failures++;
-    console.log("FAIL " + name + "\n" + (error && error.stack ? error.stack : error));
-  }
-}
+const { check, failures } = checks();
 
 /** Opens a page, recording console errors, page errors and every request beyond the file. */
 async function open(file, { colorScheme = "light" } = {}) {
@@ -235,10 +209,9 @@ await check("a generated 100k-event thread opens", async () => {
   await finish(opened, "big-100k");
 });
 
-await browser.close();
-rmSync(userDataDir, { recursive: true, force: true });
-if (failures > 0) {
-  console.log(`${failures} browser check(s) failed`);
+await closeBrowser();
+if (failures() > 0) {
+  console.log(`${failures()} browser check(s) failed`);
   process.exit(1);
 }
 console.log("all browser checks passed; screenshots in " + shotsDir);
