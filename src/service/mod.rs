@@ -593,13 +593,13 @@ async fn build_state(record: ThreadRecord, events: EventLog, keep_renders_up_to:
     if events.len() < OFFLOAD_BUILDS_FROM_EVENTS {
         return Ok(ThreadState::new(record, events, keep_renders_up_to));
     }
+    // Nothing cancels the build but the caller giving up on it: then the guard stops it.
     let stop = CancellationToken::new();
     let _stop_when_abandoned = stop.clone().drop_guard();
-    let job = tokio::task::spawn_blocking(move || ThreadState::build(record, events, keep_renders_up_to, &stop));
-    match job.await {
-        Ok(built) => built.map_err(|_| ServiceError::Cancelled),
-        Err(e) => Err(ServiceError::Internal(e.to_string())),
-    }
+    off_loop(&stop, move |stop| {
+        ThreadState::build(record, events, keep_renders_up_to, stop).map_err(|_| ServiceError::Cancelled)
+    })
+    .await
 }
 
 /// Threads from this many events build their state on a blocking thread (see [`build_state`]).
