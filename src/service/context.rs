@@ -10,7 +10,7 @@ use super::{now_ms, OFFLOAD_RENDERS_FROM_EVENTS};
 use super::{off_loop, render_now, RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
 use crate::context::{
     choose_dropped, drop_points, iteration_number, plan_compaction, summarizer_prompt, summary_event, BudgetChoice,
-    BudgetItem, CompactionMarker, CompactionPlan, Tokenizer,
+    BudgetItem, CompactionMarker, CompactionPlan, DropPoints, Tokenizer,
 };
 use crate::event::AgentEvent;
 use crate::event_log::EventLog;
@@ -316,30 +316,72 @@ fn budgeted_now(
     budget: Budget,
     cancel: &CancellationToken,
 ) -> ServiceResult<BudgetedRender> {
-    let parsed: Vec<AgentEvent> = view.parse_all();
-    let items: Vec<BudgetItem<'_>> = parsed.iter().map(budget_item).collect();
-    let points = drop_points(&items);
-    // The view without its `count` oldest droppable iterations, rendered.
-    let render_without = |count: usize| -> ServiceResult<Rendered> {
-        // The dropped iterations are the `count` oldest: all up to the newest of them.
-        let newest_dropped = count.checked_sub(1).map(|last| points.iterations[last]);
-        let kept = view.gather(items.iter().enumerate().filter_map(|(at, item)| {
-            let kept = item.is_summary || newest_dropped.is_none_or(|newest| item.iteration + 0.0 > newest);
-            kept.then_some(at)
-        }));
-        let mut state = ThreadState::verbatim(record.clone(), kept);
-        render_now(&mut state, format, options.clone(), cancel)
+    let cuts = ViewCuts::new(record, view);
+    let measure = |count: usize| {
+        cuts.render_without(count, format, &options, cancel).map(|r| budget.tokenizer.count(model_input(&r)))
     };
-    let measure = |count: usize| render_without(count).map(|r| budget.tokenizer.count(model_input(&r)));
-    match choose_dropped(&points.counts, budget.max_tokens, measure)? {
+    match choose_dropped(&cuts.points.counts, budget.max_tokens, measure)? {
         BudgetChoice::Fits { dropped, tokens } => Ok(BudgetedRender {
-            rendered: render_without(dropped)?,
-            dropped: points.iterations[..dropped].iter().map(|&i| iteration_number(i)).collect(),
+            rendered: cuts.render_without(dropped, format, &options, cancel)?,
+            dropped: cuts.points.iterations[..dropped].iter().map(|&i| iteration_number(i)).collect(),
             tokens,
         }),
         BudgetChoice::TooBig { tokens } => {
             Err(ServiceError::Limit { limit: "options.budget.maxTokens", value: tokens, max: budget.max_tokens })
         }
+    }
+}
+
+/// A compacted view and the cuts a budget or a rolling round may make in it: its oldest
+/// droppable iterations, left out whole, never parting a call from its answer.
+pub(super) struct ViewCuts {
+    record: ThreadRecord,
+    view: EventLog,
+    /// Each view event's iteration, and whether it is a summary (summaries are never cut).
+    events: Vec<(f64, bool)>,
+    pub(super) points: DropPoints,
+}
+
+impl ViewCuts {
+    pub(super) fn new(record: ThreadRecord, view: EventLog) -> Self {
+        let parsed: Vec<AgentEvent> = view.parse_all();
+        let items: Vec<BudgetItem<'_>> = parsed.iter().map(budget_item).collect();
+        let points = drop_points(&items);
+        let events = items.iter().map(|item| (item.iteration, item.is_summary)).collect();
+        ViewCuts { record, view, events, points }
+    }
+
+    /// The view without its `count` oldest droppable iterations.
+    pub(super) fn without(&self, count: usize) -> EventLog {
+        // The dropped iterations are the `count` oldest: all up to the newest of them.
+        let newest_dropped = count.checked_sub(1).map(|last| self.points.iterations[last]);
+        self.view.gather(self.events.iter().enumerate().filter_map(|(at, &(iteration, is_summary))| {
+            let kept = is_summary || newest_dropped.is_none_or(|newest| iteration + 0.0 > newest);
+            kept.then_some(at)
+        }))
+    }
+
+    /// [`ViewCuts::without`], rendered.
+    pub(super) fn render_without(
+        &self,
+        count: usize,
+        format: RenderFormat,
+        options: &RenderOptions,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<Rendered> {
+        let mut state = ThreadState::verbatim(self.record.clone(), self.without(count));
+        render_now(&mut state, format, options.clone(), cancel)
+    }
+
+    /// The events of iterations `first` to `last` in the view, summaries left out, in view order.
+    pub(super) fn events_between(&self, first: f64, last: f64) -> Vec<AgentEvent> {
+        let range = (first + 0.0)..=(last + 0.0);
+        self.events
+            .iter()
+            .enumerate()
+            .filter(|(_, &(iteration, is_summary))| !is_summary && range.contains(&(iteration + 0.0)))
+            .map(|(at, _)| self.view.parse(at).expect("positions are in the view"))
+            .collect()
     }
 }
 

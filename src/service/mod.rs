@@ -8,6 +8,7 @@ mod context;
 mod documents;
 mod kept_cut;
 mod lru;
+mod rolling;
 mod state;
 mod view;
 
@@ -24,6 +25,7 @@ use crate::xml::EscapeMode;
 pub use context::{Budget, BudgetedRender, CompactionPlanned, TokenCount};
 pub use documents::{read_turn, write_turn};
 use lru::Lru;
+pub use rolling::{PlannedStep, RollingBudget, RollingPlan, RollingStep};
 use serde_json::{Map, Value};
 use state::{ThreadState, View};
 use std::sync::{Arc, Mutex};

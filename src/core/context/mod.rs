@@ -5,12 +5,14 @@
 //!   that tells a compaction round's summaries apart;
 //! - [`view`]: the event list upstream would hold after its rewrites, rebuilt from the log;
 //! - [`plan`]: which iterations upstream would summarize next, with its summarizer prompts;
-//! - [`budget`]: which iterations a render leaves out to fit a token budget.
+//! - [`budget`]: which iterations a render leaves out to fit a token budget;
+//! - [`rolling`]: the rolling strategy, whose summaries keep the prefix and merge to stay bounded.
 
 pub mod bpe;
 pub mod budget;
 pub mod estimate;
 pub mod plan;
+pub mod rolling;
 pub mod tokenizer;
 pub mod upstream;
 pub mod view;

@@ -101,7 +101,7 @@ mod tests {
     use super::*;
 
     fn item(iteration: f64, is_summary: bool) -> ViewItem {
-        ViewItem { position: 0, iteration, is_summary, upstream_tokens: 1 }
+        ViewItem { position: 0, iteration, is_summary, upstream_tokens: 1, rolling_round: None }
     }
 
     #[test]

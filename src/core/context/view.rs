@@ -9,7 +9,8 @@
 //! O(new events); a round costs one pass over the list, as upstream's rewrite does.
 
 use super::estimate::estimate_from_len;
-use super::upstream::{compaction_marker, upstream_json_len};
+use super::rolling::{self, rolling_marker, RollingMarker};
+use super::upstream::{compaction_marker, upstream_json_len, CompactionMarker};
 use crate::event::AgentEvent;
 
 /// What an event did to the view.
@@ -30,6 +31,18 @@ pub struct ViewItem {
     pub is_summary: bool,
     /// Upstream's estimate of the event: `estimateTokens(JSON.stringify(event))`.
     pub upstream_tokens: u64,
+    /// The round of a live rolling summary (see [`super::rolling`]).
+    pub rolling_round: Option<u64>,
+}
+
+/// A compaction round's marker, of either strategy.
+enum Round {
+    Upstream(CompactionMarker),
+    Rolling(RollingMarker),
+}
+
+fn round_marker(event: &AgentEvent) -> Option<Round> {
+    compaction_marker(event).map(Round::Upstream).or_else(|| rolling_marker(event).map(Round::Rolling))
 }
 
 /// Upstream's event list as positions into the log.
@@ -65,30 +78,42 @@ impl CompactedView {
             iteration: event.iteration().as_f64().unwrap_or(0.0),
             is_summary,
             upstream_tokens: estimate_from_len(upstream_json_len(event)),
+            rolling_round: None,
         };
         self.log_len += 1;
         self.upstream_tokens += item.upstream_tokens;
-        let marker = if self.replay_rounds { compaction_marker(event) } else { None };
-        let Some(marker) = marker else {
-            self.open_round = None;
-            self.items.push(item);
-            return ViewChange::Appended;
-        };
+        let round = if self.replay_rounds { round_marker(event) } else { None };
+        match round {
+            None => {
+                self.open_round = None;
+                self.items.push(item);
+                return ViewChange::Appended;
+            }
+            Some(Round::Upstream(marker)) => self.upstream_round(item, &marker),
+            Some(Round::Rolling(marker)) => {
+                self.open_round = None;
+                rolling::apply_round(&mut self.items, item, &marker);
+                self.rounds = self.rounds.max(marker.round);
+            }
+        }
+        self.upstream_tokens = self.items.iter().map(|i| i.upstream_tokens).sum();
+        ViewChange::Rewritten
+    }
+
+    /// Upstream's rewrite for the first summary of a round, its summaries in front.
+    fn upstream_round(&mut self, item: ViewItem, marker: &CompactionMarker) {
         match self.open_round {
             Some((round, at)) if round == marker.round => {
                 self.items.insert(at, item);
                 self.open_round = Some((round, at + 1));
             }
             _ => {
-                // The first summary of a round: upstream's rewrite, then the summaries in front.
                 self.items.retain(|kept| kept.iteration > marker.cutoff || kept.is_summary);
                 self.items.insert(0, item);
                 self.open_round = Some((marker.round, 1));
                 self.rounds = self.rounds.max(marker.round);
-                self.upstream_tokens = self.items.iter().map(|i| i.upstream_tokens).sum();
             }
         }
-        ViewChange::Rewritten
     }
 
     /// The view's events, in upstream's order.

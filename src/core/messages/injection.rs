@@ -2,6 +2,7 @@
 //! "context injection") followed by the host's instructions.
 
 use super::stored::StoredMessage;
+use crate::context::rolling::is_rolling_summary;
 use crate::event::{AgentEvent, EventKind};
 use crate::js_json;
 use serde_json::Value;
@@ -22,8 +23,12 @@ impl ContextInjection {
         Self::default()
     }
 
-    /// Takes one event into account; only `summary` events change the injection.
+    /// Takes one event into account; only `summary` events change the injection, and not a
+    /// rolling round's, which is a message of its own after the system message.
     pub fn push(&mut self, event: &AgentEvent) {
+        if is_rolling_summary(event) {
+            return;
+        }
         if let EventKind::Summary { summarized_iterations, summary } = event.kind() {
             if self.text.is_empty() {
                 self.text.push_str(HEADER);

@@ -11,6 +11,7 @@
 //! | `tool_result` | tool with `tool_call_id`; content the result, or its `JSON.stringify` form |
 //! | `error` | human `"[Error (recoverable)]: " + error` or `"[Error]: " + error` |
 //! | `summary` | no message; feeds the system message |
+//! | `summary` of a rolling round | human `"[Summary of iterations 0 to 41]: " + summary` |
 //! | `completion`, `human_input_requested`, unknown types | no message |
 //!
 //! A thread whose seed-001 form is already valid for OpenAI and Anthropic (every AI message
@@ -46,6 +47,7 @@ use super::labels::{
     STOPPED_FOR_INPUT, STRAY_RESULT_LABEL, SYSTEM_LABEL,
 };
 use super::stored::{MessageType, StoredMessage, ToolCall};
+use crate::context::rolling::summary_message_text;
 use crate::event::{AgentEvent, EventKind, Role};
 use crate::js_json;
 use serde::{Deserialize, Serialize};
@@ -409,10 +411,13 @@ impl StandardMessages {
                 let label = if recoverable { RECOVERABLE_LABEL } else { ERROR_LABEL };
                 StoredMessage::human(format!("{label}{error}"))
             }
-            EventKind::Summary { .. } => {
-                self.injection.push(event);
-                return;
-            }
+            EventKind::Summary { .. } => match summary_message_text(event) {
+                Some(text) => StoredMessage::human(text),
+                None => {
+                    self.injection.push(event);
+                    return;
+                }
+            },
             EventKind::Unknown { .. } => match reasoning_block(event) {
                 Some(block) => {
                     self.add(Item::Reasoning(block.clone()));

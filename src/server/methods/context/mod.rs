@@ -1,10 +1,15 @@
 //! Context-window methods (issue 13): `thread/tokens`, `thread/planCompaction`,
-//! `thread/compact` (`thread/render`'s `budget` option is in `render`).
+//! `thread/compact` (`thread/render`'s `budget` option is in `render`). The two compaction
+//! methods serve upstream's strategy here and the rolling one in [`rolling`], chosen by
+//! their `strategy` param.
+
+mod rolling;
 
 use super::params::{render_args, Format, RenderOptionsParams};
 use crate::context::Tokenizer;
 use crate::server::cancel;
 use crate::server::errors::from_service;
+use crate::server::errors::invalid_params;
 use crate::server::table::{MethodTable, Policy};
 use crate::server::wire::parse;
 use jsonrpsee::types::ErrorObjectOwned;
@@ -33,6 +38,8 @@ struct TokensParams {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PlanParams {
     thread_id: String,
+    #[serde(default, rename = "strategy")]
+    _strategy: UpstreamTag,
     #[serde(default = "default_max_context_tokens")]
     max_context_tokens: u64,
     #[serde(default = "default_keep_recent_iterations")]
@@ -43,6 +50,8 @@ struct PlanParams {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CompactParams {
     thread_id: String,
+    #[serde(default, rename = "strategy")]
+    _strategy: UpstreamTag,
     summaries: Vec<SummaryParams>,
     #[serde(default = "default_keep_recent_iterations")]
     keep_recent_iterations: u64,
@@ -54,6 +63,35 @@ struct CompactParams {
 struct SummaryParams {
     iteration: Number,
     summary: String,
+}
+
+/// `strategy: "upstream"`, the default.
+#[derive(Deserialize, Default)]
+enum UpstreamTag {
+    #[default]
+    #[serde(rename = "upstream")]
+    Upstream,
+}
+
+/// The compaction strategy a request names.
+enum Strategy {
+    Upstream,
+    Rolling,
+}
+
+/// Reads `strategy` alone (the rest is read by the strategy's own params).
+fn strategy(params: &jsonrpsee::types::Params<'_>) -> RpcResult<Strategy> {
+    #[derive(Deserialize)]
+    struct Only {
+        strategy: Option<serde_json::Value>,
+    }
+    let only: Only = parse(params)?;
+    match only.strategy {
+        None => Ok(Strategy::Upstream),
+        Some(serde_json::Value::String(name)) if name == "upstream" => Ok(Strategy::Upstream),
+        Some(serde_json::Value::String(name)) if name == "rolling" => Ok(Strategy::Rolling),
+        Some(other) => Err(invalid_params("strategy", &format!("expected \"upstream\" or \"rolling\", found {other}"))),
+    }
 }
 
 fn default_max_context_tokens() -> u64 {
@@ -117,13 +155,16 @@ pub(super) fn register(m: &mut MethodTable) {
     });
 
     m.register("thread/planCompaction", Policy::THREAD_READ, |params, ctx| async move {
+        if let Strategy::Rolling = strategy(&params)? {
+            return rolling::plan(&params, &ctx).await;
+        }
         let p: PlanParams = parse(&params)?;
         let plan = ctx
             .service
             .plan_compaction(&p.thread_id, p.max_context_tokens, p.keep_recent_iterations as f64)
             .await
             .map_err(from_service)?;
-        RpcResult::Ok(PlanResult {
+        let result = PlanResult {
             needed: plan.needed,
             tokens: plan.tokens,
             iterations: plan
@@ -131,10 +172,14 @@ pub(super) fn register(m: &mut MethodTable) {
                 .into_iter()
                 .map(|(iteration, prompt)| PlannedPrompt { iteration, prompt })
                 .collect(),
-        })
+        };
+        RpcResult::Ok(serde_json::to_value(result).expect("a plan serializes"))
     });
 
     m.register("thread/compact", Policy::THREAD_WRITE, |params, ctx| async move {
+        if let Strategy::Rolling = strategy(&params)? {
+            return rolling::compact(&params, &ctx).await;
+        }
         let p: CompactParams = parse(&params)?;
         let summaries = p.summaries.into_iter().map(|s| (s.iteration.as_f64().unwrap_or(0.0), s.summary)).collect();
         let record = ctx
