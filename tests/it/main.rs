@@ -20,6 +20,7 @@ mod prompt;
 mod protocol;
 mod providers;
 mod pydantic_ai;
+mod rolling;
 mod schemas;
 mod store_conformance;
 mod store_postgres;
