@@ -6,13 +6,18 @@
 //! time; after each, the request is rendered as the Anthropic request (`cacheControl: "auto"`)
 //! and as OpenAI chat, under: plain growth; today's budget; the budget with `dropTo`;
 //! upstream-style compaction (`thread/planCompaction` + `thread/compact`, fixed-length
-//! summaries). Run with `bench/context-cost [STEPS]` (default 2000).
+//! summaries); rolling compaction (`strategy: "rolling"`, planned on the provider's own
+//! request, fixed-length summaries). Budgets are counted in `o200k_base`, the tokens "peak
+//! context" is reported in. Run with `bench/context-cost [STEPS]` (default 2000).
 
 #[path = "support/thread_gen.rs"]
 mod thread_gen;
 
 #[path = "support/prompt_cache.rs"]
 mod prompt_cache;
+
+#[path = "support/rolling_host.rs"]
+mod rolling_host;
 
 use prompt_cache::{AnthropicCache, OpenAiCache, Usage, ANTHROPIC_READ, ANTHROPIC_WRITE, OPENAI_READ};
 use serde_json::{json, Value};
@@ -21,6 +26,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 const MAX_TOKENS: u64 = 30_000;
 const DROP_TO: u64 = 18_000;
+/// Words in a rolling round's scripted summary (about 80 `o200k_base` tokens).
+const ROLLING_SUMMARY_WORDS: usize = 60;
 const SUMMARY: &str =
     "The agent read and edited files, ran the tests and fixed what failed; one call timed out and was retried. ";
 
@@ -73,6 +80,8 @@ enum Strategy {
     Budget,
     BudgetDropTo,
     Compaction,
+    /// Rolling compaction planned on this provider's request (`"anthropic"` or `"openai-chat"`).
+    Rolling(&'static str),
 }
 
 impl Strategy {
@@ -82,6 +91,7 @@ impl Strategy {
             Strategy::Budget => "budget (maxTokens 30k)",
             Strategy::BudgetDropTo => "budget, dropTo 18k",
             Strategy::Compaction => "compaction (30k, keep 3)",
+            Strategy::Rolling(_) => "rolling compaction (30k → 18k)",
         }
     }
 
@@ -91,8 +101,10 @@ impl Strategy {
             options["cacheControl"] = json!("auto");
         }
         match self {
-            Strategy::Budget => options["budget"] = json!({"maxTokens": MAX_TOKENS}),
-            Strategy::BudgetDropTo => options["budget"] = json!({"maxTokens": MAX_TOKENS, "dropTo": DROP_TO}),
+            Strategy::Budget => options["budget"] = json!({"maxTokens": MAX_TOKENS, "tokenizer": "o200k_base"}),
+            Strategy::BudgetDropTo => {
+                options["budget"] = json!({"maxTokens": MAX_TOKENS, "dropTo": DROP_TO, "tokenizer": "o200k_base"})
+            }
             _ => {}
         }
         options
@@ -114,14 +126,35 @@ fn steps(count: usize) -> Vec<Vec<Value>> {
     steps
 }
 
-fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> (Usage, Usage, f64) {
+/// A run's usage per provider, its summarizer calls, and its wall time.
+struct Run {
+    anthropic: Usage,
+    openai: Usage,
+    summarizer_calls: u64,
+    seconds: f64,
+}
+
+fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> Run {
     let mut server = Server::start(binary);
     let instructions = "You are a careful coding agent. ".repeat(100);
     server.call("thread/open", json!({"threadId": "run", "settings": {"instructions": instructions}}));
     let (mut anthropic, mut openai) = (AnthropicCache::default(), OpenAiCache::default());
     let started = std::time::Instant::now();
+    let mut summarizer_calls = 0;
+    let mut rounds = rolling_host::Rounds::default();
     for step in steps {
         server.call("thread/append", json!({"threadId": "run", "events": step}));
+        if let Strategy::Rolling(format) = strategy {
+            let mut options = json!({});
+            if format == "anthropic" {
+                options["cacheControl"] = json!("auto");
+            }
+            let plan = json!({"strategy": "rolling", "maxTokens": MAX_TOKENS, "compactTo": DROP_TO,
+                "tokenizer": "o200k_base", "format": format, "options": options});
+            let mut summarize = |step: &Value| rolling_host::scripted_summary(step, ROLLING_SUMMARY_WORDS);
+            let mut call = |method: &str, params: Value| server.call(method, params);
+            rolling_host::compact_until_fits(&mut call, "run", &plan, &mut summarize, &mut rounds);
+        }
         if let Strategy::Compaction = strategy {
             let plan = server.call("thread/planCompaction", json!({"threadId": "run", "maxContextTokens": MAX_TOKENS}));
             if plan["needed"] == true {
@@ -131,6 +164,7 @@ fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> (Usage, Usage,
                     .iter()
                     .map(|i| json!({"iteration": i["iteration"], "summary": SUMMARY}))
                     .collect();
+                summarizer_calls += summaries.len() as u64;
                 server.call("thread/compact", json!({"threadId": "run", "summaries": summaries}));
             }
         }
@@ -145,7 +179,8 @@ fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> (Usage, Usage,
         );
         openai.send(&chat["messages"]);
     }
-    (anthropic.total, openai.total, started.elapsed().as_secs_f64())
+    summarizer_calls += rounds.calls();
+    Run { anthropic: anthropic.total, openai: openai.total, summarizer_calls, seconds: started.elapsed().as_secs_f64() }
 }
 
 fn main() {
@@ -153,24 +188,49 @@ fn main() {
     let binary = std::env::var("THREADKEEPER_BIN").unwrap_or_else(|_| "target/release/threadkeeper".into());
     let steps = steps(count);
     println!("{} steps, tokens counted with o200k_base; cost relative to the same requests uncached\n", steps.len());
-    println!("| strategy | provider | input tokens | read from cache | written | peak context | cost |");
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!(
+        "| strategy | provider | input tokens | read from cache | written | peak context | cost | summarizer calls / 1,000 steps |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    let per_thousand = |calls: u64| calls as f64 * 1000.0 / steps.len().max(1) as f64;
+    let row = |strategy: Strategy, provider: &str, usage: Usage, cost: f64, calls: u64| {
+        println!(
+            "| {} | {provider} | {} | {} ({:.1}%) | {} | {} | {:.3}× | {:.0} |",
+            strategy.name(),
+            usage.input,
+            usage.read,
+            usage.read_share() * 100.0,
+            usage.written,
+            usage.peak,
+            cost,
+            per_thousand(calls)
+        );
+    };
+    let anthropic_cost = |usage: Usage| usage.relative_cost(ANTHROPIC_READ, ANTHROPIC_WRITE);
+    let openai_cost = |usage: Usage| usage.relative_cost(OPENAI_READ, 0.0);
     for strategy in [Strategy::Growth, Strategy::Budget, Strategy::BudgetDropTo, Strategy::Compaction] {
-        let (anthropic, openai, seconds) = run(&binary, strategy, &steps);
-        let row = |provider: &str, usage: Usage, cost: f64| {
-            println!(
-                "| {} | {provider} | {} | {} ({:.1}%) | {} | {} | {:.3}× |",
-                strategy.name(),
-                usage.input,
-                usage.read,
-                usage.read_share() * 100.0,
-                usage.written,
-                usage.peak,
-                cost
-            );
-        };
-        row("Anthropic, auto breakpoints", anthropic, anthropic.relative_cost(ANTHROPIC_READ, ANTHROPIC_WRITE));
-        row("OpenAI chat", openai, openai.relative_cost(OPENAI_READ, 0.0));
-        eprintln!("{}: {seconds:.1} s", strategy.name());
+        let run = run(&binary, strategy, &steps);
+        row(
+            strategy,
+            "Anthropic, auto breakpoints",
+            run.anthropic,
+            anthropic_cost(run.anthropic),
+            run.summarizer_calls,
+        );
+        row(strategy, "OpenAI chat", run.openai, openai_cost(run.openai), run.summarizer_calls);
+        eprintln!("{}: {:.1} s", strategy.name(), run.seconds);
     }
+    // Rolling compaction measures the request it bounds: one run per provider.
+    let on_anthropic = run(&binary, Strategy::Rolling("anthropic"), &steps);
+    let strategy = Strategy::Rolling("anthropic");
+    row(
+        strategy,
+        "Anthropic, auto breakpoints",
+        on_anthropic.anthropic,
+        anthropic_cost(on_anthropic.anthropic),
+        on_anthropic.summarizer_calls,
+    );
+    let on_openai = run(&binary, Strategy::Rolling("openai-chat"), &steps);
+    row(strategy, "OpenAI chat", on_openai.openai, openai_cost(on_openai.openai), on_openai.summarizer_calls);
+    eprintln!("{}: {:.1} s + {:.1} s", strategy.name(), on_anthropic.seconds, on_openai.seconds);
 }
