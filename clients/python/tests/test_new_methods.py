@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from conftest import BINARY, MEMORY_ARGS, sample_events, skip_unless_blocking_server_has, skip_unless_server_has
 
-from threadkeeper import AppendResult, AsyncThreadKeeper, ErrorCode, PopResult, ThreadKeeper, ThreadKeeperError
+from threadkeeper import (
+    AppendResult,
+    AsyncThreadKeeper,
+    ErrorCode,
+    PopResult,
+    RollingCompactResult,
+    ThreadKeeper,
+    ThreadKeeperError,
+)
 
 
 async def test_events_tail(tk: AsyncThreadKeeper) -> None:
@@ -79,6 +87,47 @@ async def test_tokens_plan_and_compact(tk: AsyncThreadKeeper) -> None:
     assert "iteration 0 done" in await thread.render_text()
     # The round rewrote the view: the handle's kept XML lines are not reused.
     assert await thread.render_xml(incremental=True) == await thread.render_xml() != kept
+
+
+async def test_rolling_compaction_summarizes_into_a_message_after_the_instructions(tk: AsyncThreadKeeper) -> None:
+    await skip_unless_server_has(tk, "thread/planCompaction")
+    thread = await tk.open_thread(settings={"instructions": "Be brief."})
+    events = [dict(e, iteration=i) for i, e in enumerate(sample_events())]
+    await thread.append(events)
+    whole = (await thread.tokens("openai-chat", tokenizer="o200k_base"))["tokens"]
+    plan = await thread.plan_rolling_compaction(
+        max_tokens=whole - 1, compact_to=whole // 2, format="openai-chat", tokenizer="o200k_base"
+    )
+    assert plan["strategy"] == "rolling" and plan["needed"] is True and plan["version"] == 1
+    step = plan["step"]
+    assert step["kind"] == "summarize" and step["iterations"][0] == 0
+    assert step["prompt"].startswith("You are compacting the history")
+    done = await thread.compact_rolling(step, "Greeted & answered <once>.")
+    assert isinstance(done, RollingCompactResult) and (done.version, done.round) == (2, 1)
+    assert thread.info.version == 2
+    messages = (await thread.render_openai_chat())["messages"]
+    last = step["iterations"][1]
+    assert messages[:2] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": f"[Summary of iterations 0 to {last}]: Greeted & answered <once>."},
+    ]
+    again = await thread.plan_rolling_compaction(max_tokens=whole - 1, compact_to=whole // 2, format="openai-chat", tokenizer="o200k_base")
+    assert again["needed"] is False and "step" not in again
+    with pytest.raises(ThreadKeeperError) as info:
+        await thread.compact_rolling(step, "again")  # planned on version 1
+    assert info.value.code == ErrorCode.VERSION_CONFLICT
+    with pytest.raises(ThreadKeeperError) as info:
+        await thread.compact_rolling({"kind": "summarize", "iterations": step["iterations"]}, "")
+    assert info.value.code == ErrorCode.INVALID_PARAMS and info.value.data["path"] == "summary"
+
+
+def test_rolling_compaction_blocking() -> None:
+    with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as tk:
+        thread = tk.open_thread("rolling")
+        thread.append([dict(e, iteration=i) for i, e in enumerate(sample_events())])
+        plan = thread.plan_rolling_compaction(max_tokens=10, compact_to=5)
+        assert plan["needed"] is True and plan["step"]["kind"] == "summarize"
+        assert thread.compact_rolling(plan["step"], "done so far").round == 1
 
 
 async def test_view_is_one_page_with_thread_text_escaped(tk: AsyncThreadKeeper) -> None:

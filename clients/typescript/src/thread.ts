@@ -27,6 +27,10 @@ import type {
   ProviderRenderOptions,
   RenderFormat,
   RenderOptions,
+  RollingCompactionOptions,
+  RollingCompactionPlan,
+  RollingCompactResult,
+  RollingStepInput,
   StepOptions,
   StepResult,
   StoredMessage,
@@ -304,6 +308,37 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
   async planCompaction(options: PlanCompactionOptions & CallOptions = {}): Promise<CompactionPlan> {
     const [params, call] = splitCallOptions(options);
     return this.client.call<CompactionPlan>("thread/planCompaction", { threadId: this.id, ...params }, call);
+  }
+
+  /**
+   * What the next rolling-compaction round should be (`thread/planCompaction`, strategy
+   * "rolling"): when `needed`, call a model with `step.prompt` and pass its reply to
+   * `compactRolling(step, reply)`; then plan again.
+   */
+  async planRollingCompaction(options: RollingCompactionOptions & CallOptions): Promise<RollingCompactionPlan> {
+    const [params, call] = splitCallOptions(options);
+    return this.client.call<RollingCompactionPlan>(
+      "thread/planCompaction",
+      { threadId: this.id, strategy: "rolling", ...params },
+      call,
+    );
+  }
+
+  /** Records a rolling round: `summary` of what the planned `step` covers (`thread/compact`, strategy "rolling"). */
+  async compactRolling(
+    step: RollingStepInput,
+    summary: string,
+    options: { expectedVersion?: number } & CallOptions = {},
+  ): Promise<RollingCompactResult> {
+    const [params, call] = splitCallOptions(options);
+    const result = await this.client.call<RollingCompactResult>(
+      "thread/compact",
+      { threadId: this.id, strategy: "rolling", step, summary, ...params },
+      call,
+    );
+    this.forgetXmlLines();
+    this.info = { ...this.info, version: result.version, eventCount: result.eventCount };
+    return result;
   }
 
   /** Replaces iterations by their summaries (`thread/compact`); answers as `append` does. */

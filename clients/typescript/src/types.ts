@@ -481,6 +481,53 @@ export interface IterationSummary {
   summary: string;
 }
 
+/**
+ * `thread/planCompaction` with `strategy: "rolling"`: rounds that summarize the oldest whole
+ * iterations into one summary placed after the instructions (a stable, cacheable prefix), and
+ * merge the oldest summaries when they outgrow `summaryTokens`.
+ */
+export interface RollingCompactionOptions {
+  /** A round is needed when the rendering is over this many tokens. */
+  maxTokens: number;
+  /** A summarize round leaves out the oldest iterations until the rendering is at most this (≤ maxTokens). */
+  compactTo: number;
+  /** The room all live summaries together may take; default `maxTokens / 4`. */
+  summaryTokens?: number;
+  /** The rendering measured, as `thread/render` takes it; default "messages". */
+  format?: RenderFormat;
+  options?: Omit<RenderOptions, "fromEvent" | "budget">;
+  /** Default "estimate". */
+  tokenizer?: Tokenizer;
+}
+
+/** The one summarizer call a rolling plan asks for next. */
+export type RollingStep =
+  | { kind: "summarize"; iterations: [first: number, last: number]; prompt: string; version: number }
+  | { kind: "merge"; rounds: number[]; prompt: string; version: number };
+
+/** A step as `compactRolling` takes it back: the planned one, its `prompt` and `version` optional. */
+export type RollingStepInput =
+  | { kind: "summarize"; iterations: readonly [number, number]; prompt?: string; version?: number }
+  | { kind: "merge"; rounds: readonly number[]; prompt?: string; version?: number };
+
+export interface RollingCompactionPlan {
+  strategy: "rolling";
+  needed: boolean;
+  /** The tokens of the rendering measured. */
+  tokens: number;
+  /** The version planned on; the round expects it. */
+  version: number;
+  /** What the live summaries' texts take together. */
+  summaryTokens: number;
+  /** Present when `needed`, unless nothing is left to compact. */
+  step?: RollingStep;
+}
+
+export interface RollingCompactResult extends AppendResult {
+  /** The round's number in the thread. */
+  round: number;
+}
+
 /** A tool a CLI model is told about. */
 export interface ToolSpec {
   name: string;

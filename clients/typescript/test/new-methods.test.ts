@@ -50,6 +50,39 @@ describe("tokens and compaction", () => {
     assert.equal(thread.info.version, result.version);
     assert.ok((await thread.tokens()).tokens < total);
   });
+
+  test("rolling compaction: plan, summarize, plan again; the summary follows the instructions", async () => {
+    const thread = await tk.openThread({ settings: { instructions: "Be brief." } });
+    await thread.append(loopEvents(40));
+    const total = (await thread.tokens({ tokenizer: "o200k_base" })).tokens;
+    const budget = { maxTokens: Math.floor(total / 2), compactTo: Math.floor(total / 3), tokenizer: "o200k_base" } as const;
+    const plan = await thread.planRollingCompaction(budget);
+    assert.equal(plan.strategy, "rolling");
+    assert.equal(plan.needed, true);
+    assert.equal(plan.version, thread.info.version);
+    const step = plan.step!;
+    assert.equal(step.kind, "summarize");
+    if (step.kind !== "summarize") return;
+    assert.equal(step.iterations[0], 0);
+    assert.match(step.prompt, /^You are compacting the history/);
+    const result = await thread.compactRolling(step, "Steps so far: read & edited <files>.");
+    assert.equal(result.round, 1);
+    assert.equal(thread.info.version, result.version);
+    const after = await thread.planRollingCompaction(budget);
+    assert.equal(after.needed, false);
+    assert.equal(after.step, undefined);
+    const { messages } = await thread.renderOpenAIChat();
+    assert.deepEqual(messages.slice(0, 2), [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: `[Summary of iterations 0 to ${step.iterations[1]}]: Steps so far: read & edited <files>.` },
+    ]);
+    // A round planned on another version is a conflict; an empty summary is refused.
+    await rejectsWithCode(thread.compactRolling(step, "again"), ErrorCodes.VersionConflict);
+    await rejectsWithCode(
+      thread.compactRolling({ kind: "summarize", iterations: step.iterations }, ""),
+      ErrorCodes.InvalidParams,
+    );
+  });
 });
 
 describe("undo and branching", () => {

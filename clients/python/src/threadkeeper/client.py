@@ -32,6 +32,9 @@ from .types import (
     InitializeResult,
     IterationSummary,
     MessagesRenderOptions,
+    RollingCompactionPlan,
+    RollingCompactResult,
+    RollingStep,
     OpenAIChatRender,
     OpenAIChatRequest,
     OpenAIResponsesRender,
@@ -467,6 +470,46 @@ class AsyncThread:
         result = await self._client.request("thread/compact", params, timeout=timeout)
         self._forget_xml_lines()  # the round rewrites the view that XML lines are counted in
         return self._appended(result)
+
+    async def plan_rolling_compaction(
+        self,
+        *,
+        max_tokens: int,
+        compact_to: int,
+        summary_tokens: int | None = None,
+        format: RenderFormat | None = None,
+        tokenizer: Tokenizer | None = None,
+        timeout: float | None = None,
+        **options: Unpack[RenderOptions],
+    ) -> RollingCompactionPlan:
+        """What the next rolling-compaction round should be, measured on the render of ``format``
+        (render options as keyword arguments): when ``needed``, call a model with
+        ``plan["step"]["prompt"]``, pass the reply to ``compact_rolling``, then plan again."""
+        params: dict[str, Any] = _drop_none(
+            threadId=self.id,
+            strategy="rolling",
+            maxTokens=max_tokens,
+            compactTo=compact_to,
+            summaryTokens=summary_tokens,
+            format=format,
+            tokenizer=tokenizer,
+        )
+        wire = render_options(**options)
+        if wire:
+            params["options"] = wire
+        result: RollingCompactionPlan = await self._client.request("thread/planCompaction", params, timeout=timeout)
+        return result
+
+    async def compact_rolling(
+        self, step: RollingStep, summary: str, *, expected_version: int | None = None, timeout: float | None = None
+    ) -> RollingCompactResult:
+        """Records a rolling round: ``summary`` of what the planned ``step`` covers, appended as one
+        marked event (the round expects the version the step was planned on)."""
+        params = _drop_none(threadId=self.id, strategy="rolling", step=dict(step), summary=summary, expectedVersion=expected_version)
+        result = await self._client.request("thread/compact", params, timeout=timeout)
+        self._forget_xml_lines()  # the round rewrites the view that XML lines are counted in
+        appended = self._appended(result)
+        return RollingCompactResult(appended.thread_id, appended.version, appended.event_count, result["round"])
 
     # Undo and branches.
 

@@ -111,6 +111,8 @@ class Thread:
     view = _blocking(AsyncThread.view)
     plan_compaction = _blocking(AsyncThread.plan_compaction)
     compact = _blocking(AsyncThread.compact)
+    plan_rolling_compaction = _blocking(AsyncThread.plan_rolling_compaction)
+    compact_rolling = _blocking(AsyncThread.compact_rolling)
     pop = _blocking(AsyncThread.pop)
     fork = _blocking_thread(AsyncThread.fork)
     prompt_cli = _blocking(AsyncThread.prompt_cli)

@@ -362,6 +362,13 @@ class AppendResult:
 
 
 @dataclass(frozen=True)
+class RollingCompactResult(AppendResult):
+    """What a rolling round answers: ``append``'s result and the round's number."""
+
+    round: int
+
+
+@dataclass(frozen=True)
 class XmlDelta:
     """What ``thread/render`` answers for format ``xml`` with ``options.fromEvent``.
 
@@ -513,6 +520,44 @@ class CompactionPlan(TypedDict):
 class IterationSummary(TypedDict):
     iteration: int
     summary: str
+
+
+# Rolling compaction (``strategy: "rolling"`` of ``thread/planCompaction`` and ``thread/compact``).
+
+
+class RollingSummarizeStep(TypedDict):
+    """Summarize the oldest whole iterations ``iterations[0]`` to ``iterations[1]``."""
+
+    kind: Literal["summarize"]
+    iterations: list[int]
+    #: threadkeeper's summarizer prompt for the step (may be left out when passed back).
+    prompt: NotRequired[str]
+    #: The version planned on; the round expects it.
+    version: NotRequired[int]
+
+
+class RollingMergeStep(TypedDict):
+    """Merge the live summaries of ``rounds`` (oldest first) into one."""
+
+    kind: Literal["merge"]
+    rounds: list[int]
+    prompt: NotRequired[str]
+    version: NotRequired[int]
+
+
+RollingStep = Union[RollingSummarizeStep, RollingMergeStep]
+
+
+class RollingCompactionPlan(TypedDict):
+    strategy: Literal["rolling"]
+    needed: bool
+    #: The tokens of the rendering measured.
+    tokens: int
+    version: int
+    #: What the live summaries' texts take together.
+    summaryTokens: int
+    #: Present when ``needed``, unless nothing is left to compact.
+    step: NotRequired[RollingStep]
 
 
 @dataclass(frozen=True)
