@@ -21,6 +21,7 @@ mod protocol;
 mod providers;
 mod pydantic_ai;
 mod rolling;
+mod rolling_props;
 mod schemas;
 mod store_conformance;
 mod store_postgres;
