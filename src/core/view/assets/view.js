@@ -54,6 +54,21 @@
     return groups;
   }
 
+  /**
+   * Which iterations a summary replaces: a rolling round's covers the range its marker names
+   * (its summarizedIterations is [first, last]); any other summary, the iterations it lists.
+   */
+  function replacedBy(event) {
+    const marker = event.compaction;
+    if (marker && marker.strategy === "rolling" && Array.isArray(marker.iterations)) {
+      const [first, last] = marker.iterations;
+      return { has: (iteration) => iteration >= first && iteration <= last, label: first + " to " + last };
+    }
+    const listed = Array.isArray(event.summarizedIterations) ? event.summarizedIterations : [];
+    const set = new Set(listed);
+    return { has: (iteration) => set.has(iteration), label: listed.join(", ") };
+  }
+
   /** Moves the groups a summary replaces under that summary; returns what stays on top. */
   function foldSummarized(groups) {
     const top = [];
@@ -61,7 +76,7 @@
       for (const index of group.events) {
         const event = events[index];
         if (event.type !== "summary" || !Array.isArray(event.summarizedIterations)) continue;
-        const replaced = new Set(event.summarizedIterations);
+        const replaced = replacedBy(event);
         const folded = [];
         for (let i = top.length - 1; i >= 0; i--) {
           if (replaced.has(top[i].iteration)) folded.unshift(top.splice(i, 1)[0]);
@@ -233,8 +248,7 @@
         return node;
       }
       case "summary": {
-        const replaced = Array.isArray(event.summarizedIterations) ? event.summarizedIterations : [];
-        const node = card(index, "summary", "summary of iterations " + replaced.join(", "));
+        const node = card(index, "summary", "summary of iterations " + replacedBy(event).label);
         node.append(body(event.summary));
         const folded = group.folds.get(index) || [];
         if (folded.length > 0) {
