@@ -142,6 +142,7 @@ fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> Run {
     let started = std::time::Instant::now();
     let mut summarizer_calls = 0;
     let mut rounds = rolling_host::Rounds::default();
+    let mut peaks = (0u64, 0u64);
     for step in steps {
         server.call("thread/append", json!({"threadId": "run", "events": step}));
         if let Strategy::Rolling(format) = strategy {
@@ -173,18 +174,26 @@ fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> Run {
             json!({"threadId": "run", "format": "anthropic", "options": strategy.options(true)}),
         );
         anthropic.send(&request);
+        peaks.0 = peaks.0.max(rolling_host::request_tokens(&request));
         let chat = server.call(
             "thread/render",
             json!({"threadId": "run", "format": "openai-chat", "options": strategy.options(false)}),
         );
         openai.send(&chat["messages"]);
+        peaks.1 = peaks.1.max(rolling_host::request_tokens(&chat));
     }
     summarizer_calls += rounds.calls();
-    Run { anthropic: anthropic.total, openai: openai.total, summarizer_calls, seconds: started.elapsed().as_secs_f64() }
+    // Peak context in the bound's own measure: the request body's tokens.
+    let (mut anthropic, mut openai) = (anthropic.total, openai.total);
+    (anthropic.peak, openai.peak) = peaks;
+    Run { anthropic, openai, summarizer_calls, seconds: started.elapsed().as_secs_f64() }
 }
 
 fn main() {
     let count: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(2000);
+    // An optional word keeps only the strategies whose name holds it (`bench/context-cost 2000 rolling`).
+    let only = std::env::args().skip(1).find(|a| a.parse::<usize>().is_err() && !a.starts_with('-'));
+    let wanted = |strategy: Strategy| only.as_deref().is_none_or(|word| strategy.name().contains(word));
     let binary = std::env::var("THREADKEEPER_BIN").unwrap_or_else(|_| "target/release/threadkeeper".into());
     let steps = steps(count);
     println!("{} steps, tokens counted with o200k_base; cost relative to the same requests uncached\n", steps.len());
@@ -209,6 +218,9 @@ fn main() {
     let anthropic_cost = |usage: Usage| usage.relative_cost(ANTHROPIC_READ, ANTHROPIC_WRITE);
     let openai_cost = |usage: Usage| usage.relative_cost(OPENAI_READ, 0.0);
     for strategy in [Strategy::Growth, Strategy::Budget, Strategy::BudgetDropTo, Strategy::Compaction] {
+        if !wanted(strategy) {
+            continue;
+        }
         let run = run(&binary, strategy, &steps);
         row(
             strategy,
@@ -221,6 +233,9 @@ fn main() {
         eprintln!("{}: {:.1} s", strategy.name(), run.seconds);
     }
     // Rolling compaction measures the request it bounds: one run per provider.
+    if !wanted(Strategy::Rolling("anthropic")) {
+        return;
+    }
     let on_anthropic = run(&binary, Strategy::Rolling("anthropic"), &steps);
     let strategy = Strategy::Rolling("anthropic");
     row(

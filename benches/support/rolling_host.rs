@@ -50,6 +50,19 @@ pub fn compact_until_fits(
     planned
 }
 
+/// The `o200k_base` tokens of a render's request body (the result without `format`, `version`,
+/// `contextMode`, `dropped` and `tokens`), as `thread/tokens` and a budget count them: the
+/// measure a context bound is stated in.
+pub fn request_tokens(result: &Value) -> u64 {
+    let mut body = result.clone();
+    if let Some(fields) = body.as_object_mut() {
+        for key in ["format", "version", "contextMode", "dropped", "tokens"] {
+            fields.remove(key);
+        }
+    }
+    bpe_openai::o200k_base().count(&body.to_string()) as u64
+}
+
 /// A scripted summarizer: about `words` words naming what the step covers, the same for the
 /// same step, so runs are reproducible.
 pub fn scripted_summary(step: &Value, words: usize) -> String {

@@ -13,7 +13,7 @@ mod prompt_cache;
 mod rolling_host;
 
 use prompt_cache::{AnthropicCache, OpenAiCache, ANTHROPIC_READ, ANTHROPIC_WRITE, OPENAI_READ};
-use rolling_host::{compact_until_fits, scripted_summary, Rounds};
+use rolling_host::{compact_until_fits, request_tokens, scripted_summary, Rounds};
 
 const INSTRUCTIONS: &str = "You are a careful coding agent. Read before you edit; keep changes small & tested.";
 
@@ -311,6 +311,7 @@ fn long_run(steps: u64, summary_words: usize) -> LongRun {
     let mut rounds = Rounds::default();
     let mut appended = 1;
     let mut peak_summary_tokens = 0;
+    let mut peaks = (0u64, 0u64);
     let mut summarize = |step: &Value| scripted_summary(step, summary_words);
     for i in 1..=steps {
         let events = step_events(i);
@@ -331,10 +332,16 @@ fn long_run(steps: u64, summary_words: usize) -> LongRun {
             body.as_object_mut().unwrap().remove(key);
         }
         anthropic.send(&body);
-        openai.send(&render(&mut server, "run", "openai-chat", json!({}))["messages"]);
+        peaks.0 = peaks.0.max(request_tokens(&request));
+        let chat = render(&mut server, "run", "openai-chat", json!({}));
+        openai.send(&chat["messages"]);
+        peaks.1 = peaks.1.max(request_tokens(&chat));
     }
+    // Peak context in the bound's own measure: the request body's tokens.
+    let (mut anthropic, mut openai) = (anthropic.total, openai.total);
+    (anthropic.peak, openai.peak) = peaks;
     let events = server.ok("thread/events", json!({"threadId": "run"}))["events"].as_array().unwrap().len();
-    LongRun { anthropic: anthropic.total, openai: openai.total, rounds, events, appended, peak_summary_tokens }
+    LongRun { anthropic, openai, rounds, events, appended, peak_summary_tokens }
 }
 
 fn assert_bounded_and_cheap(run: &LongRun) {
