@@ -3,11 +3,13 @@
  * thread. A separate entry point (`threadkeeper/openai-agents`) so the main one needs no SDK.
  *
  * The SDK's items are its own camelCase form (`callId`, `function_call_result`, content parts);
- * the server speaks the Responses API's input items (`call_id`, `function_call_output`, text).
- * This module maps between the two; the server turns Responses items into events
- * (`responses/toEvents`) and events back into them (the "openai-responses" render).
+ * a session thread keeps the Responses API's wire items (`call_id`, `function_call_output`), as
+ * the Python SDK holds them, converted at this edge (`./agents-wire.ts`); the server turns them
+ * into events (`responses/toEvents`) and gives them back (`responses/fromEvents`).
+ * `toResponsesItem`/`fromResponsesItem` are the older, text-only mapping of the render's items.
  */
 import type { AgentInputItem, Session } from "@openai/agents-core";
+import { fromWireItem, isSdkForm, itemDifference, toWireItem, withDifference, type ItemDifference } from "./agents-wire.js";
 import type { Thread } from "./thread.js";
 import type { OpenAIResponsesInputItem, ProviderRenderOptions } from "./types.js";
 
@@ -29,7 +31,9 @@ function outputText(output: unknown): string {
   return JSON.stringify(output);
 }
 
-/** An SDK item as a Responses API input item; kinds the server does not convert pass as they are (it names them). */
+export { fromWireItem, toWireItem, type ItemDifference } from "./agents-wire.js";
+
+/** An SDK item as a Responses API input item in the render's text-only form; kinds the server does not convert pass as they are (it names them). */
 export function toResponsesItem(item: AgentInputItem): unknown {
   const fields = item as Item;
   switch (fields.type ?? "message") {
@@ -80,6 +84,12 @@ export function fromResponsesItem(item: OpenAIResponsesInputItem, names: Map<str
 /** The event field `responses/toEvents` keeps an item in (`keepItems`); `null`: made from no item. */
 const KEPT = "responsesItem";
 
+/**
+ * The event field that keeps what the SDK's item has beyond its wire item (an `ItemDifference`),
+ * so that the item comes back exactly; other readers (the Python SDK) ignore it.
+ */
+const BESIDE = "agentsJs";
+
 type StoredEvent = Record<string, unknown>;
 
 /** Whether an event was written with its item kept (by this session, or any `keepItems` conversion). */
@@ -98,8 +108,9 @@ function givesAnItem(event: StoredEvent): boolean {
   return keptItem(event) ? event[KEPT] !== null : isReasoning(event);
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** A kept item as the SDK reads it: an item kept in the SDK's form (an earlier version's) as it is, a wire item converted. */
+function readBackItem(kept: Item): Item {
+  return isSdkForm(kept) ? kept : fromWireItem(kept);
 }
 
 export interface ThreadSessionOptions {
@@ -114,11 +125,14 @@ export interface ThreadSessionOptions {
 
 /**
  * A session of the OpenAI Agents SDK backed by a thread: `new Runner().run(agent, input, {
- * session: new ThreadSession(thread) })`. Each item added is one event that keeps the item
- * (`responses/toEvents` with `keepItems`), so `getItems` gives the items exactly as added and
- * `popItem` removes and returns the newest one; the model input is the thread's render as ever.
- * A thread none of whose events kept an item reads as its render (its instructions and system
- * messages first, as one system item).
+ * session: new ThreadSession(thread) })`. Each item added is one event that keeps the item in the
+ * Responses API's wire form (`responses/toEvents` with `keepItems`), the form the Python SDK's
+ * items have, so the Python client's `ThreadSession` continues the same session; what the SDK's
+ * item has beyond its wire form is kept beside it (`agentsJs`), so `getItems` gives the items
+ * exactly as added and `popItem` removes and returns the newest one. Items another SDK added read
+ * as the SDK reads those wire items; items an earlier version kept in the SDK's own form read as
+ * they were. The model input is the thread's render as ever. A thread none of whose events kept
+ * an item reads as its render (its instructions and system messages first, as one system item).
  */
 export class ThreadSession implements Session {
   constructor(
@@ -144,6 +158,7 @@ export class ThreadSession implements Session {
   /** The items of events: kept ones as they were added, runs of other events as the server reads them. */
   private async itemsOf(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
     if (!events.some((event) => keptItem(event) || isReasoning(event))) return this.renderedItems();
+    const own = await this.ownItems(events.filter(givesAnItem));
     const items: AgentInputItem[] = [];
     let run: StoredEvent[] = [];
     const flush = async () => {
@@ -151,18 +166,35 @@ export class ThreadSession implements Session {
       run = [];
     };
     for (const event of events) {
-      if (!keptItem(event)) {
+      if (givesAnItem(event)) {
+        await flush();
+        items.push(own.shift()!);
+      } else if (keptItem(event)) {
+        await flush();
+      } else {
         run.push(event);
-        continue;
       }
-      await flush();
-      if (event[KEPT] !== null) items.push(event[KEPT] as AgentInputItem);
     }
     await flush();
     return items;
   }
 
-  /** Events that kept no item of the SDK's: the Responses items the server reads out of them, in the SDK's form. */
+  /**
+   * The items of events that each give one (a kept item, or a reasoning block that describes its
+   * wire item), with what each kept beside its wire item put back.
+   */
+  private async ownItems(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
+    const blocks = events.filter((event) => !keptItem(event));
+    const described = blocks.length === 0 ? [] : (await this.thread.client.call<{ items: Item[] }>("responses/fromEvents", { events: blocks })).items;
+    return events.map((event) => {
+      const wire = keptItem(event) ? (event[KEPT] as Item) : described.shift()!;
+      const difference = event[BESIDE] as ItemDifference | undefined;
+      const item = readBackItem(wire);
+      return (difference === undefined ? item : withDifference(item, difference)) as AgentInputItem;
+    });
+  }
+
+  /** Events that kept no item (written before items were kept): the Responses items the server reads out of them, in the SDK's form. */
   private async readBack(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
     const { items } = await this.thread.client.call<{ items: Item[] }>("responses/fromEvents", { events });
     const names = new Map<string, string>();
@@ -185,20 +217,21 @@ export class ThreadSession implements Session {
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const { iteration } = this.options;
-    const converted = items.map(toResponsesItem);
+    // The items as the thread keeps them (JSON), in the wire form.
+    const added = JSON.parse(JSON.stringify(items)) as Item[];
+    const wires = JSON.parse(JSON.stringify(added.map(toWireItem))) as Item[];
     const { events } = await this.thread.client.call<{ events: StoredEvent[] }>("responses/toEvents", {
-      items: converted,
+      items: wires,
       iteration: typeof iteration === "function" ? iteration() : iteration,
       keepItems: true,
     });
-    // The server kept the Responses form; each event that gives an item keeps the SDK's own
-    // instead (a reasoning block only when its block does not say the same).
+    // Each event that gives an item keeps, beside its wire item, what the SDK's item has beyond it.
     let next = 0;
     for (const event of events) {
       if (!givesAnItem(event)) continue;
-      const item = items[next++];
-      if (isReasoning(event) && !keptItem(event) && sameJson(fromResponsesItem(converted[next - 1] as OpenAIResponsesInputItem, new Map()), item)) continue;
-      event[KEPT] = item;
+      const difference = itemDifference(added[next]!, readBackItem(wires[next]!));
+      next++;
+      if (difference.set !== undefined || difference.unset !== undefined) event[BESIDE] = difference;
     }
     await this.thread.append(events as never);
   }
@@ -218,7 +251,7 @@ export class ThreadSession implements Session {
       if (last < 0) return undefined;
       const event = events[last]!;
       if (givesAnItem(event)) {
-        const [item] = keptItem(event) ? [event[KEPT] as AgentInputItem] : await this.readBack([event]);
+        const [item] = await this.ownItems([event]);
         await this.thread.pop({ count: events.length - last, expectedVersion: page.version });
         return item;
       }

@@ -1,0 +1,444 @@
+/**
+ * The Agents SDK's items and the Responses API's wire items, both ways: the form a
+ * `ThreadSession` stores (the wire item, as the Python SDK holds it) and the difference that
+ * gives the SDK's own item back exactly.
+ *
+ * `toWireItem` follows the SDK's own request conversion (`getInputItems` of
+ * `@openai/agents-openai`, which that package does not export): snake_case fields, `providerData`
+ * spread into the item, the SDK's placeholder id left out. `fromWireItem` reads a wire item as
+ * the SDK would hold it: its fields in camelCase, what the SDK has no field for in
+ * `providerData`, a function output as the text output the SDK's tools give. Kinds without a
+ * conversion here (computer, shell, apply-patch, tool-search and program items) stay in the
+ * SDK's form; a wire item of a kind the SDK does not model is its `unknown` item.
+ */
+
+type Item = Record<string, unknown>;
+
+/** The id the SDK gives an item no provider named. */
+const FAKE_ID = "FAKE_ID";
+
+/** The hosted tools' wire types, which the SDK holds as `hosted_tool_call` items named by type. */
+const HOSTED_TYPES = new Set([
+  "web_search_call",
+  "file_search_call",
+  "image_generation_call",
+  "code_interpreter_call",
+  "mcp_list_tools",
+  "mcp_approval_request",
+  "mcp_approval_response",
+  "mcp_call",
+]);
+
+/** Item types only the SDK's form has. */
+const SDK_ONLY_TYPES = new Set([
+  "function_call_result",
+  "hosted_tool_call",
+  "computer_call_result",
+  "unknown",
+  "tool_search_call",
+  "tool_search_output",
+  "program",
+  "program_output",
+]);
+
+function isRecord(value: unknown): value is Item {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function snakeKey(key: string): string {
+  return key.replace(/([A-Z])/g, "_$1").toLowerCase();
+}
+
+/** Object keys in snake_case, recursively (array entries as they are), as the SDK sends `providerData`. */
+function snakeCased(value: unknown): unknown {
+  if (Array.isArray(value)) return value.slice();
+  if (!isRecord(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, entry]) => [snakeKey(key), snakeCased(entry)]));
+}
+
+/** `providerData` in snake_case without the item's own fields, to spread into the wire item. */
+function spreadProviderData(providerData: unknown, reserved: readonly string[]): Item {
+  const snake = snakeCased(providerData);
+  if (!isRecord(snake)) return {};
+  const skip = new Set(reserved.map(snakeKey));
+  return Object.fromEntries(Object.entries(snake).filter(([key]) => !skip.has(key)));
+}
+
+/** Fields without `undefined` values (the JSON a thread stores). */
+function defined(item: Item): Item {
+  return Object.fromEntries(Object.entries(item).filter(([, value]) => value !== undefined));
+}
+
+function withoutFakeId(item: Item): Item {
+  if (item.id !== FAKE_ID) return item;
+  const { id: _id, ...rest } = item;
+  return rest;
+}
+
+function caller(value: unknown): Item {
+  if (!isRecord(value)) return {};
+  return { caller: value.type === "direct" ? { type: "direct" } : { type: "program", caller_id: value.callerId } };
+}
+
+function callerBack(value: unknown): Item {
+  if (!isRecord(value)) return {};
+  if (value.type === "direct") return { caller: { type: "direct" } };
+  return typeof value.caller_id === "string" ? { caller: { type: "program", callerId: value.caller_id } } : {};
+}
+
+function inputContentPart(part: Item): Item {
+  const extra = spreadProviderData(part.providerData, ["type", "text", "detail", "image_url", "file_id", "file_data", "file_url", "filename"]);
+  const breakpoint = part.promptCacheBreakpoint ? { prompt_cache_breakpoint: part.promptCacheBreakpoint } : {};
+  switch (part.type) {
+    case "input_text":
+      return { type: "input_text", text: part.text, ...breakpoint, ...extra };
+    case "input_image": {
+      const image = part.image;
+      const source =
+        typeof image === "string" ? { image_url: image } : isRecord(image) && "id" in image ? { file_id: image.id } : typeof part.imageUrl === "string" ? { image_url: part.imageUrl } : typeof part.fileId === "string" ? { file_id: part.fileId } : {};
+      return { type: "input_image", detail: part.detail ?? "auto", ...source, ...breakpoint, ...extra };
+    }
+    case "input_file": {
+      const file = part.file;
+      const source =
+        typeof file === "string"
+          ? file.trim().startsWith("https://")
+            ? { file_url: file.trim() }
+            : { file_data: file.trim() }
+          : isRecord(file) && "id" in file
+            ? { file_id: file.id }
+            : isRecord(file) && "url" in file
+              ? { file_url: file.url }
+              : {};
+      return { type: "input_file", ...source, ...(part.filename ? { filename: part.filename } : {}), ...breakpoint, ...extra };
+    }
+    default:
+      return part;
+  }
+}
+
+function inputContentPartBack(part: Item): Item {
+  switch (part.type) {
+    case "input_text": {
+      const { type: _t, text, prompt_cache_breakpoint: breakpoint, ...rest } = part;
+      return defined({ type: "input_text", text, promptCacheBreakpoint: breakpoint, ...providerData(rest) });
+    }
+    case "input_image": {
+      const { type: _t, detail, image_url: url, file_id: fileId, prompt_cache_breakpoint: breakpoint, ...rest } = part;
+      const image = typeof url === "string" ? url : typeof fileId === "string" ? { id: fileId } : undefined;
+      return defined({ type: "input_image", image, detail, promptCacheBreakpoint: breakpoint, ...providerData(rest) });
+    }
+    case "input_file": {
+      const { type: _t, file_data: data, file_url: url, file_id: fileId, filename, prompt_cache_breakpoint: breakpoint, ...rest } = part;
+      const file = typeof fileId === "string" ? { id: fileId } : typeof url === "string" ? { url } : data;
+      return defined({ type: "input_file", file, filename, promptCacheBreakpoint: breakpoint, ...providerData(rest) });
+    }
+    default:
+      return part;
+  }
+}
+
+function outputContentPart(part: Item): Item {
+  if (part.type === "output_text") {
+    const annotations = isRecord(part.providerData) ? part.providerData.annotations : undefined;
+    return { type: "output_text", text: part.text, annotations: Array.isArray(annotations) ? annotations : [], ...spreadProviderData(part.providerData, ["type", "text", "annotations"]) };
+  }
+  if (part.type === "refusal") return { type: "refusal", refusal: part.refusal, ...spreadProviderData(part.providerData, ["type", "refusal"]) };
+  return part;
+}
+
+function outputContentPartBack(part: Item): Item {
+  if (part.type === "output_text") {
+    const { type: _t, text, ...rest } = part;
+    return { type: "output_text", text, ...providerData(rest) };
+  }
+  if (part.type === "refusal") {
+    const { type: _t, refusal, ...rest } = part;
+    return { type: "refusal", refusal, ...providerData(rest) };
+  }
+  return part;
+}
+
+/** A system message's text: the SDK's system items hold a string. */
+function systemText(content: unknown): unknown {
+  if (!Array.isArray(content)) return content;
+  return content.map((part: Item) => (typeof part.text === "string" ? part.text : null)).filter((text) => text !== null).join("\n");
+}
+
+/** `{providerData}` of the fields left over, or nothing when none are. */
+function providerData(rest: Item): Item {
+  const kept = defined(rest);
+  return Object.keys(kept).length > 0 ? { providerData: kept } : {};
+}
+
+/** A structured tool output part as the Responses API's part (what the SDK sends). */
+function outputPart(part: Item): Item {
+  switch (part.type) {
+    case "input_text":
+      return { type: "input_text", text: part.text };
+    case "input_image": {
+      const image = part.image ?? part.imageUrl;
+      const source = typeof image === "string" ? { image_url: image } : isRecord(image) && typeof image.id === "string" ? { file_id: image.id } : {};
+      return { type: "input_image", ...source, ...(typeof part.fileId === "string" ? { file_id: part.fileId } : {}), ...(part.detail ? { detail: part.detail } : {}) };
+    }
+    case "input_file": {
+      const file = part.file;
+      const source =
+        typeof file === "string"
+          ? /^(https?:\/\/)/.test(file.trim()) ? { file_url: file.trim() } : { file_data: file.trim() }
+          : isRecord(file) && typeof file.id === "string"
+            ? { file_id: file.id }
+            : isRecord(file) && typeof file.url === "string"
+              ? { file_url: file.url }
+              : {};
+      return { type: "input_file", ...source, ...(part.filename ? { filename: part.filename } : {}) };
+    }
+    default:
+      return part;
+  }
+}
+
+function outputPartBack(part: Item): Item {
+  switch (part.type) {
+    case "input_text":
+      return { type: "input_text", text: part.text };
+    case "input_image": {
+      const image = typeof part.image_url === "string" ? part.image_url : typeof part.file_id === "string" ? { id: part.file_id } : undefined;
+      return defined({ type: "input_image", image, detail: part.detail });
+    }
+    case "input_file": {
+      const file = typeof part.file_id === "string" ? { id: part.file_id } : typeof part.file_url === "string" ? { url: part.file_url } : part.file_data;
+      return defined({ type: "input_file", file, filename: part.filename });
+    }
+    default:
+      return part;
+  }
+}
+
+function functionOutput(output: unknown): unknown {
+  if (typeof output === "string") return output;
+  if (Array.isArray(output)) return output.map(outputPart);
+  if (isRecord(output) && output.type === "text" && typeof output.text === "string") return output.text;
+  return String(output);
+}
+
+/** A function output as the SDK's tools give it: text as a text output, parts as their SDK parts. */
+function functionOutputBack(output: unknown): unknown {
+  if (typeof output === "string") return { type: "text", text: output };
+  if (Array.isArray(output)) return output.map(outputPartBack);
+  return output;
+}
+
+function messageToWire(item: Item): Item {
+  const rest = ["id", "role", "content", "phase"];
+  switch (item.role) {
+    case "system":
+      return { id: item.id, role: "system", content: item.content, ...spreadProviderData(item.providerData, rest) };
+    case "user":
+      return {
+        id: item.id,
+        role: "user",
+        content: typeof item.content === "string" ? item.content : (item.content as Item[]).map(inputContentPart),
+        ...spreadProviderData(item.providerData, rest),
+      };
+    case "assistant": {
+      const phase = item.phase ?? (isRecord(item.providerData) ? item.providerData.phase : undefined);
+      return withoutFakeId({
+        type: "message",
+        id: item.id,
+        role: "assistant",
+        content: (item.content as Item[]).map(outputContentPart),
+        status: item.status,
+        ...(phase === undefined ? {} : { phase }),
+        ...spreadProviderData(item.providerData, ["type", ...rest, "status"]),
+      });
+    }
+    default:
+      return item;
+  }
+}
+
+function hostedToWire(item: Item): Item {
+  const data = isRecord(item.providerData) ? item.providerData : {};
+  const kind = String(data.type ?? item.name);
+  const type = kind.endsWith("_call") || kind.startsWith("mcp_") ? kind : `${kind}_call`;
+  const snake = snakeCased(data) as Item;
+  const by = caller(item.caller);
+  switch (type) {
+    case "mcp_list_tools":
+      return { ...snake, type, id: item.id, ...by };
+    case "mcp_approval_request":
+    case "mcp_call":
+      return { ...snake, type, id: data.id ?? item.id, ...by };
+    case "mcp_approval_response":
+      return { ...snake, type, id: data.id, ...by };
+    case "file_search_call":
+      return { ...snake, type, id: item.id, status: item.status ?? "failed", queries: data.queries ?? [] };
+    case "code_interpreter_call":
+      return { ...snake, type, id: item.id, code: data.code ?? "", outputs: data.outputs ?? data.results ?? [], status: item.status ?? "failed", ...by };
+    case "image_generation_call":
+      return { ...snake, type, id: item.id, result: data.result ?? item.output ?? null, status: item.status ?? "failed" };
+    default:
+      return { ...snake, type, id: item.id, status: item.status ?? "failed" };
+  }
+}
+
+/** An SDK item as the Responses API's wire item, as the SDK sends it (kinds without a conversion here: as they are). */
+export function toWireItem(item: unknown): Item {
+  if (!isRecord(item)) return item as Item;
+  const pd = item.providerData;
+  let wire: Item;
+  switch (item.type ?? (typeof item.role === "string" ? "message" : undefined)) {
+    case "message":
+      wire = messageToWire(item);
+      break;
+    case "function_call":
+      wire = withoutFakeId({
+        id: item.id,
+        type: "function_call",
+        name: item.name,
+        call_id: item.callId,
+        arguments: item.arguments,
+        status: item.status,
+        ...caller(item.caller),
+        ...(typeof item.namespace === "string" ? { namespace: item.namespace } : {}),
+        ...spreadProviderData(pd, ["id", "type", "name", "call_id", "arguments", "status", "namespace", "caller"]),
+      });
+      break;
+    case "function_call_result":
+      wire = {
+        type: "function_call_output",
+        id: item.id,
+        call_id: item.callId,
+        output: functionOutput(item.output),
+        status: item.status,
+        ...caller(item.caller),
+        ...spreadProviderData(pd, ["type", "id", "call_id", "output", "status", "namespace", "caller"]),
+      };
+      break;
+    case "reasoning": {
+      const encrypted = isRecord(pd) ? (pd.encryptedContent ?? pd.encrypted_content) : undefined;
+      wire = {
+        id: item.id,
+        type: "reasoning",
+        summary: ((item.content as Item[] | undefined) ?? []).map((part) => ({ type: "summary_text", text: part.text, ...spreadProviderData(part.providerData, ["type", "text"]) })),
+        ...(typeof encrypted === "string" ? { encrypted_content: encrypted } : {}),
+        ...spreadProviderData(pd, ["id", "type", "summary", "encrypted_content"]),
+      };
+      break;
+    }
+    case "hosted_tool_call":
+      wire = hostedToWire(item);
+      break;
+    case "compaction":
+      wire = { type: "compaction", id: item.id, encrypted_content: item.encrypted_content ?? item.encryptedContent };
+      break;
+    case "unknown":
+      wire = { ...(snakeCased(pd) as Item), id: item.id };
+      break;
+    default:
+      return item;
+  }
+  const { created_by: _createdBy, ...rest } = wire;
+  return defined(rest);
+}
+
+/** A wire item as the SDK's item (a function output without its call's name is named by its call id, as the SDK does). */
+export function fromWireItem(wire: unknown): Item {
+  if (!isRecord(wire)) return wire as Item;
+  const type = wire.type ?? (typeof wire.role === "string" ? "message" : undefined);
+  if (type === "message") {
+    const { type: _t, id, role, content, status, phase, ...rest } = wire;
+    if (role === "assistant") {
+      const parts = typeof content === "string" ? [{ type: "output_text", text: content }] : (content as Item[]);
+      return defined({ id, type: "message", role, content: parts.map(outputContentPartBack), status, phase, ...providerData(rest) });
+    }
+    if (role === "system") return defined({ id, type: "message", role, content: systemText(content), ...providerData(rest) });
+    if (role !== "user") return { type: "unknown", providerData: wire };
+    const parts = typeof content === "string" ? content : (content as Item[]).map(inputContentPartBack);
+    return defined({ id, type: "message", role, content: parts, ...providerData(rest) });
+  }
+  if (type === "function_call") {
+    const { type: _t, id, call_id: callId, name, namespace, status, arguments: args, caller: by, ...rest } = wire;
+    return defined({ type: "function_call", id, callId, name, namespace, status, arguments: args, ...callerBack(by), ...providerData(rest) });
+  }
+  if (type === "function_call_output") {
+    const { type: _t, id, call_id: callId, name, function_name: functionName, namespace, status, output, caller: by, ...rest } = wire;
+    const called = name ?? functionName ?? callId;
+    return defined({ type: "function_call_result", id, callId, name: called, namespace, status: status ?? "completed", output: functionOutputBack(output), ...callerBack(by), ...providerData(rest) });
+  }
+  if (type === "reasoning") {
+    // The encrypted content under the name the SDK's own items give it.
+    const { type: _t, id, summary, encrypted_content: encryptedContent, ...rest } = wire;
+    const content = ((summary as Item[] | undefined) ?? []).map(({ type: _st, text, ...part }) => ({ type: "input_text", text, ...providerData(part) }));
+    return defined({ type: "reasoning", id, content, ...providerData({ encryptedContent, ...rest }) });
+  }
+  if (typeof type === "string" && HOSTED_TYPES.has(type)) {
+    const { status, caller: by, output, result, ...rest } = wire;
+    const produced = type === "image_generation_call" ? result : type === "mcp_call" ? output : undefined;
+    const data = type === "image_generation_call" || type === "mcp_call" ? rest : { ...rest, ...(output === undefined ? {} : { output }), ...(result === undefined ? {} : { result }) };
+    return defined({
+      type: "hosted_tool_call",
+      id: wire.id,
+      name: type,
+      status: type.startsWith("mcp_") ? "completed" : status,
+      output: produced ?? undefined,
+      ...callerBack(by),
+      providerData: type.startsWith("mcp_") && status !== undefined ? { ...data, status } : data,
+    });
+  }
+  if (type === "compaction") {
+    const { type: _t, id, encrypted_content: encrypted, created_by: createdBy, ...rest } = wire;
+    return defined({ type: "compaction", id, encrypted_content: encrypted, created_by: createdBy, ...providerData(rest) });
+  }
+  return defined({ type: "unknown", id: wire.id, providerData: wire });
+}
+
+/** Whether a kept item is in the SDK's own form, as sessions of an earlier version kept it. */
+export function isSdkForm(item: unknown): boolean {
+  if (!isRecord(item)) return false;
+  if ("callId" in item || "providerData" in item) return true;
+  if (typeof item.type === "string" && SDK_ONLY_TYPES.has(item.type)) return true;
+  if (item.type === "reasoning") return !("summary" in item);
+  if (item.role === "assistant" && Array.isArray(item.content)) return item.content.some((part: Item) => isRecord(part) && part.type === "output_text" && !("annotations" in part));
+  return false;
+}
+
+/**
+ * What an SDK item carries beyond its wire item: the fields `fromWireItem` does not give back
+ * as they were (`set`), and those it gives that the item did not have (`unset`).
+ */
+export interface ItemDifference {
+  set?: Item;
+  unset?: string[];
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+/** A value with its objects' keys sorted, so that equal values write equal JSON. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (!isRecord(value)) return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .filter((key) => value[key] !== undefined)
+      .map((key) => [key, canonical(value[key])]),
+  );
+}
+
+/** The difference between an item and the item read back from its wire form. */
+export function itemDifference(item: Item, readBack: Item): ItemDifference {
+  const set = Object.fromEntries(Object.entries(item).filter(([key, value]) => value !== undefined && !sameJson(value, readBack[key])));
+  const unset = Object.keys(readBack).filter((key) => item[key] === undefined);
+  return { ...(Object.keys(set).length > 0 ? { set } : {}), ...(unset.length > 0 ? { unset } : {}) };
+}
+
+/** The item read back from its wire form, with its difference put back. */
+export function withDifference(readBack: Item, difference: ItemDifference): Item {
+  const item: Item = { ...readBack, ...difference.set };
+  for (const key of difference.unset ?? []) delete item[key];
+  return item;
+}
