@@ -134,6 +134,43 @@ def test_one_session_taken_in_turns(tmp_path: Path) -> None:
     assert asyncio.run(read_all()) == [*first["addedWire"], *python_items, *second["addedWire"]]
 
 
+def test_a_session_python_begins_goes_on_in_typescript(tmp_path: Path) -> None:
+    db, thread_id = tmp_path / "threads.db", "python-first"
+
+    # Python begins: a tool call and its answer.
+    async def begin() -> list[Any]:
+        async with AsyncThreadKeeper.spawn(binary=BINARY, args=["--store", f"sqlite:{db}"]) as tk:
+            session = NotingSession(await tk.open_thread(thread_id))
+            model = ScriptedModel(
+                [
+                    [ResponseFunctionToolCall(type="function_call", name="weather", arguments='{"city": "Lyon"}', call_id="call_py1", id="fc_py1", status="completed")],
+                    [ResponseOutputMessage(id="msg_py1", type="message", role="assistant", status="completed", content=[ResponseOutputText(type="output_text", text="Sunny.", annotations=[])])],
+                ]
+            )
+            await Runner.run(Agent(name="weather", instructions="Use the tools.", model=model, tools=[weather]), "Weather in Lyon?", session=session)
+            assert await session.get_items() == session.added
+            return session.added
+
+    python_items = asyncio.run(begin())
+
+    # TypeScript goes on with reasoning and an answer, and pops the answer: it read Python's items
+    # as the SDK reads those wire items, and its own come back exactly.
+    turn = typescript_step("reason-and-pop", db, thread_id)
+    assert turn["beforeWire"] == [_as_the_sdk_sends(item) for item in python_items]
+    assert turn["modelInputs"][0][: len(turn["before"])] == turn["before"]
+    assert [item["type"] for item in turn["added"]] == ["message", "reasoning", "message"]
+    assert turn["read"] == [*turn["before"], *turn["added"]]
+    assert turn["popped"] == turn["added"][-1]
+    assert turn["readAfterPop"] == [*turn["before"], *turn["added"][:-1]]
+
+    # Python reads the session: its own items as added, TypeScript's in the wire form.
+    async def read_all() -> list[Any]:
+        async with AsyncThreadKeeper.spawn(binary=BINARY, args=["--store", f"sqlite:{db}"]) as tk:
+            return await ThreadSession(await tk.open_thread(thread_id)).get_items()
+
+    assert asyncio.run(read_all()) == [*python_items, *turn["addedWire"][:-1]]
+
+
 def test_a_session_the_typescript_client_kept_in_its_sdk_form_reads_in_both(tmp_path: Path) -> None:
     db, thread_id = tmp_path / "threads.db", "old-form"
     old = typescript_step("old-form", db, thread_id)

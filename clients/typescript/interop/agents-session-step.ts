@@ -3,7 +3,7 @@
  * Runner with a scripted model (offline) on a ThreadSession over a SQLite thread, or a thread
  * written as this client's earlier versions wrote it. Prints what it added and read, as JSON.
  *
- *   node build-test/interop/agents-session-step.js begin|continue|old-form SQLITE_FILE THREAD_ID
+ *   node build-test/interop/agents-session-step.js begin|continue|reason-and-pop|old-form SQLITE_FILE THREAD_ID
  */
 import {
   Agent,
@@ -71,6 +71,14 @@ const BEGIN: ModelResponse["output"][] = [
 /** A later turn: an answer from the history. */
 const CONTINUE: ModelResponse["output"][] = [[say("msg_ts2", "Lyon is sunny and Paris has rain.")]];
 
+/** A later turn with reasoning before the answer (the answer is popped after it). */
+const REASON: ModelResponse["output"][] = [
+  [
+    { type: "reasoning", id: "rs_ts1", content: [{ type: "input_text", text: "From the history." }], providerData: { type: "reasoning", id: "rs_ts1", encrypted_content: "gAAAAts1==" } },
+    say("msg_ts3", "It was sunny."),
+  ],
+];
+
 /** Items of every kind this client converts, as its earlier versions kept them (the SDK's own form). */
 const OLD_FORM: AgentInputItem[] = [
   { type: "message", role: "user", content: "Weather in Lyon?" },
@@ -100,7 +108,7 @@ async function appendInSdkForm(tk: ThreadKeeper, threadId: string, items: AgentI
   await thread.append(events as never);
 }
 
-async function run(tk: ThreadKeeper, threadId: string, input: string, outputs: ModelResponse["output"][]): Promise<Item> {
+async function run(tk: ThreadKeeper, threadId: string, input: string, outputs: ModelResponse["output"][], pop = false): Promise<Item> {
   const session = new NotingSession(await tk.openThread({ threadId }));
   const before = await session.getItems();
   const model = new ScriptedModel(outputs);
@@ -113,17 +121,19 @@ async function run(tk: ThreadKeeper, threadId: string, input: string, outputs: M
     addedWire: session.added.map(toWireItem),
     read: await session.getItems(),
     modelInputs: model.inputs,
+    ...(pop ? { popped: await session.popItem(), readAfterPop: await session.getItems() } : {}),
   };
 }
 
 async function main(): Promise<void> {
   const [step, db, threadId] = process.argv.slice(2);
-  if (!step || !db || !threadId) throw new Error("usage: agents-session-step begin|continue|old-form SQLITE_FILE THREAD_ID");
+  if (!step || !db || !threadId) throw new Error("usage: agents-session-step begin|continue|reason-and-pop|old-form SQLITE_FILE THREAD_ID");
   const tk = await ThreadKeeper.spawn({ binary: findBinary(), args: ["--store", `sqlite:${db}`], clientInfo: { name: "threadkeeper-interop" } });
   try {
     let result: Item;
     if (step === "begin") result = await run(tk, threadId, "Weather in Lyon?", BEGIN);
     else if (step === "continue") result = await run(tk, threadId, "And both?", CONTINUE);
+    else if (step === "reason-and-pop") result = await run(tk, threadId, "Was it sunny?", REASON, true);
     else if (step === "old-form") {
       await appendInSdkForm(tk, threadId, OLD_FORM);
       const session = new ThreadSession(await tk.openThread({ threadId }));
