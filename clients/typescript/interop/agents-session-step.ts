@@ -74,7 +74,7 @@ const CONTINUE: ModelResponse["output"][] = [[say("msg_ts2", "Lyon is sunny and 
 /** A later turn with reasoning before the answer (the answer is popped after it). */
 const REASON: ModelResponse["output"][] = [
   [
-    { type: "reasoning", id: "rs_ts1", content: [{ type: "input_text", text: "From the history." }], providerData: { type: "reasoning", id: "rs_ts1", encrypted_content: "gAAAAts1==" } },
+    { type: "reasoning", id: "rs_ts1", content: [{ type: "input_text", text: "From the history.", providerData: { type: "summary_text" } }], providerData: { type: "reasoning", id: "rs_ts1", encrypted_content: "gAAAAts1==" } },
     say("msg_ts3", "It was sunny."),
   ],
 ];

@@ -343,7 +343,13 @@ export function toWireItem(item: unknown): Item {
   return defined(rest);
 }
 
-/** A wire item as the SDK's item (a function output without its call's name is named by its call id, as the SDK does). */
+/**
+ * A wire item as the SDK's item. Output items (assistant messages, function calls, reasoning,
+ * hosted tools' calls) read as the SDK's OpenAI model reads the API's output, what the SDK has no
+ * field for in `providerData`; input items as the SDK makes them: a user or system message as
+ * written, a function output as its tools' text output (named by its call id, as the SDK does
+ * when the name is not given).
+ */
 export function fromWireItem(wire: unknown): Item {
   if (!isRecord(wire)) return wire as Item;
   const type = wire.type ?? (typeof wire.role === "string" ? "message" : undefined);
@@ -351,7 +357,8 @@ export function fromWireItem(wire: unknown): Item {
     const { type: _t, id, role, content, status, phase, ...rest } = wire;
     if (role === "assistant") {
       const parts = typeof content === "string" ? [{ type: "output_text", text: content }] : (content as Item[]);
-      return defined({ id, type: "message", role, content: parts.map(outputContentPartBack), status, phase, ...providerData(rest) });
+      const phased = phase === "commentary" || phase === "final_answer" ? { phase } : {};
+      return defined({ id, type: "message", role, content: parts.map(outputContentPartBack), status, ...phased, providerData: { ...rest, ...phased } });
     }
     if (role === "system") return defined({ id, type: "message", role, content: systemText(content), ...providerData(rest) });
     if (role !== "user") return { type: "unknown", providerData: wire };
@@ -359,8 +366,8 @@ export function fromWireItem(wire: unknown): Item {
     return defined({ id, type: "message", role, content: parts, ...providerData(rest) });
   }
   if (type === "function_call") {
-    const { type: _t, id, call_id: callId, name, namespace, status, arguments: args, caller: by, ...rest } = wire;
-    return defined({ type: "function_call", id, callId, name, namespace, status, arguments: args, ...callerBack(by), ...providerData(rest) });
+    const { call_id: callId, name, namespace, status, arguments: args, caller: by, ...rest } = wire;
+    return defined({ type: "function_call", id: wire.id, callId, name, namespace, status, arguments: args, ...callerBack(by), providerData: rest });
   }
   if (type === "function_call_output") {
     const { type: _t, id, call_id: callId, name, function_name: functionName, namespace, status, output, caller: by, ...rest } = wire;
@@ -368,10 +375,9 @@ export function fromWireItem(wire: unknown): Item {
     return defined({ type: "function_call_result", id, callId, name: called, namespace, status: status ?? "completed", output: functionOutputBack(output), ...callerBack(by), ...providerData(rest) });
   }
   if (type === "reasoning") {
-    // The encrypted content under the name the SDK's own items give it.
-    const { type: _t, id, summary, encrypted_content: encryptedContent, ...rest } = wire;
-    const content = ((summary as Item[] | undefined) ?? []).map(({ type: _st, text, ...part }) => ({ type: "input_text", text, ...providerData(part) }));
-    return defined({ type: "reasoning", id, content, ...providerData({ encryptedContent, ...rest }) });
+    const { summary, ...rest } = wire;
+    const content = ((summary as Item[] | undefined) ?? []).map(({ text, ...part }) => ({ type: "input_text", text, providerData: part }));
+    return defined({ type: "reasoning", id: wire.id, content, providerData: rest });
   }
   if (typeof type === "string" && HOSTED_TYPES.has(type)) {
     const { status, caller: by, output, result, ...rest } = wire;

@@ -85,8 +85,9 @@ export function fromResponsesItem(item: OpenAIResponsesInputItem, names: Map<str
 const KEPT = "responsesItem";
 
 /**
- * The event field that keeps what the SDK's item has beyond its wire item (an `ItemDifference`),
- * so that the item comes back exactly; other readers (the Python SDK) ignore it.
+ * The event field that keeps what the SDK's item has beyond its wire item (an `ItemDifference`,
+ * `{}` when nothing), so that the item comes back exactly; other readers (the Python SDK) ignore
+ * it. Every event this session writes for an item has it.
  */
 const BESIDE = "agentsJs";
 
@@ -111,6 +112,20 @@ function givesAnItem(event: StoredEvent): boolean {
 /** A kept item as the SDK reads it: an item kept in the SDK's form (an earlier version's) as it is, a wire item converted. */
 function readBackItem(kept: Item): Item {
   return isSdkForm(kept) ? kept : fromWireItem(kept);
+}
+
+/**
+ * The item of an event that gives one, from its wire item: with what this session kept beside
+ * it; an item an earlier version kept in the SDK's form as it is; a reasoning block nothing was
+ * kept beside (an earlier version kept such an item so when it read back the same) as earlier
+ * versions read it; any other wire item (the Python SDK's) as the SDK reads it.
+ */
+function itemOf(event: StoredEvent, wire: Item): AgentInputItem {
+  const difference = event[BESIDE] as ItemDifference | undefined;
+  if (difference !== undefined) return withDifference(readBackItem(wire), difference) as AgentInputItem;
+  if (isSdkForm(wire)) return wire as AgentInputItem;
+  if (!keptItem(event)) return JSON.parse(JSON.stringify(fromResponsesItem(wire as unknown as OpenAIResponsesInputItem, new Map()))) as AgentInputItem;
+  return fromWireItem(wire) as AgentInputItem;
 }
 
 export interface ThreadSessionOptions {
@@ -186,12 +201,7 @@ export class ThreadSession implements Session {
   private async ownItems(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
     const blocks = events.filter((event) => !keptItem(event));
     const described = blocks.length === 0 ? [] : (await this.thread.client.call<{ items: Item[] }>("responses/fromEvents", { events: blocks })).items;
-    return events.map((event) => {
-      const wire = keptItem(event) ? (event[KEPT] as Item) : described.shift()!;
-      const difference = event[BESIDE] as ItemDifference | undefined;
-      const item = readBackItem(wire);
-      return (difference === undefined ? item : withDifference(item, difference)) as AgentInputItem;
-    });
+    return events.map((event) => itemOf(event, keptItem(event) ? (event[KEPT] as Item) : described.shift()!));
   }
 
   /** Events that kept no item (written before items were kept): the Responses items the server reads out of them, in the SDK's form. */
@@ -229,9 +239,8 @@ export class ThreadSession implements Session {
     let next = 0;
     for (const event of events) {
       if (!givesAnItem(event)) continue;
-      const difference = itemDifference(added[next]!, readBackItem(wires[next]!));
+      event[BESIDE] = itemDifference(added[next]!, readBackItem(wires[next]!));
       next++;
-      if (difference.set !== undefined || difference.unset !== undefined) event[BESIDE] = difference;
     }
     await this.thread.append(events as never);
   }

@@ -90,7 +90,7 @@ const WIRE_BATCHES: Record<string, unknown>[][] = [
   ],
   [{ type: "function_call_output", call_id: "c1", output: "sunny" }],
   [
-    { type: "reasoning", id: "rs_2", summary: [], encrypted_content: "gAAAAC-more==" },
+    { type: "reasoning", id: "rs_2", summary: [], encrypted_content: "gAAAAC-more==", status: "completed" },
     { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Lyon: sunny.", annotations: [] }] },
   ],
   [
@@ -210,7 +210,14 @@ for (const store of ["memory", "sqlite"] as const) {
       const session = new ThreadSession(thread);
       const wire = WIRE_BATCHES.flat();
       const items = await session.getItems();
-      assert.deepEqual(items, wire.map((item) => fromWireItem(item)));
+      // A reasoning item its block describes whole keeps nothing else, so it reads as earlier
+      // versions read such a block; every other item as the SDK reads the wire item.
+      const describedWhole = (item: Record<string, unknown>) => item.type === "reasoning" && "id" in item && Object.keys(item).every((key) => ["type", "id", "summary", "encrypted_content"].includes(key));
+      assert.deepEqual(
+        items,
+        wire.map((item) => (describedWhole(item) ? JSON.parse(JSON.stringify(fromResponsesItem(item as never, new Map()))) : fromWireItem(item))),
+      );
+      assert.ok(wire.some(describedWhole) && wire.some((item) => item.type === "reasoning" && !describedWhole(item)));
       assert.deepEqual(
         items.map((item) => JSON.parse(JSON.stringify(toWireItem(item)))),
         wire.map((item) => (item.type === "function_call_output" ? { ...item, status: "completed" } : item)),
