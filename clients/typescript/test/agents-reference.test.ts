@@ -204,6 +204,31 @@ for (const store of ["memory", "sqlite"] as const) {
       await assertSameAsReference(session, reference, []);
     });
 
+    test("the model input is the render it was when items were kept in the SDK's own form", async () => {
+      const [kept, old] = [await tk.openThread(), await tk.openThread()];
+      const session = new ThreadSession(kept);
+      for (const batch of BATCHES) {
+        await session.addItems(structuredClone(batch));
+        await appendInSdkForm(tk, old, structuredClone(batch));
+      }
+      for (const format of ["openai-chat", "openai-responses", "anthropic", "text"] as const) {
+        assert.deepEqual(await kept.render(format as never), await old.render(format as never), format);
+      }
+      // The messages render gives an assistant message's id now that the wire item kept it.
+      const withoutIds = (render: unknown) => JSON.parse(JSON.stringify(render), (key, value) => (key === "id" && typeof value === "string" && value.startsWith("msg_") ? undefined : value));
+      const [messages, oldMessages] = [await kept.render("messages"), await old.render("messages")];
+      assert.notDeepEqual(messages, oldMessages);
+      assert.deepEqual(withoutIds(messages), withoutIds(oldMessages));
+      // The XML document writes every field of the events it has no type for (reasoning blocks,
+      // items kept on their own): there, what is kept differs; every other line is the same.
+      const lines = async (thread: typeof kept) => (await thread.render("xml")).text.split("\n");
+      const [ours, theirs] = [await lines(kept), await lines(old)];
+      assert.equal(ours.length, theirs.length);
+      const differing = ours.filter((line, i) => line !== theirs[i]);
+      assert.ok(differing.length > 0);
+      for (const line of differing) assert.match(line, /^ {2}<event type="(turn_block|responses_item)" /);
+    });
+
     test("items kept in the wire form by the Python client read as the SDK reads them", async () => {
       const thread = await tk.openThread();
       for (const batch of WIRE_BATCHES) await thread.append(await tk.call<{ events: never[] }>("responses/toEvents", { items: batch, keepItems: true }).then((r) => r.events));
