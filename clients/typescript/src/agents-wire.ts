@@ -238,7 +238,7 @@ function messageToWire(item: Item): Item {
       return {
         id: item.id,
         role: "user",
-        content: typeof item.content === "string" ? item.content : (item.content as Item[]).map(inputContentPart),
+        content: Array.isArray(item.content) ? item.content.map(inputContentPart) : item.content,
         ...spreadProviderData(item.providerData, rest),
       };
     case "assistant": {
@@ -247,7 +247,7 @@ function messageToWire(item: Item): Item {
         type: "message",
         id: item.id,
         role: "assistant",
-        content: (item.content as Item[]).map(outputContentPart),
+        content: Array.isArray(item.content) ? item.content.map(outputContentPart) : item.content,
         status: item.status,
         ...(phase === undefined ? {} : { phase }),
         ...spreadProviderData(item.providerData, ["type", ...rest, "status"]),
@@ -321,7 +321,7 @@ export function toWireItem(item: unknown): Item {
       wire = {
         id: item.id,
         type: "reasoning",
-        summary: ((item.content as Item[] | undefined) ?? []).map((part) => ({ type: "summary_text", text: part.text, ...spreadProviderData(part.providerData, ["type", "text"]) })),
+        summary: (Array.isArray(item.content) ? (item.content as Item[]) : []).map((part) => ({ type: "summary_text", text: part.text, ...spreadProviderData(part.providerData, ["type", "text"]) })),
         ...(typeof encrypted === "string" ? { encrypted_content: encrypted } : {}),
         ...spreadProviderData(pd, ["id", "type", "summary", "encrypted_content"]),
       };
@@ -356,13 +356,13 @@ export function fromWireItem(wire: unknown): Item {
   if (type === "message") {
     const { type: _t, id, role, content, status, phase, ...rest } = wire;
     if (role === "assistant") {
-      const parts = typeof content === "string" ? [{ type: "output_text", text: content }] : (content as Item[]);
+      const parts: Item[] = typeof content === "string" ? [{ type: "output_text", text: content }] : Array.isArray(content) ? content : [];
       const phased = phase === "commentary" || phase === "final_answer" ? { phase } : {};
       return defined({ id, type: "message", role, content: parts.map(outputContentPartBack), status, ...phased, providerData: { ...rest, ...phased } });
     }
     if (role === "system") return defined({ id, type: "message", role, content: systemText(content), ...providerData(rest) });
     if (role !== "user") return { type: "unknown", providerData: wire };
-    const parts = typeof content === "string" ? content : (content as Item[]).map(inputContentPartBack);
+    const parts = Array.isArray(content) ? content.map(inputContentPartBack) : content;
     return defined({ id, type: "message", role, content: parts, ...providerData(rest) });
   }
   if (type === "function_call") {
@@ -376,7 +376,7 @@ export function fromWireItem(wire: unknown): Item {
   }
   if (type === "reasoning") {
     const { summary, ...rest } = wire;
-    const content = ((summary as Item[] | undefined) ?? []).map(({ text, ...part }) => ({ type: "input_text", text, providerData: part }));
+    const content = (Array.isArray(summary) ? (summary as Item[]) : []).map(({ text, ...part }) => ({ type: "input_text", text, providerData: part }));
     return defined({ type: "reasoning", id: wire.id, content, providerData: rest });
   }
   if (typeof type === "string" && HOSTED_TYPES.has(type)) {
@@ -440,6 +440,13 @@ export function itemDifference(item: Item, readBack: Item): ItemDifference {
   const set = Object.fromEntries(Object.entries(item).filter(([key, value]) => value !== undefined && !sameJson(value, readBack[key])));
   const unset = Object.keys(readBack).filter((key) => item[key] === undefined);
   return { ...(Object.keys(set).length > 0 ? { set } : {}), ...(unset.length > 0 ? { unset } : {}) };
+}
+
+/** Whether a value is an `ItemDifference` (what a session wrote; anything else is not read as one). */
+export function isItemDifference(value: unknown): value is ItemDifference {
+  if (!isRecord(value)) return false;
+  if (value.set !== undefined && !isRecord(value.set)) return false;
+  return value.unset === undefined || (Array.isArray(value.unset) && value.unset.every((key) => typeof key === "string"));
 }
 
 /** The item read back from its wire form, with its difference put back. */

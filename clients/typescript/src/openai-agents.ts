@@ -9,7 +9,7 @@
  * `toResponsesItem`/`fromResponsesItem` are the older, text-only mapping of the render's items.
  */
 import type { AgentInputItem, Session } from "@openai/agents-core";
-import { fromWireItem, isSdkForm, itemDifference, toWireItem, withDifference, type ItemDifference } from "./agents-wire.js";
+import { fromWireItem, isItemDifference, isSdkForm, itemDifference, toWireItem, withDifference } from "./agents-wire.js";
 import type { Thread } from "./thread.js";
 import type { OpenAIResponsesInputItem, ProviderRenderOptions } from "./types.js";
 
@@ -121,8 +121,8 @@ function readBackItem(kept: Item): Item {
  * versions read it; any other wire item (the Python SDK's) as the SDK reads it.
  */
 function itemOf(event: StoredEvent, wire: Item): AgentInputItem {
-  const difference = event[BESIDE] as ItemDifference | undefined;
-  if (difference !== undefined) return withDifference(readBackItem(wire), difference) as AgentInputItem;
+  const difference = event[BESIDE];
+  if (isItemDifference(difference)) return withDifference(readBackItem(wire), difference) as AgentInputItem;
   if (isSdkForm(wire)) return wire as AgentInputItem;
   if (!keptItem(event)) return JSON.parse(JSON.stringify(fromResponsesItem(wire as unknown as OpenAIResponsesInputItem, new Map()))) as AgentInputItem;
   return fromWireItem(wire) as AgentInputItem;

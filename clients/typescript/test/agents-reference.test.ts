@@ -252,6 +252,19 @@ for (const store of ["memory", "sqlite"] as const) {
       assert.equal(await session.popItem(), undefined);
     });
 
+    test("what is kept beside an item, when it is not a difference, is not read as one", async () => {
+      const written = await tk.openThread();
+      const result = BATCHES[2]![0]!;
+      await new ThreadSession(written).addItems([structuredClone(result)]);
+      const [event] = (await written.events()) as Record<string, unknown>[];
+      assert.deepEqual(event!.agentsJs, { set: { name: "weather" } });
+      const copy = await tk.openThread();
+      await copy.append([{ ...event!, agentsJs: { unset: "name" } }] as never);
+      const session = new ThreadSession(copy);
+      assert.deepEqual(await session.getItems(), [fromWireItem(event!.responsesItem)]);
+      assert.deepEqual(await session.popItem(), fromWireItem(event!.responsesItem));
+    });
+
     test("the SDK's Runner with a scripted model keeps and sees the same items", async () => {
       setTracingDisabled(true);
       const ours = new ThreadSession(await tk.openThread());

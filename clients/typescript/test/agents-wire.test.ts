@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setTracingDisabled, withTrace, type AgentInputItem } from "@openai/agents-core";
 import { OpenAIResponsesModel } from "@openai/agents-openai";
-import { fromWireItem, isSdkForm, itemDifference, toWireItem, withDifference } from "../src/agents-wire.js";
+import { fromWireItem, isItemDifference, isSdkForm, itemDifference, toWireItem, withDifference } from "../src/agents-wire.js";
 
 setTracingDisabled(true);
 
@@ -169,5 +169,17 @@ describe("Agents SDK items and the Responses wire form", () => {
     for (const item of sdkOnly) assert.equal(isSdkForm(item), true, JSON.stringify(item));
     // Kinds without a conversion stay in the SDK's form, so they read back as they are.
     assert.equal(toWireItem(sdkOnly[5]!), sdkOnly[5]);
+  });
+
+  test("only an object of `set` and a list of `unset` names is read as a difference", () => {
+    for (const ok of [{}, { set: { name: "t" } }, { unset: ["type"] }, { set: {}, unset: [] }]) assert.equal(isItemDifference(ok), true, JSON.stringify(ok));
+    for (const bad of [null, "x", [], { set: "x" }, { set: [] }, { unset: "type" }, { unset: [1] }]) assert.equal(isItemDifference(bad), false, JSON.stringify(bad));
+  });
+
+  test("items not shaped as the SDK types them convert without failing", () => {
+    assert.deepEqual(toWireItem({ role: "assistant", content: "plain" }), { type: "message", role: "assistant", content: "plain" });
+    assert.deepEqual(fromWireItem({ type: "message", role: "assistant", content: "plain" }), { type: "message", role: "assistant", content: [{ type: "output_text", text: "plain" }], providerData: {} });
+    assert.deepEqual(fromWireItem({ type: "reasoning", id: "rs_1" }), { type: "reasoning", id: "rs_1", content: [], providerData: { type: "reasoning", id: "rs_1" } });
+    assert.deepEqual(fromWireItem({ role: "developer", content: "x" }), { type: "unknown", providerData: { role: "developer", content: "x" } });
   });
 });
