@@ -419,20 +419,13 @@ export interface ItemDifference {
   unset?: string[];
 }
 
+/** Whether two JSON values are equal (object keys in any order; a key whose value is `undefined` counts as absent). */
 function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
-/** A value with its objects' keys sorted, so that equal values write equal JSON. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (!isRecord(value)) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .filter((key) => value[key] !== undefined)
-      .map((key) => [key, canonical(value[key])]),
-  );
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((entry, i) => sameJson(entry, b[i]));
+  if (!isRecord(a) || !isRecord(b)) return false;
+  const keys = Object.keys(a).filter((key) => a[key] !== undefined);
+  return keys.length === Object.keys(b).filter((key) => b[key] !== undefined).length && keys.every((key) => sameJson(a[key], b[key]));
 }
 
 /** The difference between an item and the item read back from its wire form. */

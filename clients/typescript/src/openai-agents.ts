@@ -98,20 +98,32 @@ function keptItem(event: StoredEvent): boolean {
   return KEPT in event;
 }
 
-/** A reasoning block's event, which describes its Responses item whole (an item kept with it is the SDK's own). */
-function isReasoning(event: StoredEvent): boolean {
+/**
+ * The reasoning item a reasoning block's event describes whole (`{type, id, summary,
+ * encrypted_content?}`, as `responses/fromEvents` reads it), or nothing for any other event.
+ */
+function describedItem(event: StoredEvent): Item | undefined {
   const block = event.block as Item | undefined;
-  return event.type === "turn_block" && block?.kind === "reasoning";
+  if (event.type !== "turn_block" || block?.kind !== "reasoning") return undefined;
+  const payload = block.payload as Item | undefined;
+  if (typeof payload?.item_id !== "string" || !("summary" in payload)) return undefined;
+  const encrypted = "encrypted_content" in payload ? { encrypted_content: payload.encrypted_content } : {};
+  return { type: "reasoning", id: payload.item_id, summary: payload.summary, ...encrypted };
 }
 
-/** Whether one event gives an item of its own: it kept one, or it is a reasoning block. */
+/** Whether one event gives an item of its own: it kept one, or it is a reasoning block that describes one. */
 function givesAnItem(event: StoredEvent): boolean {
-  return keptItem(event) ? event[KEPT] !== null : isReasoning(event);
+  return keptItem(event) ? event[KEPT] !== null : describedItem(event) !== undefined;
 }
 
 /** A kept item as the SDK reads it: an item kept in the SDK's form (an earlier version's) as it is, a wire item converted. */
 function readBackItem(kept: Item): Item {
   return isSdkForm(kept) ? kept : fromWireItem(kept);
+}
+
+/** The item of an event that gives one (a kept item, or a reasoning block that describes its wire item). */
+function ownItem(event: StoredEvent): AgentInputItem {
+  return itemOf(event, keptItem(event) ? (event[KEPT] as Item) : describedItem(event)!);
 }
 
 /**
@@ -172,8 +184,8 @@ export class ThreadSession implements Session {
 
   /** The items of events: kept ones as they were added, runs of other events as the server reads them. */
   private async itemsOf(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
-    if (!events.some((event) => keptItem(event) || isReasoning(event))) return this.renderedItems();
-    const own = await this.ownItems(events.filter(givesAnItem));
+    if (!events.some((event) => keptItem(event) || describedItem(event) !== undefined)) return this.renderedItems();
+    const own = events.filter(givesAnItem).map(ownItem);
     const items: AgentInputItem[] = [];
     let run: StoredEvent[] = [];
     const flush = async () => {
@@ -192,16 +204,6 @@ export class ThreadSession implements Session {
     }
     await flush();
     return items;
-  }
-
-  /**
-   * The items of events that each give one (a kept item, or a reasoning block that describes its
-   * wire item), with what each kept beside its wire item put back.
-   */
-  private async ownItems(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
-    const blocks = events.filter((event) => !keptItem(event));
-    const described = blocks.length === 0 ? [] : (await this.thread.client.call<{ items: Item[] }>("responses/fromEvents", { events: blocks })).items;
-    return events.map((event) => itemOf(event, keptItem(event) ? (event[KEPT] as Item) : described.shift()!));
   }
 
   /** Events that kept no item (written before items were kept): the Responses items the server reads out of them, in the SDK's form. */
@@ -260,7 +262,7 @@ export class ThreadSession implements Session {
       if (last < 0) return undefined;
       const event = events[last]!;
       if (givesAnItem(event)) {
-        const [item] = await this.ownItems([event]);
+        const item = ownItem(event);
         await this.thread.pop({ count: events.length - last, expectedVersion: page.version });
         return item;
       }
