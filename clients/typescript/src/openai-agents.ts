@@ -185,7 +185,6 @@ export class ThreadSession implements Session {
   /** The items of events: kept ones as they were added, runs of other events as the server reads them. */
   private async itemsOf(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
     if (!events.some((event) => keptItem(event) || describedItem(event) !== undefined)) return this.renderedItems();
-    const own = events.filter(givesAnItem).map(ownItem);
     const items: AgentInputItem[] = [];
     let run: StoredEvent[] = [];
     const flush = async () => {
@@ -195,7 +194,7 @@ export class ThreadSession implements Session {
     for (const event of events) {
       if (givesAnItem(event)) {
         await flush();
-        items.push(own.shift()!);
+        items.push(ownItem(event));
       } else if (keptItem(event)) {
         await flush();
       } else {
