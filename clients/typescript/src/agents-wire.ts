@@ -6,10 +6,12 @@
  * `toWireItem` follows the SDK's own request conversion (`getInputItems` of
  * `@openai/agents-openai`, which that package does not export): snake_case fields, `providerData`
  * spread into the item, the SDK's placeholder id left out. `fromWireItem` reads a wire item as
- * the SDK would hold it: its fields in camelCase, what the SDK has no field for in
- * `providerData`, a function output as the text output the SDK's tools give. Kinds without a
- * conversion here (computer, shell, apply-patch, tool-search and program items) stay in the
- * SDK's form; a wire item of a kind the SDK does not model is its `unknown` item.
+ * the SDK would hold it: an output item as the SDK's OpenAI model reads the API's output
+ * (`convertToOutputItem`, likewise not exported), an input item as the SDK itself makes it. So
+ * the SDK's own items come back from their wire items with nothing, or little (a function
+ * result's name), kept beside them. Kinds without a conversion here (computer, shell,
+ * apply-patch, tool-search and program items) stay in the SDK's form; a wire item of a kind the
+ * SDK does not model is its `unknown` item.
  */
 
 type Item = Record<string, unknown>;
