@@ -88,6 +88,37 @@ const OLD_FORM: AgentInputItem[] = [
   { type: "function_call_result", callId: "c1", name: "weather", status: "completed", output: { type: "text", text: "sunny" } },
   { type: "hosted_tool_call", id: "ws_1", name: "web_search_call", status: "completed", providerData: { type: "web_search_call", action: { type: "search", query: "lyon" } } },
   say("msg_1", "Sunny."),
+  {
+    type: "message",
+    role: "user",
+    content: [
+      { type: "input_text", text: "Look: " },
+      { type: "input_image", image: "https://example.com/a.png" },
+      { type: "input_file", file: { id: "file_1" }, filename: "a.pdf" },
+    ],
+  },
+  { type: "function_call", callId: "c2", name: "chart", arguments: "{}", status: "completed" },
+  {
+    type: "function_call_result",
+    callId: "c2",
+    name: "chart",
+    status: "completed",
+    output: [
+      { type: "input_text", text: "see" },
+      { type: "input_image", image: "https://example.com/c.png", detail: "low" },
+    ],
+  },
+  {
+    type: "message",
+    role: "assistant",
+    status: "completed",
+    content: [
+      { type: "output_text", text: "Cited.", providerData: { annotations: [{ type: "url_citation", url: "https://example.com", start_index: 0, end_index: 1, title: "x" }] } },
+      { type: "refusal", refusal: "Not that." },
+    ],
+  },
+  { type: "hosted_tool_call", id: "mcp_1", name: "mcp_call", status: "completed", providerData: { type: "mcp_call", id: "mcp_1", name: "lookup", arguments: "{}", server_label: "docs" } },
+  { type: "compaction", id: "cmp_1", encrypted_content: "gAAAAD==" },
 ];
 
 /** Appends items as this client's earlier versions did: each event keeping the SDK's item itself. */

@@ -408,8 +408,15 @@ export function isSdkForm(item: unknown): boolean {
   if ("callId" in item || "providerData" in item) return true;
   if (typeof item.type === "string" && SDK_ONLY_TYPES.has(item.type)) return true;
   if (item.type === "reasoning") return !("summary" in item);
-  if (item.role === "assistant" && Array.isArray(item.content)) return item.content.some((part: Item) => isRecord(part) && part.type === "output_text" && !("annotations" in part));
-  return false;
+  if (!Array.isArray(item.content)) return false;
+  return item.content.some((part: unknown) => isRecord(part) && isSdkPart(part, item.role === "assistant"));
+}
+
+/** A content part in the SDK's form: `providerData`; an image's `image`, a file's `file`; output text without `annotations`. */
+function isSdkPart(part: Item, assistant: boolean): boolean {
+  if ("providerData" in part) return true;
+  if (assistant) return part.type === "output_text" && !("annotations" in part);
+  return (part.type === "input_image" && "image" in part) || (part.type === "input_file" && "file" in part);
 }
 
 /**

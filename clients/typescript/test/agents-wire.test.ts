@@ -165,10 +165,15 @@ describe("Agents SDK items and the Responses wire form", () => {
       { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "a" }] },
       { type: "hosted_tool_call", name: "web_search_call", status: "completed", providerData: { query: "lyon" } },
       { type: "computer_call", callId: "c9", status: "completed", action: { type: "screenshot" } },
+      { type: "message", role: "user", content: [{ type: "input_image", image: "https://example.com/a.png" }] },
+      { type: "message", role: "user", content: [{ type: "input_file", file: { id: "file_1" } }] },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "a", annotations: [], providerData: { logprobs: [] } }] },
     ];
     for (const item of sdkOnly) assert.equal(isSdkForm(item), true, JSON.stringify(item));
     // Kinds without a conversion stay in the SDK's form, so they read back as they are.
     assert.equal(toWireItem(sdkOnly[5]!), sdkOnly[5]);
+    // A user message of text is the same in both forms.
+    assert.equal(isSdkForm({ type: "message", role: "user", content: [{ type: "input_text", text: "q" }] }), false);
   });
 
   test("only an object of `set` and a list of `unset` names is read as a difference", () => {

@@ -20,11 +20,24 @@ _SDK_ONLY_TYPES = frozenset({"function_call_result", "hosted_tool_call", "comput
 
 def is_sdk_form(item: Mapping[str, Any]) -> bool:
     """Whether a kept item is in the TypeScript SDK's form. A wire item never has ``callId`` or
-    ``providerData``, nor one of that SDK's own item types, and its reasoning items have a summary."""
+    ``providerData``, nor one of that SDK's own item types; its reasoning items have a summary, its
+    images and files name their source by the wire's fields."""
     if "callId" in item or "providerData" in item:
         return True
     kind = item.get("type")
-    return kind in _SDK_ONLY_TYPES or (kind == "reasoning" and "summary" not in item)
+    if kind in _SDK_ONLY_TYPES or (kind == "reasoning" and "summary" not in item):
+        return True
+    content = item.get("content")
+    return isinstance(content, list) and any(isinstance(part, Mapping) and _is_sdk_part(part) for part in content)
+
+
+def _is_sdk_part(part: Mapping[str, Any]) -> bool:
+    """A content part in that SDK's form: ``providerData``, an image's ``image``, a file's ``file``.
+    (Output text without ``annotations`` is that SDK's form too, but an item this SDK was given may
+    have it: such an item reads as it is.)"""
+    if "providerData" in part:
+        return True
+    return (part.get("type") == "input_image" and "image" in part) or (part.get("type") == "input_file" and "file" in part)
 
 
 def _snake_key(key: str) -> str:
