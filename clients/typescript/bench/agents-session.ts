@@ -3,7 +3,8 @@
  * items kept as earlier versions kept them (each event holding the SDK's own item): what a turn
  * costs to add, what the whole session and its last items cost to read, and the bytes kept.
  * Each turn is what the SDK's Runner saves for a tool call with reasoning: a user message, a
- * reasoning item with 1 KiB of encrypted content, a call, its result and an answer.
+ * reasoning item with 1 KiB of encrypted content, a call, its result and an answer. Medians of
+ * each call, the two forms timed in turn (after a warm-up round).
  *
  *   THREADKEEPER_BIN=target/release/threadkeeper npm run build:test && node build-test/bench/agents-session.js
  */
@@ -14,7 +15,7 @@ import type { Thread } from "../src/thread.js";
 import type { OpenAIResponsesInputItem } from "../src/types.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 500);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 type Item = Record<string, unknown>;
 
@@ -63,45 +64,45 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-async function measure(tk: ThreadKeeper, form: "wire" | "sdk"): Promise<Record<string, string>> {
-  const add: number[] = [];
-  const readAll: number[] = [];
-  const readLast: number[] = [];
-  let bytes = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    const thread = await tk.openThread();
-    const session = new ThreadSession(thread);
-    const started = performance.now();
-    for (let n = 0; n < TURNS; n++) {
-      if (form === "wire") await session.addItems(turn(n));
-      else await appendInSdkForm(tk, thread, turn(n));
+type Form = "wire" | "sdk";
+const FORMS: Form[] = ["wire", "sdk"];
+
+/** Times `run` for each form in turn, `times` over, so that load on the machine hits both alike. */
+async function alternate(times: number, run: (form: Form, i: number) => Promise<void>): Promise<Record<Form, number[]>> {
+  const spent: Record<Form, number[]> = { wire: [], sdk: [] };
+  for (let i = 0; i < times; i++) {
+    for (const form of i % 2 === 0 ? FORMS : [...FORMS].reverse()) {
+      const started = performance.now();
+      await run(form, i);
+      spent[form].push(performance.now() - started);
     }
-    add.push((performance.now() - started) / TURNS);
-    let at = performance.now();
-    const items = await session.getItems();
-    readAll.push(performance.now() - at);
-    if (items.length !== TURNS * 5) throw new Error(`read ${items.length} items`);
-    at = performance.now();
-    await session.getItems(10);
-    readLast.push(performance.now() - at);
-    bytes = JSON.stringify(await thread.events()).length;
   }
-  return {
-    form,
-    "add a turn (ms)": median(add).toFixed(3),
-    [`getItems() of ${TURNS * 5} items (ms)`]: median(readAll).toFixed(1),
-    "getItems(10) (ms)": median(readLast).toFixed(2),
-    "bytes kept per turn": String(Math.round(bytes / TURNS)),
-  };
+  return spent;
 }
 
 const tk = await ThreadKeeper.spawn({ args: ["--store", "memory"] });
 try {
-  // A warm-up of each, then interleaved, so that load on the machine hits both alike.
-  for (const form of ["wire", "sdk"] as const) await measure(tk, form);
-  const rows = [];
-  for (const form of ["wire", "sdk", "wire", "sdk"] as const) rows.push(await measure(tk, form));
-  console.table(rows);
+  const rows: Record<Form, Record<string, string>[]> = { wire: [], sdk: [] };
+  for (let round = 0; round <= ROUNDS; round++) {
+    const threads = { wire: await tk.openThread(), sdk: await tk.openThread() };
+    const sessions = { wire: new ThreadSession(threads.wire), sdk: new ThreadSession(threads.sdk) };
+    const add = await alternate(TURNS, (form, n) => (form === "wire" ? sessions.wire.addItems(turn(n)) : appendInSdkForm(tk, threads.sdk, turn(n))));
+    const readAll = await alternate(3, async (form) => {
+      if ((await sessions[form].getItems()).length !== TURNS * 5) throw new Error("items lost");
+    });
+    const readLast = await alternate(50, async (form) => void (await sessions[form].getItems(10)));
+    if (round === 0) continue; // warm-up
+    for (const form of FORMS) {
+      rows[form].push({
+        form,
+        "add a turn (ms)": median(add[form]).toFixed(3),
+        [`getItems() of ${TURNS * 5} items (ms)`]: median(readAll[form]).toFixed(1),
+        "getItems(10) (ms)": median(readLast[form]).toFixed(3),
+        "bytes kept per turn": String(Math.round(JSON.stringify(await threads[form].events()).length / TURNS)),
+      });
+    }
+  }
+  console.table([...rows.wire, ...rows.sdk]);
 } finally {
   await tk.close();
 }
