@@ -21,7 +21,7 @@ from agents.items import TResponseInputItem
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText, ResponseReasoningItem
 from openai.types.responses.response_reasoning_item import Summary
 
-from threadkeeper import AsyncThreadKeeper
+from threadkeeper import AsyncThread, AsyncThreadKeeper
 from threadkeeper.discovery import find_binary
 from threadkeeper.openai_agents import ThreadSession
 
@@ -44,10 +44,12 @@ def typescript_step(step: str, db: Path, thread_id: str) -> dict[str, Any]:
 class NotingSession(ThreadSession):
     """A ThreadSession that notes the items the SDK adds, as it adds them."""
 
-    added: list[Any]
+    def __init__(self, thread: AsyncThread) -> None:
+        super().__init__(thread)
+        self.added: list[Any] = []
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        self.added = [*getattr(self, "added", []), *json.loads(json.dumps(items))]
+        self.added.extend(json.loads(json.dumps(items)))
         await super().add_items(items)
 
 
