@@ -9,9 +9,9 @@
  * the SDK would hold it: an output item as the SDK's OpenAI model reads the API's output
  * (`convertToOutputItem`, likewise not exported), an input item as the SDK itself makes it. So
  * the SDK's own items come back from their wire items with nothing, or little (a function
- * result's name), kept beside them. Kinds without a conversion here (computer, shell,
- * apply-patch, tool-search and program items) stay in the SDK's form; a wire item of a kind the
- * SDK does not model is its `unknown` item.
+ * result's name), kept beside them. Kinds without a conversion here (tool-search and program
+ * items) stay in the SDK's form; a wire item of a kind the SDK does not model (a computer call's
+ * output among them) is its `unknown` item, which gives that wire item back.
  */
 
 type Item = Record<string, unknown>;
@@ -285,6 +285,153 @@ function hostedToWire(item: Item): Item {
   }
 }
 
+function nonEmpty(value: unknown): unknown[] | undefined {
+  return Array.isArray(value) && value.length > 0 ? value : undefined;
+}
+
+/** Computer, shell and apply-patch calls and their outputs, as the SDK sends them. */
+function toolCallToWire(item: Item): Item {
+  const pd = isRecord(item.providerData) ? item.providerData : undefined;
+  const by = caller(item.caller);
+  switch (item.type) {
+    case "computer_call": {
+      const pending = nonEmpty(pd?.pendingSafetyChecks ?? pd?.pending_safety_checks);
+      const batched = nonEmpty(item.actions);
+      const actions = batched ? { action: item.action ?? batched[0], actions: batched } : item.action ? { action: item.action } : {};
+      return {
+        type: "computer_call",
+        call_id: item.callId,
+        id: item.id,
+        status: item.status,
+        ...(pending ? { pending_safety_checks: pending } : {}),
+        ...actions,
+        ...spreadProviderData(pd, ["type", "call_id", "id", "action", "actions", "status", "pending_safety_checks"]),
+      };
+    }
+    case "computer_call_result": {
+      const acknowledged = nonEmpty(pd?.acknowledgedSafetyChecks ?? pd?.acknowledged_safety_checks);
+      return {
+        type: "computer_call_output",
+        id: item.id,
+        call_id: item.callId,
+        output: { type: "computer_screenshot", image_url: (item.output as Item | undefined)?.data },
+        status: pd?.status,
+        ...(acknowledged ? { acknowledged_safety_checks: acknowledged } : {}),
+        ...spreadProviderData(pd, ["type", "id", "call_id", "output", "status", "acknowledged_safety_checks"]),
+      };
+    }
+    case "shell_call": {
+      const action = (item.action ?? {}) as Item;
+      const environment = isRecord(snakeCased(pd)) ? (snakeCased(pd) as Item).environment : undefined;
+      return {
+        type: "shell_call",
+        id: item.id,
+        call_id: item.callId,
+        status: item.status ?? "in_progress",
+        action: {
+          commands: action.commands,
+          timeout_ms: typeof action.timeoutMs === "number" ? action.timeoutMs : null,
+          max_output_length: typeof action.maxOutputLength === "number" ? action.maxOutputLength : null,
+        },
+        ...by,
+        ...(isRecord(environment) ? { environment } : {}),
+      };
+    }
+    case "shell_call_output": {
+      const outputs = (Array.isArray(item.output) ? item.output : []).map((entry: Item) => {
+        const outcome = entry?.outcome as Item | undefined;
+        return {
+          stdout: typeof entry?.stdout === "string" ? entry.stdout : "",
+          stderr: typeof entry?.stderr === "string" ? entry.stderr : "",
+          outcome: outcome?.type === "timeout" ? { type: "timeout" } : { type: "exit", exit_code: (outcome?.type === "exit" ? outcome.exitCode : null) ?? 0 },
+        };
+      });
+      return {
+        type: "shell_call_output",
+        call_id: item.callId,
+        output: outputs,
+        id: item.id,
+        status: item.status,
+        ...by,
+        ...(typeof item.maxOutputLength === "number" ? { max_output_length: item.maxOutputLength } : {}),
+      };
+    }
+    case "apply_patch_call": {
+      const operation = item.operation as Item;
+      const { moveTo, ...rest } = operation;
+      return {
+        type: "apply_patch_call",
+        id: item.id,
+        call_id: item.callId,
+        status: item.status ?? "in_progress",
+        operation: operation.type === "update_file" && moveTo !== undefined ? { ...rest, move_to: moveTo } : operation,
+        ...by,
+      };
+    }
+    default:
+      return { type: "apply_patch_call_output", id: item.id, call_id: item.callId, status: item.status ?? "completed", output: item.output, ...by };
+  }
+}
+
+/** Computer, shell and apply-patch calls and their outputs, as the SDK's OpenAI model reads them (a computer call's output has no form there: `unknown`). */
+function toolCallFromWire(wire: Item): Item {
+  const { call_id: callId, status, caller: by, ...rest } = wire;
+  const called = callerBack(by);
+  switch (wire.type) {
+    case "computer_call": {
+      const { action, actions, ...providerData } = rest;
+      const batched = nonEmpty(actions);
+      return defined({ type: "computer_call", id: wire.id, callId, status, action: action ?? batched?.[0], ...(batched ? { actions: batched } : {}), providerData: { ...providerData, ...(by === undefined ? {} : { caller: by }) } });
+    }
+    case "shell_call": {
+      const { action, ...providerData } = rest;
+      const given = isRecord(action) ? action : {};
+      const shellAction = {
+        commands: Array.isArray(given.commands) ? given.commands : [],
+        ...(typeof given.timeout_ms === "number" ? { timeoutMs: given.timeout_ms } : {}),
+        ...(typeof given.max_output_length === "number" ? { maxOutputLength: given.max_output_length } : {}),
+      };
+      return defined({ type: "shell_call", id: wire.id, callId, status: status ?? "in_progress", action: shellAction, ...called, providerData });
+    }
+    case "shell_call_output": {
+      const { output, max_output_length: maxOutputLength, ...providerData } = rest;
+      const outputs = (Array.isArray(output) ? output : []).map((entry: Item) => {
+        const outcome = entry?.outcome as Item | undefined;
+        return {
+          stdout: typeof entry?.stdout === "string" ? entry.stdout : "",
+          stderr: typeof entry?.stderr === "string" ? entry.stderr : "",
+          outcome: outcome?.type === "timeout" ? { type: "timeout" } : { type: "exit", exitCode: typeof outcome?.exit_code === "number" ? outcome.exit_code : null },
+        };
+      });
+      return defined({
+        type: "shell_call_output",
+        id: wire.id,
+        callId,
+        output: outputs,
+        ...(status ? { status } : {}),
+        ...called,
+        providerData,
+        ...(typeof maxOutputLength === "number" ? { maxOutputLength } : {}),
+      });
+    }
+    case "apply_patch_call": {
+      const { operation, ...providerData } = rest;
+      const given = (isRecord(operation) ? operation : {}) as Item;
+      const normalized =
+        given.type === "delete_file"
+          ? { type: "delete_file", path: given.path }
+          : given.type === "update_file"
+            ? defined({ type: "update_file", path: given.path, diff: given.diff, moveTo: given.move_to ?? undefined })
+            : { type: given.type, path: given.path, diff: given.diff };
+      return defined({ type: "apply_patch_call", id: wire.id, callId, status: status ?? "in_progress", operation: normalized, ...called, providerData });
+    }
+    default: {
+      const { output, ...providerData } = rest;
+      return defined({ type: "apply_patch_call_output", id: wire.id, callId, status, output: typeof output === "string" ? output : undefined, ...called, providerData });
+    }
+  }
+}
+
 /** An SDK item as the Responses API's wire item, as the SDK sends it (kinds without a conversion here: as they are). */
 export function toWireItem(item: unknown): Item {
   if (!isRecord(item)) return item as Item;
@@ -331,6 +478,14 @@ export function toWireItem(item: unknown): Item {
     }
     case "hosted_tool_call":
       wire = hostedToWire(item);
+      break;
+    case "computer_call":
+    case "computer_call_result":
+    case "shell_call":
+    case "shell_call_output":
+    case "apply_patch_call":
+    case "apply_patch_call_output":
+      wire = toolCallToWire(item);
       break;
     case "compaction":
       wire = { type: "compaction", id: item.id, encrypted_content: item.encrypted_content ?? item.encryptedContent };
@@ -394,6 +549,9 @@ export function fromWireItem(wire: unknown): Item {
       ...callerBack(by),
       providerData: type.startsWith("mcp_") && status !== undefined ? { ...data, status } : data,
     });
+  }
+  if (type === "computer_call" || type === "shell_call" || type === "shell_call_output" || type === "apply_patch_call" || type === "apply_patch_call_output") {
+    return toolCallFromWire(wire);
   }
   if (type === "compaction") {
     const { type: _t, id, encrypted_content: encrypted, created_by: createdBy, ...rest } = wire;

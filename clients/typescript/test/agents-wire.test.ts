@@ -92,6 +92,12 @@ const SDK_ITEMS: Item[] = [
   { type: "hosted_tool_call", id: "ws_1", name: "web_search_call", status: "completed", providerData: { type: "web_search_call", action: { type: "search", query: "lyon" } } },
   { type: "hosted_tool_call", id: "fs_1", name: "file_search_call", status: "completed", providerData: { type: "file_search_call", queries: ["q"], results: [] } },
   { type: "compaction", id: "cmp_1", encrypted_content: "gAAAAD==" },
+  { type: "computer_call", id: "cu_1", callId: "c9", status: "completed", action: { type: "screenshot" }, providerData: { pendingSafetyChecks: [{ id: "sc_1", code: "x" }] } },
+  { type: "computer_call_result", callId: "c9", output: { type: "computer_screenshot", data: "data:image/png;base64,AAAA" } },
+  { type: "shell_call", id: "sh_1", callId: "c10", status: "completed", action: { commands: ["ls"], timeoutMs: 1000 } },
+  { type: "shell_call_output", callId: "c10", output: [{ stdout: "a", stderr: "", outcome: { type: "exit", exitCode: 0 } }, { stdout: "", stderr: "", outcome: { type: "timeout" } }], maxOutputLength: 100 },
+  { type: "apply_patch_call", callId: "c11", status: "completed", operation: { type: "update_file", path: "a.txt", diff: "@@", moveTo: "b.txt" } },
+  { type: "apply_patch_call_output", callId: "c11", status: "completed", output: "done" },
 ];
 
 /** Wire items as the Python SDK holds them: its inputs and the model's outputs, dumped. */
@@ -105,7 +111,12 @@ const WIRE_ITEMS: Item[] = [
   { call_id: "c1", output: "sunny", type: "function_call_output" },
   { id: "msg_1", content: [{ annotations: [], text: "Lyon: sunny.", type: "output_text", logprobs: [] }], role: "assistant", status: "completed", type: "message" },
   { id: "ws_1", status: "completed", type: "web_search_call", action: { type: "search", query: "lyon" } },
-  { id: "cu_1", call_id: "c9", type: "computer_call", action: { type: "click", x: 1, y: 2, button: "left" }, pending_safety_checks: [], status: "completed" },
+  { id: "cu_1", call_id: "c9", type: "computer_call", action: { type: "click", x: 1, y: 2, button: "left" }, pending_safety_checks: [{ id: "sc_1", code: "malicious_instructions", message: "?" }], status: "completed" },
+  { type: "computer_call_output", call_id: "c9", output: { type: "computer_screenshot", image_url: "data:image/png;base64,AAAA" } },
+  { type: "shell_call", id: "sh_1", call_id: "c10", status: "completed", action: { commands: ["ls"], timeout_ms: 1000, max_output_length: null } },
+  { type: "shell_call_output", id: "sho_1", call_id: "c10", status: "completed", output: [{ stdout: "a", stderr: "", outcome: { type: "exit", exit_code: 0 } }] },
+  { type: "apply_patch_call", id: "ap_1", call_id: "c11", status: "completed", operation: { type: "create_file", path: "a.txt", diff: "+x" } },
+  { type: "apply_patch_call_output", id: "apo_1", call_id: "c11", status: "completed", output: "ok" },
 ];
 
 describe("Agents SDK items and the Responses wire form", () => {
@@ -127,7 +138,7 @@ describe("Agents SDK items and the Responses wire form", () => {
   });
 
   test("the model's output items, as the SDK reads them, are read back from their wire items with no difference", async () => {
-    const outputs = WIRE_ITEMS.filter((item) => "id" in item && item.type !== "computer_call");
+    const outputs = WIRE_ITEMS.filter((item) => "id" in item);
     const { output } = await sdkConversions([], outputs);
     assert.equal(output.length, outputs.length);
     output.forEach((item, i) => {
@@ -164,7 +175,7 @@ describe("Agents SDK items and the Responses wire form", () => {
       { type: "reasoning", content: [{ type: "input_text", text: "x" }] },
       { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "a" }] },
       { type: "hosted_tool_call", name: "web_search_call", status: "completed", providerData: { query: "lyon" } },
-      { type: "computer_call", callId: "c9", status: "completed", action: { type: "screenshot" } },
+      { type: "tool_search_call", id: "ts_1", status: "completed", arguments: {}, providerData: {} },
       { type: "message", role: "user", content: [{ type: "input_image", image: "https://example.com/a.png" }] },
       { type: "message", role: "user", content: [{ type: "input_file", file: { id: "file_1" } }] },
       { type: "message", role: "assistant", content: [{ type: "output_text", text: "a", annotations: [], providerData: { logprobs: [] } }] },
@@ -172,6 +183,15 @@ describe("Agents SDK items and the Responses wire form", () => {
     for (const item of sdkOnly) assert.equal(isSdkForm(item), true, JSON.stringify(item));
     // Kinds without a conversion stay in the SDK's form, so they read back as they are.
     assert.equal(toWireItem(sdkOnly[5]!), sdkOnly[5]);
+    assert.equal(isSdkForm({ type: "computer_call", callId: "c9", status: "completed", action: { type: "screenshot" } }), true);
+  });
+
+  test("a computer call's empty safety checks are left out, as the SDK leaves them out (the API refuses them)", async () => {
+    const wire = { id: "cu_2", call_id: "c12", type: "computer_call", action: { type: "screenshot" }, pending_safety_checks: [], status: "completed" };
+    const { input } = await sdkConversions([fromWireItem(wire)]);
+    const { pending_safety_checks: _empty, ...sent } = wire;
+    assert.deepEqual(input, [sent]);
+    assert.deepEqual(json(toWireItem(fromWireItem(wire))), sent);
     // A user message of text is the same in both forms.
     assert.equal(isSdkForm({ type: "message", role: "user", content: [{ type: "input_text", text: "q" }] }), false);
   });

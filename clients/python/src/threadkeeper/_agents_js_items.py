@@ -2,8 +2,9 @@
 the TypeScript ``ThreadSession`` did), read as the Responses API's wire items the Python SDK holds.
 
 The mapping is the TypeScript SDK's own request conversion (what its OpenAI model sends for the
-item), as the TypeScript client's ``toWireItem`` writes it; kinds it does not convert (computer,
-shell, apply-patch calls) are left as they are.
+item), as the TypeScript client's ``toWireItem`` writes it, for the kinds those earlier versions
+converted for the model input (messages, function calls and results, reasoning) and hosted
+tools' calls; other kinds (computer, shell, apply-patch calls) are left as they are.
 """
 
 from __future__ import annotations
