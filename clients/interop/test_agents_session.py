@@ -135,6 +135,13 @@ def test_one_session_taken_in_turns(tmp_path: Path) -> None:
 
     assert asyncio.run(read_all()) == [*first["addedWire"], *python_items, *second["addedWire"]]
 
+    # Both number the turns alike: each run that starts with a user message opens an iteration.
+    async def iterations() -> list[Any]:
+        async with AsyncThreadKeeper.spawn(binary=BINARY, args=["--store", f"sqlite:{db}"]) as tk:
+            return [event.get("iteration") for event in await (await tk.open_thread(thread_id)).events()]
+
+    assert asyncio.run(iterations()) == [0] * 4 + [1] * len(python_items) + [2] * 2
+
 
 def test_a_session_python_begins_goes_on_in_typescript(tmp_path: Path) -> None:
     db, thread_id = tmp_path / "threads.db", "python-first"

@@ -140,7 +140,7 @@ async function appendInSdkForm(tk: ThreadKeeper, threadId: string, items: AgentI
 }
 
 async function run(tk: ThreadKeeper, threadId: string, input: string, outputs: ModelResponse["output"][], pop = false): Promise<Item> {
-  const session = new NotingSession(await tk.openThread({ threadId }));
+  const session = new NotingSession(await tk.openThread({ threadId }), { iteration: "turn" });
   const before = await session.getItems();
   const model = new ScriptedModel(outputs);
   const agent = new Agent({ name: "weather", instructions: "Use the tools.", model, tools: [weather] });

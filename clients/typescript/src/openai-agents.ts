@@ -141,8 +141,13 @@ function itemOf(event: StoredEvent, wire: Item): AgentInputItem {
 }
 
 export interface ThreadSessionOptions {
-  /** The iteration of the events `addItems` appends: a number, or asked for each call. Default 0. */
-  iteration?: number | (() => number);
+  /**
+   * The iteration of the events `addItems` appends: a number, or asked for each call. Default 0.
+   * `"turn"` numbers them as the Python client's session does, so a session both SDKs take turns
+   * on counts its turns alike: a call whose first item is a user message opens the iteration
+   * after the thread's last event's, any other call continues it.
+   */
+  iteration?: number | (() => number) | "turn";
   /**
    * Options of the "openai-responses" render `getItems` reads a thread with that none of its
    * events kept an item (written before items were kept, or by something else).
@@ -227,13 +232,13 @@ export class ThreadSession implements Session {
 
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
-    const { iteration } = this.options;
+
     // The items as the thread keeps them (JSON), in the wire form.
     const added = JSON.parse(JSON.stringify(items)) as Item[];
     const wires = JSON.parse(JSON.stringify(added.map(toWireItem))) as Item[];
     const { events } = await this.thread.client.call<{ events: StoredEvent[] }>("responses/toEvents", {
       items: wires,
-      iteration: typeof iteration === "function" ? iteration() : iteration,
+      iteration: await this.iterationFor(added[0]!),
       keepItems: true,
     });
     // Each event that gives an item keeps, beside its wire item, what the SDK's item has beyond it.
@@ -244,6 +249,17 @@ export class ThreadSession implements Session {
       next++;
     }
     await this.thread.append(events as never);
+  }
+
+  /** The iteration of a call's events, by the `iteration` option. */
+  private async iterationFor(first: Item): Promise<number | undefined> {
+    const { iteration } = this.options;
+    if (typeof iteration === "function") return iteration();
+    if (iteration !== "turn") return iteration;
+    const [last] = (await this.thread.eventsPage({ tail: 1 })).events as StoredEvent[];
+    const current = typeof last?.iteration === "number" ? last.iteration : 0;
+    const startsTurn = (first.type ?? "message") === "message" && first.role === "user";
+    return last !== undefined && startsTurn ? current + 1 : current;
   }
 
   /**
