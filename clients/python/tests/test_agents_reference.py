@@ -144,6 +144,71 @@ async def test_old_threads_read_as_rendered(tk: AsyncThreadKeeper) -> None:
     assert await session.get_items() == old[:1]
 
 
+#: Items of the TypeScript SDK (its camelCase form), each with the wire item this session reads it as.
+TS_ITEMS: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    # A user message's form is a wire form too: it reads as it is.
+    ({"type": "message", "role": "user", "content": "Weather in Lyon?"}, {"type": "message", "role": "user", "content": "Weather in Lyon?"}),
+    (
+        {"type": "reasoning", "content": [{"type": "input_text", "text": "One city."}], "providerData": {"encryptedContent": "gAAAAB=="}},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "One city."}], "encrypted_content": "gAAAAB=="},
+    ),
+    (
+        {"type": "function_call", "id": "fc_1", "callId": "c1", "name": "weather", "arguments": '{"city":"Lyon"}', "status": "completed"},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "weather", "arguments": '{"city":"Lyon"}', "status": "completed"},
+    ),
+    (
+        {"type": "function_call_result", "callId": "c1", "name": "weather", "status": "completed", "output": {"type": "text", "text": "sunny"}},
+        {"type": "function_call_output", "call_id": "c1", "output": "sunny", "status": "completed"},
+    ),
+    (
+        {"type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Sunny."}], "providerData": {"phase": "final_answer"}},
+        {"type": "message", "role": "assistant", "status": "completed", "phase": "final_answer", "content": [{"type": "output_text", "text": "Sunny.", "annotations": []}]},
+    ),
+    (
+        {"type": "hosted_tool_call", "id": "ws_1", "name": "web_search_call", "status": "completed", "providerData": {"type": "web_search_call", "action": {"type": "search", "query": "lyon"}}},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "lyon"}},
+    ),
+]
+
+
+async def test_items_the_typescript_client_kept_in_its_sdk_form_read_as_wire_items(tk: AsyncThreadKeeper) -> None:
+    """A session thread an earlier TypeScript client wrote keeps that SDK's camelCase items: they
+    read as their wire items, pop as such, and items added after them read back as added."""
+    await skip_unless_server_has(tk, "responses/fromEvents")
+    thread = await tk.open_thread("ts-old")
+    events = (await tk.request("responses/toEvents", {"items": [wire for _, wire in TS_ITEMS], "keepItems": True}))["events"]
+    items = iter(ts for ts, _ in TS_ITEMS)
+    for event in events:  # as that client wrote them: every event that gives an item keeps the SDK's item
+        if event.get("responsesItem", True) is not None:
+            event["responsesItem"] = next(items)
+    await thread.append(events)
+    session = ThreadSession(thread)
+    wire = [wire for _, wire in TS_ITEMS]
+    assert await session.get_items() == wire
+    assert await session.get_items(limit=2) == wire[-2:]
+    added = {"type": "function_call_output", "call_id": "c2", "output": "rain"}
+    await session.add_items([added])  # type: ignore[list-item]
+    assert await session.pop_item() == added
+    assert await session.pop_item() == wire[-1]
+    assert await session.get_items() == wire[:-1]
+
+
+async def test_what_the_typescript_client_keeps_beside_an_item_is_left_alone(tk: AsyncThreadKeeper) -> None:
+    """The TypeScript client keeps its SDK's extra fields on the event (``agentsJs``); this session
+    reads the wire item and pops it with its event."""
+    await skip_unless_server_has(tk, "responses/fromEvents")
+    thread = await tk.open_thread("ts-new")
+    wire = [item for _, item in TS_ITEMS]
+    events = (await tk.request("responses/toEvents", {"items": wire, "keepItems": True}))["events"]
+    for event in events:
+        event["agentsJs"] = {"set": {"name": "weather"}}
+    await thread.append(events)
+    session = ThreadSession(thread)
+    assert await session.get_items() == wire
+    assert await session.pop_item() == wire[-1]
+    assert await session.get_items() == wire[:-1]
+
+
 # ---- the SDK's Runner with a scripted model, on both sessions ----
 
 

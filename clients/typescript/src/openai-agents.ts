@@ -3,11 +3,13 @@
  * thread. A separate entry point (`threadkeeper/openai-agents`) so the main one needs no SDK.
  *
  * The SDK's items are its own camelCase form (`callId`, `function_call_result`, content parts);
- * the server speaks the Responses API's input items (`call_id`, `function_call_output`, text).
- * This module maps between the two; the server turns Responses items into events
- * (`responses/toEvents`) and events back into them (the "openai-responses" render).
+ * a session thread keeps the Responses API's wire items (`call_id`, `function_call_output`), as
+ * the Python SDK holds them, converted at this edge (`./agents-wire.ts`); the server turns them
+ * into events (`responses/toEvents`) and gives them back (`responses/fromEvents`).
+ * `toResponsesItem`/`fromResponsesItem` are the older, text-only mapping of the render's items.
  */
 import type { AgentInputItem, Session } from "@openai/agents-core";
+import { fromWireItem, isItemDifference, isSdkForm, itemDifference, toWireItem, withDifference } from "./agents-wire.js";
 import type { Thread } from "./thread.js";
 import type { OpenAIResponsesInputItem, ProviderRenderOptions } from "./types.js";
 
@@ -29,7 +31,9 @@ function outputText(output: unknown): string {
   return JSON.stringify(output);
 }
 
-/** An SDK item as a Responses API input item; kinds the server does not convert pass as they are (it names them). */
+export { fromWireItem, toWireItem, type ItemDifference } from "./agents-wire.js";
+
+/** An SDK item as a Responses API input item in the render's text-only form; kinds the server does not convert pass as they are (it names them). */
 export function toResponsesItem(item: AgentInputItem): unknown {
   const fields = item as Item;
   switch (fields.type ?? "message") {
@@ -80,6 +84,13 @@ export function fromResponsesItem(item: OpenAIResponsesInputItem, names: Map<str
 /** The event field `responses/toEvents` keeps an item in (`keepItems`); `null`: made from no item. */
 const KEPT = "responsesItem";
 
+/**
+ * The event field that keeps what the SDK's item has beyond its wire item (an `ItemDifference`,
+ * `{}` when nothing), so that the item comes back exactly; other readers (the Python SDK) ignore
+ * it. Every event this session writes for an item has it.
+ */
+const BESIDE = "agentsJs";
+
 type StoredEvent = Record<string, unknown>;
 
 /** Whether an event was written with its item kept (by this session, or any `keepItems` conversion). */
@@ -87,24 +98,56 @@ function keptItem(event: StoredEvent): boolean {
   return KEPT in event;
 }
 
-/** A reasoning block's event, which describes its Responses item whole (an item kept with it is the SDK's own). */
-function isReasoning(event: StoredEvent): boolean {
+/**
+ * The reasoning item a reasoning block's event describes whole (`{type, id, summary,
+ * encrypted_content?}`, as `responses/fromEvents` reads it), or nothing for any other event.
+ */
+function describedItem(event: StoredEvent): Item | undefined {
   const block = event.block as Item | undefined;
-  return event.type === "turn_block" && block?.kind === "reasoning";
+  if (event.type !== "turn_block" || block?.kind !== "reasoning") return undefined;
+  const payload = block.payload as Item | undefined;
+  if (typeof payload?.item_id !== "string" || !("summary" in payload)) return undefined;
+  const encrypted = "encrypted_content" in payload ? { encrypted_content: payload.encrypted_content } : {};
+  return { type: "reasoning", id: payload.item_id, summary: payload.summary, ...encrypted };
 }
 
-/** Whether one event gives an item of its own: it kept one, or it is a reasoning block. */
+/** Whether one event gives an item of its own: it kept one, or it is a reasoning block that describes one. */
 function givesAnItem(event: StoredEvent): boolean {
-  return keptItem(event) ? event[KEPT] !== null : isReasoning(event);
+  return keptItem(event) ? event[KEPT] !== null : describedItem(event) !== undefined;
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** A kept item as the SDK reads it: an item kept in the SDK's form (an earlier version's) as it is, a wire item converted. */
+function readBackItem(kept: Item): Item {
+  return isSdkForm(kept) ? kept : fromWireItem(kept);
+}
+
+/** The item of an event that gives one (a kept item, or a reasoning block that describes its wire item). */
+function ownItem(event: StoredEvent): AgentInputItem {
+  return itemOf(event, keptItem(event) ? (event[KEPT] as Item) : describedItem(event)!);
+}
+
+/**
+ * The item of an event that gives one, from its wire item: with what this session kept beside
+ * it; an item an earlier version kept in the SDK's form as it is; a reasoning block nothing was
+ * kept beside (an earlier version kept such an item so when it read back the same) as earlier
+ * versions read it; any other wire item (the Python SDK's) as the SDK reads it.
+ */
+function itemOf(event: StoredEvent, wire: Item): AgentInputItem {
+  const difference = event[BESIDE];
+  if (isItemDifference(difference)) return withDifference(readBackItem(wire), difference) as AgentInputItem;
+  if (isSdkForm(wire)) return wire as AgentInputItem;
+  if (!keptItem(event)) return JSON.parse(JSON.stringify(fromResponsesItem(wire as unknown as OpenAIResponsesInputItem, new Map()))) as AgentInputItem;
+  return fromWireItem(wire) as AgentInputItem;
 }
 
 export interface ThreadSessionOptions {
-  /** The iteration of the events `addItems` appends: a number, or asked for each call. Default 0. */
-  iteration?: number | (() => number);
+  /**
+   * The iteration of the events `addItems` appends: a number, or asked for each call. Default 0.
+   * `"turn"` numbers them as the Python client's session does, so a session both SDKs take turns
+   * on counts its turns alike: a call whose first item is a user message opens the iteration
+   * after the thread's last event's, any other call continues it.
+   */
+  iteration?: number | (() => number) | "turn";
   /**
    * Options of the "openai-responses" render `getItems` reads a thread with that none of its
    * events kept an item (written before items were kept, or by something else).
@@ -114,11 +157,14 @@ export interface ThreadSessionOptions {
 
 /**
  * A session of the OpenAI Agents SDK backed by a thread: `new Runner().run(agent, input, {
- * session: new ThreadSession(thread) })`. Each item added is one event that keeps the item
- * (`responses/toEvents` with `keepItems`), so `getItems` gives the items exactly as added and
- * `popItem` removes and returns the newest one; the model input is the thread's render as ever.
- * A thread none of whose events kept an item reads as its render (its instructions and system
- * messages first, as one system item).
+ * session: new ThreadSession(thread) })`. Each item added is one event that keeps the item in the
+ * Responses API's wire form (`responses/toEvents` with `keepItems`), the form the Python SDK's
+ * items have, so the Python client's `ThreadSession` continues the same session; what the SDK's
+ * item has beyond its wire form is kept beside it (`agentsJs`), so `getItems` gives the items
+ * exactly as added and `popItem` removes and returns the newest one. Items another SDK added read
+ * as the SDK reads those wire items; items an earlier version kept in the SDK's own form read as
+ * they were. The model input is the thread's render as ever. A thread none of whose events kept
+ * an item reads as its render (its instructions and system messages first, as one system item).
  */
 export class ThreadSession implements Session {
   constructor(
@@ -143,7 +189,7 @@ export class ThreadSession implements Session {
 
   /** The items of events: kept ones as they were added, runs of other events as the server reads them. */
   private async itemsOf(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
-    if (!events.some((event) => keptItem(event) || isReasoning(event))) return this.renderedItems();
+    if (!events.some((event) => keptItem(event) || describedItem(event) !== undefined)) return this.renderedItems();
     const items: AgentInputItem[] = [];
     let run: StoredEvent[] = [];
     const flush = async () => {
@@ -151,18 +197,20 @@ export class ThreadSession implements Session {
       run = [];
     };
     for (const event of events) {
-      if (!keptItem(event)) {
+      if (givesAnItem(event)) {
+        await flush();
+        items.push(ownItem(event));
+      } else if (keptItem(event)) {
+        await flush();
+      } else {
         run.push(event);
-        continue;
       }
-      await flush();
-      if (event[KEPT] !== null) items.push(event[KEPT] as AgentInputItem);
     }
     await flush();
     return items;
   }
 
-  /** Events that kept no item of the SDK's: the Responses items the server reads out of them, in the SDK's form. */
+  /** Events that kept no item (written before items were kept): the Responses items the server reads out of them, in the SDK's form. */
   private async readBack(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
     const { items } = await this.thread.client.call<{ items: Item[] }>("responses/fromEvents", { events });
     const names = new Map<string, string>();
@@ -184,23 +232,34 @@ export class ThreadSession implements Session {
 
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
-    const { iteration } = this.options;
-    const converted = items.map(toResponsesItem);
+
+    // The items as the thread keeps them (JSON), in the wire form.
+    const added = JSON.parse(JSON.stringify(items)) as Item[];
+    const wires = JSON.parse(JSON.stringify(added.map(toWireItem))) as Item[];
     const { events } = await this.thread.client.call<{ events: StoredEvent[] }>("responses/toEvents", {
-      items: converted,
-      iteration: typeof iteration === "function" ? iteration() : iteration,
+      items: wires,
+      iteration: await this.iterationFor(added[0]!),
       keepItems: true,
     });
-    // The server kept the Responses form; each event that gives an item keeps the SDK's own
-    // instead (a reasoning block only when its block does not say the same).
+    // Each event that gives an item keeps, beside its wire item, what the SDK's item has beyond it.
     let next = 0;
     for (const event of events) {
       if (!givesAnItem(event)) continue;
-      const item = items[next++];
-      if (isReasoning(event) && !keptItem(event) && sameJson(fromResponsesItem(converted[next - 1] as OpenAIResponsesInputItem, new Map()), item)) continue;
-      event[KEPT] = item;
+      event[BESIDE] = itemDifference(added[next]!, readBackItem(wires[next]!));
+      next++;
     }
     await this.thread.append(events as never);
+  }
+
+  /** The iteration of a call's events, by the `iteration` option. */
+  private async iterationFor(first: Item): Promise<number | undefined> {
+    const { iteration } = this.options;
+    if (typeof iteration === "function") return iteration();
+    if (iteration !== "turn") return iteration;
+    const [last] = (await this.thread.eventsPage({ tail: 1 })).events as StoredEvent[];
+    const current = typeof last?.iteration === "number" ? last.iteration : 0;
+    const startsTurn = (first.type ?? "message") === "message" && first.role === "user";
+    return last !== undefined && startsTurn ? current + 1 : current;
   }
 
   /**
@@ -218,7 +277,7 @@ export class ThreadSession implements Session {
       if (last < 0) return undefined;
       const event = events[last]!;
       if (givesAnItem(event)) {
-        const [item] = keptItem(event) ? [event[KEPT] as AgentInputItem] : await this.readBack([event]);
+        const item = ownItem(event);
         await this.thread.pop({ count: events.length - last, expectedVersion: page.version });
         return item;
       }

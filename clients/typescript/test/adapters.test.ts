@@ -157,6 +157,16 @@ describe("OpenAI Agents adapter", () => {
     assert.ok(texts.at(-1)!.includes("And again?"));
   });
 
+  test('iteration "turn": a call that starts with a user message opens the next iteration', async () => {
+    const thread = await tk.openThread();
+    const session = new ThreadSession(thread, { iteration: "turn" });
+    await session.addItems([{ type: "message", role: "user", content: "hi" }, { type: "function_call", callId: "c1", name: "add", arguments: "{}", status: "completed" }]);
+    await session.addItems([{ type: "function_call_result", callId: "c1", name: "add", status: "completed", output: { type: "text", text: "2" } }]);
+    await session.addItems([{ role: "user", content: "again" }]);
+    await session.addItems([{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "2." }] }]);
+    assert.deepEqual((await thread.events()).map((e) => e.iteration), [0, 0, 0, 1, 1]);
+  });
+
   test("getItems(limit), popItem and clearSession", async () => {
     const thread = await tk.openThread();
     const session = new ThreadSession(thread, { iteration: 4 });

@@ -22,7 +22,8 @@ import {
   type Session,
 } from "@openai/agents-core";
 import { ThreadKeeper } from "../src/index.js";
-import { ThreadSession } from "../src/openai-agents.js";
+import { fromResponsesItem, fromWireItem, ThreadSession, toResponsesItem, toWireItem } from "../src/openai-agents.js";
+import type { OpenAIResponsesInputItem } from "../src/types.js";
 import { BINARY, MEMORY_ARGS } from "./helpers.js";
 
 /** Every item kind a session stores, in the batches a run adds them in. */
@@ -79,6 +80,42 @@ const SHORT_CASES: AgentInputItem[][][] = [
     ],
   ],
 ];
+
+/** The Python client's items (wire form), as its tests add them. */
+const WIRE_BATCHES: Record<string, unknown>[][] = [
+  [{ role: "system", content: "Be brief." }, { role: "user", content: "Weather in Lyon and Paris?" }],
+  [
+    { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "Two cities." }], encrypted_content: "gAAAAB-secret==" },
+    { type: "function_call", id: "fc_1", call_id: "c1", name: "weather", arguments: '{"city": "Lyon"}', status: "completed" },
+  ],
+  [{ type: "function_call_output", call_id: "c1", output: "sunny" }],
+  [
+    { type: "reasoning", id: "rs_2", summary: [], encrypted_content: "gAAAAC-more==", status: "completed" },
+    { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Lyon: sunny.", annotations: [] }] },
+  ],
+  [
+    { type: "function_call", call_id: "c3", name: "forecast", arguments: "{}" },
+    { type: "function_call_output", call_id: "c3", output: "[Tool call not completed]: gave up" },
+    { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "lyon" } },
+  ],
+];
+
+/** Items appended as this session kept them before the wire form: each event keeping the SDK's item. */
+async function appendInSdkForm(tk: ThreadKeeper, thread: Awaited<ReturnType<ThreadKeeper["openThread"]>>, items: AgentInputItem[]): Promise<void> {
+  const converted = items.map(toResponsesItem);
+  const { events } = await tk.call<{ events: Record<string, unknown>[] }>("responses/toEvents", { items: converted, keepItems: true });
+  let next = 0;
+  for (const event of events) {
+    const block = event.block as Record<string, unknown> | undefined;
+    const reasoning = event.type === "turn_block" && block?.kind === "reasoning";
+    if ("responsesItem" in event ? event.responsesItem === null : !reasoning) continue;
+    const item = items[next++]!;
+    const same = JSON.stringify(fromResponsesItem(converted[next - 1] as OpenAIResponsesInputItem, new Map())) === JSON.stringify(item);
+    if (reasoning && !("responsesItem" in event) && same) continue;
+    event.responsesItem = item;
+  }
+  await thread.append(events as never);
+}
 
 async function assertSameAsReference(ours: Session, reference: Session, batches: AgentInputItem[][]): Promise<void> {
   for (const batch of batches) {
@@ -148,6 +185,84 @@ for (const store of ["memory", "sqlite"] as const) {
       await session.addItems([added]);
       assert.deepEqual((await session.getItems()).at(-1), added);
       assert.deepEqual(await session.popItem(), added);
+    });
+
+    test("a thread kept in the SDK's own form (as earlier versions kept it) reads and pops as written", async () => {
+      const thread = await tk.openThread();
+      const reference = new MemorySession();
+      for (const batch of BATCHES) {
+        await appendInSdkForm(tk, thread, structuredClone(batch));
+        await reference.addItems(structuredClone(batch));
+      }
+      const session = new ThreadSession(thread);
+      assert.deepEqual(await session.getItems(), await reference.getItems());
+      // Items added now are kept in the wire form, after the old ones.
+      const added: AgentInputItem[] = [{ type: "message", role: "user", content: "Next?" }, BATCHES[2]![0]!];
+      await session.addItems(structuredClone(added));
+      await reference.addItems(structuredClone(added));
+      assert.deepEqual(((await thread.events()).at(-1) as Record<string, unknown>).responsesItem, toWireItem(added[1]));
+      await assertSameAsReference(session, reference, []);
+    });
+
+    test("the model input is the render it was when items were kept in the SDK's own form", async () => {
+      const [kept, old] = [await tk.openThread(), await tk.openThread()];
+      const session = new ThreadSession(kept);
+      for (const batch of BATCHES) {
+        await session.addItems(structuredClone(batch));
+        await appendInSdkForm(tk, old, structuredClone(batch));
+      }
+      for (const format of ["openai-chat", "openai-responses", "anthropic", "text"] as const) {
+        assert.deepEqual(await kept.render(format as never), await old.render(format as never), format);
+      }
+      // The messages render gives an assistant message's id now that the wire item kept it.
+      const withoutIds = (render: unknown) => JSON.parse(JSON.stringify(render), (key, value) => (key === "id" && typeof value === "string" && value.startsWith("msg_") ? undefined : value));
+      const [messages, oldMessages] = [await kept.render("messages"), await old.render("messages")];
+      assert.notDeepEqual(messages, oldMessages);
+      assert.deepEqual(withoutIds(messages), withoutIds(oldMessages));
+      // The XML document writes every field of the events it has no type for (reasoning blocks,
+      // items kept on their own): there, what is kept differs; every other line is the same.
+      const lines = async (thread: typeof kept) => (await thread.render("xml")).text.split("\n");
+      const [ours, theirs] = [await lines(kept), await lines(old)];
+      assert.equal(ours.length, theirs.length);
+      const differing = ours.filter((line, i) => line !== theirs[i]);
+      assert.ok(differing.length > 0);
+      for (const line of differing) assert.match(line, /^ {2}<event type="(turn_block|responses_item)" /);
+    });
+
+    test("items kept in the wire form by the Python client read as the SDK reads them", async () => {
+      const thread = await tk.openThread();
+      for (const batch of WIRE_BATCHES) await thread.append(await tk.call<{ events: never[] }>("responses/toEvents", { items: batch, keepItems: true }).then((r) => r.events));
+      const session = new ThreadSession(thread);
+      const wire = WIRE_BATCHES.flat();
+      const items = await session.getItems();
+      // A reasoning item its block describes whole keeps nothing else, so it reads as earlier
+      // versions read such a block; every other item as the SDK reads the wire item.
+      const describedWhole = (item: Record<string, unknown>) => item.type === "reasoning" && "id" in item && Object.keys(item).every((key) => ["type", "id", "summary", "encrypted_content"].includes(key));
+      assert.deepEqual(
+        items,
+        wire.map((item) => (describedWhole(item) ? JSON.parse(JSON.stringify(fromResponsesItem(item as never, new Map()))) : fromWireItem(item))),
+      );
+      assert.ok(wire.some(describedWhole) && wire.some((item) => item.type === "reasoning" && !describedWhole(item)));
+      assert.deepEqual(
+        items.map((item) => JSON.parse(JSON.stringify(toWireItem(item)))),
+        wire.map((item) => (item.type === "function_call_output" ? { ...item, status: "completed" } : item)),
+      );
+      assert.deepEqual(await session.getItems(3), items.slice(-3));
+      for (let i = items.length - 1; i >= 0; i--) assert.deepEqual(await session.popItem(), items[i]);
+      assert.equal(await session.popItem(), undefined);
+    });
+
+    test("what is kept beside an item, when it is not a difference, is not read as one", async () => {
+      const written = await tk.openThread();
+      const result = BATCHES[2]![0]!;
+      await new ThreadSession(written).addItems([structuredClone(result)]);
+      const [event] = (await written.events()) as Record<string, unknown>[];
+      assert.deepEqual(event!.agentsJs, { set: { name: "weather" } });
+      const copy = await tk.openThread();
+      await copy.append([{ ...event!, agentsJs: { unset: "name" } }] as never);
+      const session = new ThreadSession(copy);
+      assert.deepEqual(await session.getItems(), [fromWireItem(event!.responsesItem)]);
+      assert.deepEqual(await session.popItem(), fromWireItem(event!.responsesItem));
     });
 
     test("the SDK's Runner with a scripted model keeps and sees the same items", async () => {

@@ -11,6 +11,7 @@ from typing import Any, cast
 from agents.items import TResponseInputItem
 from agents.memory import SessionSettings
 
+from ._agents_js_items import is_sdk_form, wire_item
 from ._bridge import ThreadBridge
 from .client import AsyncThread, AsyncThreadKeeper
 from .sync import Thread
@@ -41,6 +42,12 @@ class ThreadSession:
     ``session_id`` is the thread id. The model input is the thread's render as ever (an unanswered
     call gets its made-up answer there, not in ``get_items``). Events an earlier version wrote, or
     that came from elsewhere, read as the ``openai-responses`` render gives them.
+
+    Items are kept in the Responses API's wire form, the form the TypeScript client's
+    ``ThreadSession`` keeps too: a session either SDK began goes on under the other. What the
+    TypeScript SDK's items have beyond that form is kept beside them (an event's ``agentsJs``),
+    which this session leaves alone; items that client kept in its SDK's own camelCase form (its
+    earlier versions) read as their wire items.
 
     ``Runner.run(agent, "...", session=ThreadSession(thread))``; the thread may come from either client.
     Items added in one call share an iteration: a call that starts with a user message opens the
@@ -80,8 +87,11 @@ class ThreadSession:
         await self._bridge.run(self._bridge.thread.clear())
 
     async def _from_events(self, events: Sequence[Mapping[str, Any]]) -> list[TResponseInputItem]:
+        """The items of events; one the TypeScript client kept in its SDK's own form (as its earlier
+        versions did) reads as its wire item."""
         result = await self._bridge.client.request("responses/fromEvents", {"events": list(events)})
-        return cast("list[TResponseInputItem]", result["items"])
+        items = [wire_item(item) if is_sdk_form(item) else item for item in result["items"]]
+        return cast("list[TResponseInputItem]", items)
 
     async def _items(self, limit: int | None) -> list[TResponseInputItem]:
         """All items, or at least the latest ``limit`` (from the last events: one per item, mostly)."""
