@@ -142,7 +142,7 @@ fn provider_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
         (Some(Cache::None), None) | (None, None) => CacheControl::None,
         (Some(Cache::Auto), ttl) | (None, ttl @ Some(_)) => CacheControl::Auto { ttl },
     };
-    Ok(ProviderOptions { cache_control })
+    Ok(ProviderOptions { cache_control, ..ProviderOptions::default() })
 }
 
 fn render(args: &RenderArgs) -> Result<String, String> {

@@ -334,9 +334,10 @@ impl ThreadState {
                 let system = builder.system_message(view.instructions);
                 let system = system.as_ref().and_then(|m| m.content_str());
                 let entries = builder.entries(view.dangling);
+                let options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..view.provider };
                 match kept {
                     Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, false),
-                    None => providers::to_json(provider, system, &entries, &view.provider, false),
+                    None => providers::to_json(provider, system, &entries, &options, false),
                 }
             }
             ContextMode::Xml => {

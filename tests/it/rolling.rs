@@ -107,6 +107,11 @@ fn a_round_summarizes_the_oldest_iterations_into_a_message_after_the_instruction
     let anthropic = render(&mut server, "t", "anthropic", json!({"cacheControl": "auto"}));
     assert_eq!(anthropic["system"][0]["text"], INSTRUCTIONS);
     assert_eq!(anthropic["messages"][0]["content"][0]["text"], label);
+    // The summaries end on a breakpoint of their own: the next round reads them from the cache.
+    assert_eq!(anthropic["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert!(anthropic.to_string().matches("cache_control").count() <= 4);
+    let plain = render(&mut server, "t", "anthropic", json!({}));
+    assert!(!plain.to_string().contains("cache_control"), "no breakpoint without the option");
     let chat = render(&mut server, "t", "openai-chat", json!({}));
     assert_eq!(chat["messages"][1], json!({"role": "user", "content": label}));
     let responses = render(&mut server, "t", "openai-responses", json!({}));

@@ -289,7 +289,8 @@ mod tests {
         assert_eq!(choose_merge(&live(&[100, 100]), 200), None);
         assert_eq!(choose_merge(&live(&[500]), 200), None);
         assert_eq!(choose_merge(&live(&[100, 100, 100]), 200), Some(vec![1, 2]));
-        assert_eq!(choose_merge(&live(&[60, 60, 60, 60, 60]), 200), Some(vec![1, 2, 3]));
+        assert_eq!(choose_merge(&live(&[60, 60, 60, 60, 60]), 200), Some(vec![1, 2, 3, 4]));
+        assert_eq!(choose_merge(&live(&[60, 60, 60, 60, 60]), 280), Some(vec![1, 2, 3]));
         assert_eq!(choose_merge(&live(&[300, 10]), 200), Some(vec![1, 2]));
     }
 

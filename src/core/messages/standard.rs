@@ -333,6 +333,8 @@ impl CallIds {
 #[derive(Clone, Debug, Default)]
 pub struct StandardMessages {
     injection: ContextInjection,
+    /// How many of the first settled items are rolling summaries (see [`Self::leading_summaries`]).
+    leading_summaries: usize,
     settled: Vec<Item>,
     open: Option<OpenCalls>,
     ids: CallIds,
@@ -412,7 +414,12 @@ impl StandardMessages {
                 StoredMessage::human(format!("{label}{error}"))
             }
             EventKind::Summary { .. } => match summary_message_text(event) {
-                Some(text) => StoredMessage::human(text),
+                Some(text) => {
+                    if self.open.is_none() && self.settled.len() == self.leading_summaries {
+                        self.leading_summaries += 1;
+                    }
+                    StoredMessage::human(text)
+                }
                 None => {
                     self.injection.push(event);
                     return;
@@ -434,6 +441,12 @@ impl StandardMessages {
     /// A new group of calls. When the assistant's text just before it came from the same
     /// message (the same `messageId`, as `messages/toEvents` gives both), the text moves into
     /// the calls' message, so an AI message with text and calls renders back as one.
+    /// How many messages at the front of the conversation are rolling summaries: the prefix
+    /// compaction rounds keep (a provider projection may end a cache breakpoint there).
+    pub fn leading_summaries(&self) -> usize {
+        self.leading_summaries
+    }
+
     fn open_calls(&mut self, message_id: Option<&str>) -> OpenCalls {
         let mut open = OpenCalls::new();
         let same_message = |item: &Item| match item {

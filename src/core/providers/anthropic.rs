@@ -136,13 +136,34 @@ impl Block<'_> {
     }
 }
 
-/// The request for `system` and the conversation, with breakpoints as `cache` says.
-pub fn project_cached<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], cache: CacheControl) -> Request<'a> {
+/// The request for `system` and the conversation, with breakpoints as `cache` says; the first
+/// `stable_prefix` entries (rolling summaries, which later rounds keep) end on a breakpoint of
+/// their own.
+pub fn project_cached<'a>(
+    system: Option<&'a str>,
+    entries: &'a [Entry<'a>],
+    cache: CacheControl,
+    stable_prefix: usize,
+) -> Request<'a> {
     let mut request = project(system, entries);
     if let CacheControl::Auto { ttl } = cache {
-        place_breakpoints(&mut request, CacheMark { kind: Ephemeral::Ephemeral, ttl });
+        let mark = CacheMark { kind: Ephemeral::Ephemeral, ttl };
+        let marked = mark_stable_prefix(&mut request, stable_prefix, mark);
+        place_breakpoints(&mut request, mark, usize::from(marked));
     }
     request
+}
+
+/// Marks the last block of the stable prefix: the summaries open the conversation as one user
+/// turn of text blocks, one each. Between rounds the end breakpoints read it with the rest; after
+/// a round, this one finds it written, so the system prompt and the summaries are read again.
+fn mark_stable_prefix(request: &mut Request<'_>, stable_prefix: usize, mark: CacheMark) -> bool {
+    let Some(first) = request.messages.first_mut() else { return false };
+    if stable_prefix == 0 || first.role != Role::User || first.content.len() < stable_prefix {
+        return false;
+    }
+    first.content[stable_prefix - 1].mark(mark);
+    true
 }
 
 pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request<'a> {
@@ -183,9 +204,10 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 ///    found as long as it is within their reach.
 ///
 /// Empty blocks (a `tool_result` without content) never carry one. The positions depend on
-/// the request alone, so every process marks the same blocks.
-pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark) {
-    let mut left = MAX_BREAKPOINTS;
+/// the request alone, so every process marks the same blocks. `placed` breakpoints are already
+/// marked (the end of a stable prefix) and count against the four.
+pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark, placed: usize) {
+    let mut left = MAX_BREAKPOINTS - placed;
     if let Some(System::Text(text)) = request.system {
         let block = Block::Text { text: Cow::Borrowed(text), cache_control: Some(mark) };
         request.system = Some(System::Blocks(vec![block]));

@@ -77,6 +77,10 @@ pub fn project<'a>(provider: Provider, system: Option<&'a str>, entries: &'a [En
 pub struct ProviderOptions {
     /// `anthropic` only: prompt-caching breakpoints.
     pub cache_control: anthropic::CacheControl,
+    /// How many messages at the front of the conversation later compaction rounds keep as
+    /// they are (rolling summaries): a prefix worth its own breakpoint. Set from the thread,
+    /// not by the host.
+    pub stable_prefix: usize,
 }
 
 /// [`project`] with the provider's options.
@@ -89,9 +93,12 @@ pub fn project_with<'a>(
     match provider {
         Provider::OpenAiChat => ProviderRequest::OpenAiChat(openai_chat::project(system, entries)),
         Provider::OpenAiResponses => ProviderRequest::OpenAiResponses(openai_responses::project(system, entries)),
-        Provider::Anthropic => {
-            ProviderRequest::Anthropic(anthropic::project_cached(system, entries, options.cache_control))
-        }
+        Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project_cached(
+            system,
+            entries,
+            options.cache_control,
+            options.stable_prefix,
+        )),
         Provider::AiSdk => ProviderRequest::AiSdk(ai_sdk::project(system, entries)),
         Provider::PydanticAi => {
             ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default()))
@@ -143,7 +150,8 @@ pub fn render_request_with(
             if provider == Provider::PydanticAi {
                 return pydantic_ai::to_json(system, &entries, pydantic_ai::Kept::of(events), pretty);
             }
-            to_json(provider, system, &entries, provider_options, pretty)
+            let provider_options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..*provider_options };
+            to_json(provider, system, &entries, &provider_options, pretty)
         }
         ContextMode::Xml => {
             let mut messages = xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape);

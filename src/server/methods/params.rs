@@ -92,7 +92,7 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         response_prefix: o.response_prefix,
         escape: o.escape,
         dangling_tool_calls: o.dangling_tool_calls,
-        provider: ProviderOptions { cache_control },
+        provider: ProviderOptions { cache_control, ..ProviderOptions::default() },
     };
     Ok((format, options))
 }
