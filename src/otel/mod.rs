@@ -65,7 +65,7 @@ fn check_endpoint(url: &str) -> Result<(), String> {
         }
     })?;
     match url.parse::<axum::http::Uri>() {
-        Ok(uri) if uri.host().is_some() && !rest.is_empty() => Ok(()),
+        Ok(uri) if uri.host().is_some_and(|host| !host.is_empty()) && !rest.starts_with('/') => Ok(()),
         _ => Err(format!("{url}: not a valid URL")),
     }
 }
@@ -111,6 +111,7 @@ mod tests {
         let err = |url| OtlpSettings::resolve(Some(url), &HashMap::new(), false).unwrap_err();
         assert!(err("https://h").contains("https is not supported"), "{}", err("https://h"));
         assert!(err("h:4318").contains("not an http:// URL"));
-        assert!(err("http://").contains("not a valid URL"));
+        assert!(err("http://a b").contains("not a valid URL"));
+        assert!(err("http://").contains("not an http:// URL"), "nothing after the scheme");
     }
 }
