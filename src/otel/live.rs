@@ -1,8 +1,8 @@
 //! The live export of a serving process: appends in, spans out over OTLP, never in the way.
 //!
 //! The service tells [`LiveExport`] of each durable append (it is a [`ThreadObserver`]); that
-//! call only puts the news on a bounded queue and returns. A model task turns the news into
-//! spans ([`TraceBuilder`] per thread) and puts them on a second bounded queue; an export task
+//! call only puts the news on a bounded queue and returns, waking no thread. A model task reads
+//! the queue every 0.1 s, turns the news into spans ([`TraceBuilder`] per thread) and puts them on a second bounded queue; an export task
 //! sends them in batches. A full queue drops, and what was dropped is counted and logged at
 //! most once a minute; a backend that is down or slow only fills the span queue. At shutdown
 //! every open run is ended and flagged, and what is queued is sent for at most the time given.
@@ -25,6 +25,9 @@ use tokio_util::sync::CancellationToken;
 pub struct LiveLimits {
     /// Appends waiting to be turned into spans.
     pub queued_appends: usize,
+    /// How often the queued appends are read. The model task looks at the queue on a clock
+    /// instead of waiting on it, so an append wakes no thread: it only puts its news down.
+    pub read_every: Duration,
     /// Finished spans waiting to be sent.
     pub queued_spans: usize,
     /// Most spans in one export request.
@@ -41,7 +44,8 @@ pub struct LiveLimits {
 impl Default for LiveLimits {
     fn default() -> Self {
         LiveLimits {
-            queued_appends: 1024,
+            queued_appends: 4096,
+            read_every: Duration::from_millis(100),
             queued_spans: 2048,
             batch_spans: 512,
             batch_delay: Duration::from_millis(500),
@@ -87,7 +91,7 @@ impl LiveExport {
             clock: 0,
         };
         let tasks = vec![
-            tokio::spawn(model.run(change_rx, spans, losses.clone(), stop.clone())),
+            tokio::spawn(model.run(change_rx, limits.read_every, spans, losses.clone(), stop.clone())),
             tokio::spawn(export(span_rx, sender, limits, losses.clone())),
         ];
         Ok(Arc::new(LiveExport { changes, losses, stop, tasks: Mutex::new(tasks) }))
@@ -141,25 +145,30 @@ impl Model {
     async fn run(
         mut self,
         mut changes: mpsc::Receiver<Change>,
+        read_every: Duration,
         spans: mpsc::Sender<Span>,
         losses: Arc<Losses>,
         stop: CancellationToken,
     ) {
         let mut out = Vec::new();
+        let mut clock = tokio::time::interval(read_every);
+        clock.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
-            let change = tokio::select! {
+            let stopping = tokio::select! {
                 biased;
-                change = changes.recv() => change,
-                _ = stop.cancelled() => None,
+                _ = stop.cancelled() => true,
+                _ = clock.tick() => false,
             };
-            let Some(change) = change else { break };
-            self.read(change, &mut out);
-            queue(&spans, &mut out, &losses);
+            // Never waiting on the queue itself: a receiver that waits must be woken by the sender.
+            while let Ok(change) = changes.try_recv() {
+                self.read(change, &mut out);
+                queue(&spans, &mut out, &losses);
+            }
+            if stopping {
+                break;
+            }
         }
-        // Shutdown: what was already queued, then every open run, ended and flagged.
-        while let Ok(change) = changes.try_recv() {
-            self.read(change, &mut out);
-        }
+        // Shutdown: every open run, ended and flagged.
         for followed in self.threads.values_mut() {
             followed.builder.finish(&mut out);
         }
