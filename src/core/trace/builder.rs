@@ -78,11 +78,6 @@ impl TraceBuilder {
         self.position
     }
 
-    /// Whether a run is open (its root span not given yet).
-    pub fn has_open_run(&self) -> bool {
-        self.run.is_some()
-    }
-
     /// New thread-wide facts (the thread's metadata or settings changed) for the spans to come.
     pub fn set_options(&mut self, options: TraceOptions) {
         self.options = options;
