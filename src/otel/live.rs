@@ -56,7 +56,8 @@ impl Default for LiveLimits {
 }
 
 enum Change {
-    Appended(Appended),
+    /// Boxed: the queue's slots stay small.
+    Appended(Box<Appended>),
     Rewound(String),
 }
 
@@ -119,7 +120,7 @@ impl LiveExport {
 
 impl ThreadObserver for LiveExport {
     fn appended(&self, appended: Appended) {
-        self.put(Change::Appended(appended));
+        self.put(Change::Appended(Box::new(appended)));
     }
 
     fn rewound(&self, thread_id: &str) {
@@ -180,7 +181,7 @@ impl Model {
             Change::Rewound(thread_id) => {
                 self.threads.remove(&thread_id);
             }
-            Change::Appended(appended) => self.appended(appended, out),
+            Change::Appended(appended) => self.appended(*appended, out),
         }
     }
 
