@@ -282,3 +282,74 @@ fn report(losses: &Losses) {
         tracing::warn!(spans = failed, %error, "tracing: the backend did not take spans since the last report");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event_log::EventLogBuilder;
+    use crate::store::ThreadRecord;
+    use serde_json::json;
+
+    /// Nothing listens there: a port bound and let go.
+    fn nowhere() -> OtlpSettings {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        OtlpSettings { traces_endpoint: format!("http://127.0.0.1:{port}/v1/traces"), capture_content: false }
+    }
+
+    fn appended(thread_id: &str, events: &[serde_json::Value], first: usize) -> Appended {
+        let mut log = EventLogBuilder::new();
+        for event in events {
+            log.push_value(event);
+        }
+        let record = ThreadRecord {
+            thread_id: thread_id.into(),
+            version: 1,
+            event_count: events.len() as u64,
+            settings: Default::default(),
+            metadata: Default::default(),
+            created_at: 0,
+            updated_at: 0,
+        };
+        Appended { record, events: log.finish(), first, at_ms: 5 }
+    }
+
+    #[tokio::test]
+    async fn a_full_append_queue_drops_and_counts_without_waiting() {
+        // The queue is read only every hour here: the second and third appends find it full.
+        let limits = LiveLimits { queued_appends: 1, read_every: Duration::from_secs(3600), ..LiveLimits::default() };
+        let export = LiveExport::start(&nowhere(), limits).unwrap();
+        let user = json!({"type": "message", "role": "user", "content": "x", "iteration": 0});
+        // The clock's first tick reads at once; let it pass before filling the queue.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        for _ in 0..3 {
+            export.appended(appended("t", std::slice::from_ref(&user), 0));
+        }
+        assert_eq!(export.losses.appends.load(Ordering::Relaxed), 2);
+        export.shutdown(Duration::from_millis(200)).await;
+    }
+
+    #[tokio::test]
+    async fn a_full_span_queue_drops_and_counts() {
+        let limits = LiveLimits { queued_spans: 1, read_every: Duration::from_millis(10), ..LiveLimits::default() };
+        let export = LiveExport::start(&nowhere(), limits).unwrap();
+        // One append ending a run of a turn and two tools: four spans at once, for a queue of one.
+        let events = [
+            json!({"type": "message", "role": "user", "content": "x", "iteration": 0}),
+            json!({"type": "tool_call", "toolName": "a", "toolCallId": "1", "args": {}, "iteration": 0}),
+            json!({"type": "tool_call", "toolName": "b", "toolCallId": "2", "args": {}, "iteration": 0}),
+            json!({"type": "tool_result", "toolCallId": "1", "result": 1, "iteration": 0}),
+            json!({"type": "tool_result", "toolCallId": "2", "result": 2, "iteration": 0}),
+            json!({"type": "completion", "result": "r", "verified": true, "iteration": 0}),
+        ];
+        export.appended(appended("t", &events, 0));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while export.losses.spans.load(Ordering::Relaxed) == 0 {
+            assert!(tokio::time::Instant::now() < deadline, "no span was dropped");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // At most the queue's one span got through to the exporter: three of four were dropped,
+        // or all four when the exporter had not taken the first yet.
+        assert!((3..=4).contains(&export.losses.spans.load(Ordering::Relaxed)));
+        export.shutdown(Duration::from_millis(200)).await;
+    }
+}

@@ -22,3 +22,60 @@ pub trait ThreadObserver: Send + Sync {
     /// Events were taken back (a pop) or the thread is gone (a delete).
     fn rewound(&self, thread_id: &str);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::{Limits, ThreadService};
+    use crate::store::MemoryStore;
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
+
+    /// What the service told it, in order.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl ThreadObserver for Recorder {
+        fn appended(&self, a: Appended) {
+            let line = format!(
+                "appended {} first {} of {} v{}",
+                a.record.thread_id,
+                a.first,
+                a.events.len(),
+                a.record.version
+            );
+            self.0.lock().unwrap().push(line);
+        }
+        fn rewound(&self, thread_id: &str) {
+            self.0.lock().unwrap().push(format!("rewound {thread_id}"));
+        }
+    }
+
+    #[tokio::test]
+    async fn durable_appends_pops_and_deletes_are_told_and_failures_are_not() {
+        let recorder = Arc::new(Recorder::default());
+        let store = Arc::new(MemoryStore::new(10));
+        let service = ThreadService::new(store, Limits::default()).with_observer(recorder.clone());
+        service.open(Some("t".into()), None, None).await.unwrap();
+        let event = |i: u64| json!({"type": "message", "role": "user", "content": "x", "iteration": i});
+        let events = |n: u64| service.validate_events((0..n).map(event).collect()).unwrap();
+        service.append("t", events(2), None).await.unwrap();
+        service.append("t", events(1), Some(1)).await.unwrap();
+        // A version conflict stores nothing and tells nothing.
+        assert!(service.append("t", events(1), Some(0)).await.is_err());
+        service.pop("t", 1, None).await.unwrap();
+        service.append("t", events(1), None).await.unwrap();
+        assert!(service.delete("t").await.unwrap());
+        assert!(!service.delete("t").await.unwrap(), "nothing to delete: nothing told");
+        assert_eq!(
+            *recorder.0.lock().unwrap(),
+            [
+                "appended t first 0 of 2 v1",
+                "appended t first 2 of 3 v2",
+                "rewound t",
+                "appended t first 2 of 3 v4",
+                "rewound t",
+            ]
+        );
+    }
+}
