@@ -11,13 +11,14 @@ use threadkeeper::AgentEvent;
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     /// Thread file: events as a JSON array or JSON Lines, or a turn document; `-` reads stdin.
-    #[arg(value_name = "FILE", required_unless_present = "thread", conflicts_with = "store")]
+    // Not in conflict with `--store`: THREADKEEPER_STORE in the environment counts as given.
+    #[arg(value_name = "FILE", required_unless_present = "thread")]
     file: Option<String>,
     /// A stored thread to send (with `--store`, as `serve` takes it); with FILE, the thread id
     /// its spans carry (default: the file's name without its extension).
     #[arg(long, value_name = "ID")]
     thread: Option<String>,
-    /// The store holding `--thread` (default: the default store of `serve`).
+    /// The store holding `--thread` (default: the default store of `serve`); not read with FILE.
     #[arg(long, env = "THREADKEEPER_STORE", value_name = "STORE")]
     store: Option<StoreSpec>,
     /// The OTLP/HTTP base URL to send to (spans go to URL/v1/traces), as `serve

@@ -372,3 +372,34 @@ fn bad_endpoints_stop_the_server_before_it_serves() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("thread nope"));
 }
+
+#[test]
+fn export_sends_a_thread_file_under_its_name() {
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small-run.jsonl");
+    let events = [
+        json!({"type": "message", "role": "user", "content": "SECRET-ask", "iteration": 0, "timestamp": 1_000}),
+        json!({"type": "tool_call", "toolName": "calc", "toolCallId": "k", "args": {"e": "SECRET-arg"}, "iteration": 0, "timestamp": 2_000}),
+        json!({"type": "tool_result", "toolCallId": "k", "result": "SECRET-result", "iteration": 0, "timestamp": 3_000}),
+        json!({"type": "completion", "result": "SECRET-done", "verified": true, "iteration": 1, "timestamp": 4_000}),
+    ];
+    let lines: Vec<String> = events.iter().map(Value::to_string).collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    // A store in the environment does not stand in the way of a file.
+    let output = Command::new(BIN)
+        .args(["export", "--otlp", &receiver.base, file.to_str().unwrap()])
+        .env("THREADKEEPER_STORE", "memory")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let spans = receiver.spans();
+    let mut names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["chat", "execute_tool calc", "invoke_agent"]);
+    assert!(spans.iter().all(|s| str_attr(s, "gen_ai.conversation.id") == Some("small-run")));
+    let bytes = receiver.all_bytes();
+    for secret in SECRETS {
+        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{secret} was exported");
+    }
+}
