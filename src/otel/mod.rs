@@ -45,6 +45,13 @@ impl OtlpSettings {
             },
         };
         check_endpoint(&traces_endpoint)?;
+        // A protocol asked for in the environment that is not the one spoken here would make
+        // every export fail at a collector's other port: refused at start instead.
+        for key in ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"] {
+            if let Some(protocol) = nonempty(key).filter(|p| *p != "http/protobuf") {
+                return Err(format!("{traces_endpoint}: {key}={protocol}, but only http/protobuf is spoken"));
+            }
+        }
         Ok(Some(OtlpSettings { traces_endpoint, capture_content }))
     }
 }
@@ -113,5 +120,11 @@ mod tests {
         assert!(err("h:4318").contains("not an http:// URL"));
         assert!(err("http://a b").contains("not a valid URL"));
         assert!(err("http://").contains("not an http:// URL"), "nothing after the scheme");
+        let grpc = env(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+        let refused = OtlpSettings::resolve(Some("http://h:4317"), &grpc, false).unwrap_err();
+        assert!(refused.contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc, but only http/protobuf"), "{refused}");
+        let fine = env(&[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")]);
+        assert!(OtlpSettings::resolve(Some("http://h"), &fine, false).unwrap().is_some());
+        assert_eq!(OtlpSettings::resolve(None, &grpc, false), Ok(None), "no endpoint: nothing to refuse");
     }
 }
