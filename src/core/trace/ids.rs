@@ -75,5 +75,6 @@ mod tests {
     fn ids_do_not_change_across_builds() {
         // Pinned: a change here would rename every span already exported.
         assert_eq!(span_id("run-42", 7, Role::Tool), 8709204199166981080);
+        assert_eq!(format!("{:032x}", trace_id("run-42", 0)), "ac8fa879b81657a8e196165f30cc92e3");
     }
 }
