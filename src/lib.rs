@@ -7,12 +7,14 @@
 //! - [`store`]: where threads live — one trait, memory / SQLite / PostgreSQL;
 //! - [`core`]: the pure renderers and models (no I/O).
 //!
-//! [`viewer`] serves a store's threads as live pages over HTTP (`threadkeeper view --serve`).
+//! [`viewer`] serves a store's threads as live pages over HTTP (`threadkeeper view --serve`);
+//! [`otel`] sends threads as OpenTelemetry GenAI traces over OTLP (`serve --otlp-endpoint`).
 //!
 //! The binary (`src/main.rs`, `src/cli/`) adds the command line. The core's modules are also
 //! reachable at the crate root (`threadkeeper::xml`, …).
 
 pub mod core;
+pub mod otel;
 pub mod server;
 pub mod service;
 pub mod store;

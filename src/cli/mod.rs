@@ -1,6 +1,8 @@
-//! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`, `view`.
+//! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`, `view`,
+//! `export`.
 
 mod convert;
+mod export;
 mod input;
 mod prompt;
 mod render;
@@ -37,6 +39,9 @@ enum Command {
     /// iteration, tool calls beside their results, and the model input; or, with `--serve`,
     /// serve every thread of a store as live pages.
     View(view::ViewArgs),
+    /// Send a thread file or a stored thread as OpenTelemetry GenAI traces to an OTLP/HTTP
+    /// backend: the spans `serve --otlp-endpoint` sends for it live.
+    Export(export::ExportArgs),
 }
 
 /// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
@@ -67,5 +72,6 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Convert(args)) => convert::run(args),
         Some(Command::Prompt(args)) => prompt::run(args),
         Some(Command::View(args)) => view::run(args),
+        Some(Command::Export(args)) => export::run(args),
     }
 }

@@ -2,7 +2,9 @@
 
 use clap::Args;
 use std::sync::Arc;
-use threadkeeper::server::{self, ServerConfig};
+use std::time::Duration;
+use threadkeeper::otel::{LiveExport, LiveLimits, OtlpSettings};
+use threadkeeper::server::{self, ServerConfig, TracingCapability};
 use threadkeeper::service::{Limits, ThreadService};
 use threadkeeper::store::{open_store, StoreError, StoreSpec};
 
@@ -33,7 +35,20 @@ pub struct ServeArgs {
     /// Log filter for stderr, e.g. `info` or `threadkeeper=debug` (overrides RUST_LOG).
     #[arg(long, value_name = "FILTER")]
     log_level: Option<String>,
+    /// Send every thread as OpenTelemetry GenAI traces, live, to this OTLP/HTTP base URL (spans
+    /// go to URL/v1/traces). Default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), else
+    /// $OTEL_EXPORTER_OTLP_ENDPOINT; neither set, nothing is exported.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+    /// With tracing on: put the thread's text in the spans (messages, tool arguments and
+    /// results, as the GenAI conventions' gen_ai.input.messages and the like). Off by default:
+    /// no thread text leaves the process.
+    #[arg(long)]
+    otlp_capture_content: bool,
 }
+
+/// How long SIGTERM (or the end of input) waits for the last spans to be sent.
+const TRACING_FLUSH: Duration = Duration::from_secs(2);
 
 pub fn run(args: ServeArgs) -> i32 {
     init_logging(args.log_level.as_deref());
@@ -66,8 +81,35 @@ pub fn run(args: ServeArgs) -> i32 {
         }
     };
     tracing::info!(store = %spec, "store opened");
-    let service = Arc::new(ThreadService::new(store, limits));
-    let config = ServerConfig { max_frame_bytes: args.max_frame_bytes };
+    let env: std::collections::HashMap<String, String> = std::env::vars().collect();
+    let tracing_settings = match OtlpSettings::resolve(args.otlp_endpoint.as_deref(), &env, args.otlp_capture_content) {
+        Ok(settings) => settings,
+        Err(reason) => {
+            eprintln!("threadkeeper: cannot export traces to {reason}");
+            runtime.shutdown_background();
+            return 2;
+        }
+    };
+    let mut service = ThreadService::new(store, limits);
+    let mut export = None;
+    if let Some(settings) = &tracing_settings {
+        let _runtime = runtime.enter();
+        match LiveExport::start(settings, LiveLimits::default()) {
+            Ok(live) => {
+                tracing::info!(endpoint = %settings.traces_endpoint, "exporting traces");
+                service = service.with_observer(live.clone());
+                export = Some(live);
+            }
+            Err(reason) => {
+                eprintln!("threadkeeper: cannot export traces to {reason}");
+                runtime.shutdown_background();
+                return 2;
+            }
+        }
+    }
+    let service = Arc::new(service);
+    let tracing = tracing_settings.map(|s| TracingCapability { capture_content: s.capture_content });
+    let config = ServerConfig { max_frame_bytes: args.max_frame_bytes, tracing };
     // SIGTERM and SIGINT stop the server gracefully: running requests finish and are answered.
     // Served from a worker thread, not from `block_on`'s: the worker that sees stdin become
     // readable runs the read itself instead of waking another thread for it.
@@ -76,7 +118,11 @@ pub fn run(args: ServeArgs) -> i32 {
             let stop = server::stop_signal();
             server::serve_until(server::stdin_input(), std::io::stdout(), service, config, stop).await
         });
-        serving.await.unwrap_or(1)
+        let status = serving.await.unwrap_or(1);
+        if let Some(export) = export {
+            export.shutdown(TRACING_FLUSH).await;
+        }
+        status
     });
     tracing::debug!(status, "exit");
     // Don't wait for the stdin thread: it may be blocked in a read forever.

@@ -12,6 +12,7 @@
 //! - [`convert`]: the CLI-provider conversions (seed 003);
 //! - [`turns`]: turn documents (seed 004) and the thread ↔ turn mapping;
 //! - [`view`]: a thread as a self-contained HTML timeline;
+//! - [`trace`]: a thread as OpenTelemetry GenAI spans (runs, model turns, tool calls);
 //! - [`js_json`] and [`json_text`]: JSON written exactly as JavaScript writes it, and read as
 //!   JavaScript hosts send it.
 
@@ -23,6 +24,7 @@ pub mod js_json;
 pub mod json_text;
 pub mod messages;
 pub mod providers;
+pub mod trace;
 pub mod turns;
 pub mod view;
 pub mod xml;

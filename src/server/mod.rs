@@ -39,11 +39,19 @@ pub const SIGNAL_GRACE: Duration = Duration::from_millis(1500);
 pub struct ServerConfig {
     /// Largest message accepted, in bytes.
     pub max_frame_bytes: usize,
+    /// The OpenTelemetry export, when on (`initialize` reports it).
+    pub tracing: Option<TracingCapability>,
+}
+
+/// What `initialize` says of the OpenTelemetry export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TracingCapability {
+    pub capture_content: bool,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { max_frame_bytes: 64 << 20 }
+        ServerConfig { max_frame_bytes: 64 << 20, tracing: None }
     }
 }
 
@@ -85,7 +93,7 @@ where
     W: Write + Send + 'static,
     S: Future<Output = ()>,
 {
-    let context = methods::Context { service, max_frame_bytes: config.max_frame_bytes };
+    let context = methods::Context { service, max_frame_bytes: config.max_frame_bytes, tracing: config.tracing };
     let framing = Arc::new(OnceLock::new());
     let writer: outbox::SharedWriter = Arc::new(std::sync::Mutex::new(Box::new(FramedOutput {
         output,

@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub struct Context {
     pub service: Arc<ThreadService>,
     pub max_frame_bytes: usize,
+    pub tracing: Option<crate::server::TracingCapability>,
 }
 
 /// A method's answer: its result as JSON text, or an error object.

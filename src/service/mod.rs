@@ -8,10 +8,12 @@ mod context;
 mod documents;
 mod kept_cut;
 mod lru;
+mod observer;
 mod rolling;
 mod state;
 mod view;
 
+pub use observer::{Appended, ThreadObserver};
 pub use state::{give_back_memory, set_give_back_memory};
 
 use crate::convert::messages_to_prompt;
@@ -205,11 +207,18 @@ pub struct ThreadService {
     store: Arc<dyn Store>,
     limits: Limits,
     open: Mutex<Lru<Shared>>,
+    observer: Option<Arc<dyn ThreadObserver>>,
 }
 
 impl ThreadService {
     pub fn new(store: Arc<dyn Store>, limits: Limits) -> Self {
-        ThreadService { store, limits, open: Mutex::new(Lru::new(limits.max_threads_in_memory)) }
+        ThreadService { store, limits, open: Mutex::new(Lru::new(limits.max_threads_in_memory)), observer: None }
+    }
+
+    /// Tells `observer` of every durable append, pop and delete made through this service.
+    pub fn with_observer(mut self, observer: Arc<dyn ThreadObserver>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     pub fn store_kind(&self) -> StoreKind {
@@ -253,7 +262,8 @@ impl ThreadService {
     ) -> ServiceResult<ThreadRecord> {
         let shared = self.load(thread_id).await?;
         let mut state = shared.lock().await;
-        let appended = self.store.append(thread_id, expected_version, &stored, now_ms()).await;
+        let now = now_ms();
+        let appended = self.store.append(thread_id, expected_version, &stored, now).await;
         let appended = match appended {
             Err(StoreError::VersionConflict { .. }) if self.store.is_shared() => {
                 // Someone else appended: catch up so the next render shows their events.
@@ -274,7 +284,13 @@ impl ThreadService {
                 tracing::warn!(error = ?e, "appended, but could not read others' events yet");
             }
         }
-        Ok(ThreadRecord { version: appended.version, event_count: appended.event_count, ..state.record.clone() })
+        let record =
+            ThreadRecord { version: appended.version, event_count: appended.event_count, ..state.record.clone() };
+        if let Some(observer) = &self.observer {
+            let first = (appended.event_count as usize).saturating_sub(events.len());
+            observer.appended(Appended { record: record.clone(), events: state.events.clone(), first, at_ms: now });
+        }
+        Ok(record)
     }
 
     /// Renders the thread. The one long part, building a renderer the thread does not keep yet,
@@ -367,6 +383,9 @@ impl ThreadService {
                 self.lock_open().remove(thread_id);
             }
         }
+        if let Some(observer) = &self.observer {
+            observer.rewound(thread_id);
+        }
         Ok((popped.events, record))
     }
 
@@ -449,7 +468,11 @@ impl ThreadService {
 
     pub async fn delete(&self, thread_id: &str) -> ServiceResult<bool> {
         self.lock_open().remove(thread_id);
-        Ok(self.store.delete(thread_id).await?)
+        let deleted = self.store.delete(thread_id).await?;
+        if let Some(observer) = self.observer.as_ref().filter(|_| deleted) {
+            observer.rewound(thread_id);
+        }
+        Ok(deleted)
     }
 
     fn lock_open(&self) -> std::sync::MutexGuard<'_, Lru<Shared>> {

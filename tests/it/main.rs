@@ -26,6 +26,7 @@ mod schemas;
 mod store_conformance;
 mod store_postgres;
 mod store_sqlite;
+mod tracing;
 mod transport;
 mod turns_golden;
 mod turns_props;

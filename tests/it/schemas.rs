@@ -85,7 +85,7 @@ fn schema_files(folder: &str) -> BTreeMap<String, String> {
 
 fn registered_methods() -> BTreeSet<String> {
     let service = Arc::new(ThreadService::new(Arc::new(MemoryStore::new(1)), Limits::default()));
-    let table = table(Context { service, max_frame_bytes: 1024 });
+    let table = table(Context { service, max_frame_bytes: 1024, tracing: None });
     table.names().into_iter().map(str::to_owned).collect()
 }
 

@@ -619,6 +619,8 @@ export interface ServerInfo {
 export interface ServerCapabilities {
   renderFormats: string[];
   store: { kind: "memory" | "sqlite" | "postgres" | string };
+  /** Present when the server exports its threads as OpenTelemetry traces (`serve --otlp-endpoint`). */
+  tracing?: { exporter: "otlp"; protocol: "http/protobuf"; captureContent: boolean };
   [extra: string]: unknown;
 }
 

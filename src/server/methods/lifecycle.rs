@@ -39,7 +39,7 @@ pub(super) fn register(m: &mut MethodTable) {
     m.register_sync("initialize", Policy::LIFECYCLE, |params, ctx| -> RpcResult<Value> {
         check_initialize(&params)?;
         let limits = ctx.service.limits();
-        Ok(json!({
+        let mut result = json!({
             "serverInfo": { "name": "threadkeeper", "version": env!("CARGO_PKG_VERSION") },
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {
@@ -55,7 +55,16 @@ pub(super) fn register(m: &mut MethodTable) {
                     "maxThreadsInMemory": limits.max_threads_in_memory,
                 },
             },
-        }))
+        });
+        // Present only when the export is on, so a server without it answers as before.
+        if let Some(tracing) = ctx.tracing {
+            result["capabilities"]["tracing"] = json!({
+                "exporter": "otlp",
+                "protocol": "http/protobuf",
+                "captureContent": tracing.capture_content,
+            });
+        }
+        Ok(result)
     });
     m.register_sync("shutdown", Policy::LIFECYCLE, |_, _| -> RpcResult<Value> { Ok(Value::Null) });
 }

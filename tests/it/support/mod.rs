@@ -43,6 +43,14 @@ pub fn serve(store: Option<&str>) -> Command {
         cmd.arg("--store").arg(store);
     }
     cmd.env_remove("THREADKEEPER_STORE").env_remove("RUST_LOG");
+    for otel in [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    ] {
+        cmd.env_remove(otel);
+    }
     cmd
 }
 
