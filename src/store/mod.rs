@@ -20,8 +20,8 @@ mod sqlite;
 pub use changes::ChangeSignal;
 pub use data_dir::{create_private_dir, default_data_dir, default_database_path, DEFAULT_DATABASE_FILE};
 pub use memory::MemoryStore;
-pub use postgres::PostgresStore;
-pub use spec::{open_store, StoreSpec, StoreSpecError};
+pub use postgres::{PostgresOptions, PostgresStore};
+pub use spec::{open_store, open_store_with, StoreSpec, StoreSpecError};
 pub use sqlite::SqliteStore;
 
 use crate::event_log::EventLog;
