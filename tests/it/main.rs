@@ -23,6 +23,7 @@ mod pydantic_ai;
 mod schemas;
 mod store_conformance;
 mod store_postgres;
+mod store_postgres_signal;
 mod store_sqlite;
 mod transport;
 mod turns_golden;

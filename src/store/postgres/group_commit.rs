@@ -13,9 +13,11 @@
 use super::Database;
 use crate::event_log::EventLog;
 use crate::store::{Appended, StoreError, StoreResult};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::mpsc::error::TryRecvError;
+use tokio::sync::{mpsc, oneshot};
 
 /// Most appends one statement carries; more wait for the next.
 pub const MAX_BATCH: usize = 64;
@@ -38,7 +40,7 @@ impl GroupCommitter {
     /// Starts the committer on the current runtime, with at most `slots` statements in flight.
     pub fn start(db: Arc<Database>, slots: usize) -> Self {
         let (queue, requests) = mpsc::unbounded_channel();
-        tokio::spawn(run(db, requests, Arc::new(Semaphore::new(slots.max(1)))));
+        tokio::spawn(run(db, requests, slots.max(1)));
         GroupCommitter { queue }
     }
 
@@ -59,32 +61,53 @@ impl GroupCommitter {
     }
 }
 
-async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequest>, slots: Arc<Semaphore>) {
-    // Appends to a thread already in the batch being formed wait for a later one, in order.
-    let mut held_back: VecDeque<AppendRequest> = VecDeque::new();
+/// Forms batches and runs them, at most `slots` at once, in this one task (no hand-off to
+/// another task between an append's arrival and its statement).
+async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequest>, slots: usize) {
+    // Requests not sent yet, oldest first (appends to a thread already in the batch being
+    // formed wait here for a later one, in order).
+    let mut waiting: VecDeque<AppendRequest> = VecDeque::new();
+    let mut in_flight = FuturesUnordered::new();
+    let mut open = true;
     loop {
-        let first = match held_back.pop_front() {
-            Some(request) => request,
-            None => match requests.recv().await {
-                Some(request) => request,
-                None => return,
+        while open {
+            match requests.try_recv() {
+                Ok(request) => waiting.push_back(request),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => open = false,
+            }
+        }
+        // A free slot takes everything waiting (while all are busy, a batch forms).
+        while in_flight.len() < slots && !waiting.is_empty() {
+            in_flight.push(commit(db.clone(), next_batch(&mut waiting)));
+        }
+        if !open && waiting.is_empty() && in_flight.is_empty() {
+            return;
+        }
+        tokio::select! {
+            Some(()) = in_flight.next(), if !in_flight.is_empty() => {}
+            request = requests.recv(), if open => match request {
+                Some(request) => waiting.push_back(request),
+                None => open = false,
             },
-        };
-        // Waiting for a slot is what lets a batch form: requests queue up meanwhile.
-        let Ok(permit) = slots.clone().acquire_owned().await else { return };
-        let mut batch = vec![first];
-        let mut threads: HashSet<String> = batch.iter().map(|r| r.thread_id.clone()).collect();
-        let mut still_held = VecDeque::new();
-        while let Some(request) = held_back.pop_front() {
-            take_or_hold(request, &mut batch, &mut threads, &mut still_held);
         }
-        while batch.len() < MAX_BATCH {
-            let Ok(request) = requests.try_recv() else { break };
-            take_or_hold(request, &mut batch, &mut threads, &mut still_held);
-        }
-        held_back = still_held;
-        tokio::spawn(commit(db.clone(), batch, permit));
     }
+}
+
+/// Takes the next batch from the front of `waiting`: each thread once, up to [`MAX_BATCH`].
+fn next_batch(waiting: &mut VecDeque<AppendRequest>) -> Vec<AppendRequest> {
+    let mut batch = Vec::new();
+    let mut threads = HashSet::new();
+    let mut held = VecDeque::new();
+    while let Some(request) = waiting.pop_front() {
+        take_or_hold(request, &mut batch, &mut threads, &mut held);
+        if batch.len() == MAX_BATCH {
+            break;
+        }
+    }
+    held.append(waiting);
+    *waiting = held;
+    batch
 }
 
 fn take_or_hold(
@@ -103,7 +126,7 @@ fn take_or_hold(
 }
 
 /// Sends one batch and answers each of its appends.
-async fn commit(db: Arc<Database>, batch: Vec<AppendRequest>, _slot: OwnedSemaphorePermit) {
+async fn commit(db: Arc<Database>, batch: Vec<AppendRequest>) {
     let outcome = db.append_batch(&batch).await;
     match outcome {
         Ok(results) => {
@@ -183,6 +206,15 @@ mod tests {
         take_or_hold(request("a"), &mut batch, &mut threads, &mut held);
         assert_eq!(ids(&batch), ["b"]);
         assert_eq!(ids(&Vec::from(held)), ["a", "a"]);
+    }
+
+    #[test]
+    fn the_next_batch_takes_from_the_front_and_leaves_the_rest_in_order() {
+        let mut waiting: VecDeque<_> = ["a", "b", "a", "c", "b"].into_iter().map(request).collect();
+        assert_eq!(ids(&next_batch(&mut waiting)), ["a", "b", "c"]);
+        assert_eq!(waiting.iter().map(|r| r.thread_id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(ids(&next_batch(&mut waiting)), ["a", "b"]);
+        assert!(waiting.is_empty());
     }
 
     #[test]
