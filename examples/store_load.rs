@@ -11,7 +11,10 @@
 //! SECONDS, that prints `tps = N`) runs while the writers pause, then the writers append for
 //! SECONDS while their answers are counted. Alternating in short slices keeps both measured
 //! under the same load of the machine. Prints `appends_per_s=N floor_per_s=N` (means over the
-//! slices). Any failed append stops it with status 1.
+//! slices), then what an append costs whatever the load: the database's transactions and
+//! write-ahead log bytes per append and per floor row (from `pg_stat_database` and
+//! `pg_current_wal_lsn()`), and the servers' CPU time per append. Any failed append stops it
+//! with status 1.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -118,6 +121,49 @@ impl Gate {
     }
 }
 
+/// The database's transaction ids and write-ahead log position.
+struct DbCounters {
+    runtime: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+}
+
+impl DbCounters {
+    fn connect(url: &str) -> DbCounters {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let client = runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connect");
+            tokio::spawn(connection);
+            client
+        });
+        DbCounters { runtime, client }
+    }
+
+    /// (transaction ids assigned, WAL bytes written) so far: every transaction that writes takes
+    /// one id, so the difference counts them exactly, at once.
+    fn read(&self) -> (i64, i64) {
+        self.runtime.block_on(async {
+            let row = self
+                .client
+                .query_one(
+                    "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+                            (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint",
+                    &[],
+                )
+                .await
+                .unwrap();
+            (row.get(0), row.get(1))
+        })
+    }
+}
+
+/// CPU time (user + system) a process has used, in clock ticks, from `/proc`.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    fields.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
+}
+
 /// Runs the floor command for one slice; its `tps = N`.
 fn floor_slice(command: &str) -> f64 {
     let output = Command::new("sh").args(["-c", command]).stderr(Stdio::inherit()).output().expect("run the floor");
@@ -181,21 +227,36 @@ fn main() {
             })
         })
         .collect();
+    let counters = DbCounters::connect(store);
     std::thread::sleep(WARM_UP);
     let (mut appends, mut appending, mut floor) = (0u64, 0f64, 0f64);
+    let (mut our_xacts, mut our_wal, mut floor_xacts, mut floor_wal) = (0i64, 0i64, 0i64, 0i64);
+    let mut cpu = 0u64;
     for _ in 0..slices {
         // Pause the writers; calls in flight finish before the floor starts.
         gate.set(false);
         while busy.load(Ordering::SeqCst) > 0 {
             std::thread::sleep(Duration::from_millis(5));
         }
+        let (x0, w0) = counters.read();
         floor += floor_slice(floor_command);
+        let (x1, w1) = counters.read();
+        (floor_xacts, floor_wal) = (floor_xacts + x1 - x0, floor_wal + w1 - w0);
+        let cpu_before: u64 = processes.iter().map(|p| cpu_ticks(p.child.id())).sum();
         let before = answered.load(Ordering::SeqCst);
         let start = Instant::now();
         gate.set(true);
         std::thread::sleep(Duration::from_secs_f64(seconds));
+        gate.set(false);
+        while busy.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         appends += answered.load(Ordering::SeqCst) - before;
         appending += start.elapsed().as_secs_f64();
+        cpu += processes.iter().map(|p| cpu_ticks(p.child.id())).sum::<u64>() - cpu_before;
+        let (x2, w2) = counters.read();
+        // The floor's own rows aside, counted above; the reads themselves take no id.
+        (our_xacts, our_wal) = (our_xacts + x2 - x1, our_wal + w2 - w1);
     }
     stop.store(true, Ordering::SeqCst);
     gate.set(true);
@@ -206,9 +267,18 @@ fn main() {
         drop(server.stdin);
         let _ = server.child.wait();
     }
+    let floor_rows = (floor / slices as f64 * seconds * slices as f64).max(1.0);
+    let ticks_per_s = 100.0; // USER_HZ on Linux
     println!(
-        "appends_per_s={:.0} floor_per_s={:.0} appends={appends} seconds={appending:.2}",
+        "appends_per_s={:.0} floor_per_s={:.0} appends={appends} seconds={appending:.2} \
+         xacts_per_append={:.3} wal_bytes_per_append={:.0} floor_xacts_per_row={:.3} floor_wal_bytes_per_row={:.0} \
+         server_cpu_us_per_append={:.0}",
         appends as f64 / appending,
-        floor / slices as f64
+        floor / slices as f64,
+        our_xacts as f64 / appends.max(1) as f64,
+        our_wal as f64 / appends.max(1) as f64,
+        floor_xacts as f64 / floor_rows,
+        floor_wal as f64 / floor_rows,
+        cpu as f64 / ticks_per_s * 1e6 / appends.max(1) as f64,
     );
 }

@@ -370,9 +370,16 @@ fn an_unreachable_database_fails_fast_with_status_2() {
 }
 
 /// Several writers per server, one call in flight each, appending tagged events to their own
-/// threads until `stop`; the tags each writer had acknowledged, in order.
-fn write_until(server: &mut Server, threads: &[String], stop: &AtomicBool, fault_over: &AtomicBool) -> Vec<Vec<u64>> {
+/// threads until `stop`; the tags each writer had acknowledged, in order, and how many appends
+/// failed.
+fn write_until(
+    server: &mut Server,
+    threads: &[String],
+    stop: &AtomicBool,
+    fault_over: &AtomicBool,
+) -> (Vec<Vec<u64>>, usize) {
     let mut acknowledged = vec![Vec::new(); threads.len()];
+    let mut failed = 0;
     let mut after_fault = vec![0usize; threads.len()];
     let mut next_tag = vec![0u64; threads.len()];
     let mut in_flight = HashMap::new();
@@ -395,7 +402,10 @@ fn write_until(server: &mut Server, threads: &[String], stop: &AtomicBool, fault
                 }
             }
             // While the database is away; the append may or may not have committed.
-            (None, Some(error)) => assert_eq!(error["code"], -32005, "{answer}"),
+            (None, Some(error)) => {
+                assert_eq!(error["code"], -32005, "{answer}");
+                failed += 1;
+            }
             _ => panic!("{answer}"),
         }
         // Each writer goes on until the run stops and it has appended again after the fault.
@@ -406,7 +416,7 @@ fn write_until(server: &mut Server, threads: &[String], stop: &AtomicBool, fault
             next_tag[w] += 1;
         }
     }
-    acknowledged
+    (acknowledged, failed)
 }
 
 #[test]
@@ -431,7 +441,7 @@ fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_a
     }
     let stop = AtomicBool::new(false);
     let fault_over = AtomicBool::new(false);
-    let acknowledged = std::thread::scope(|s| {
+    let outcomes = std::thread::scope(|s| {
         let writers: Vec<_> = servers
             .iter_mut()
             .zip(&threads)
@@ -457,6 +467,9 @@ fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_a
         stop.store(true, Ordering::SeqCst);
         writers.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
     });
+    let failed: usize = outcomes.iter().map(|(_, failed)| failed).sum();
+    assert!(failed > 0, "no append met the outage: the test proved nothing");
+    let acknowledged: Vec<Vec<Vec<u64>>> = outcomes.into_iter().map(|(acknowledged, _)| acknowledged).collect();
 
     for (s, server) in servers.iter_mut().enumerate() {
         for (w, id) in threads[s].iter().enumerate() {
@@ -474,5 +487,17 @@ fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_a
     }
     for server in servers {
         assert!(server.stop().success());
+    }
+}
+
+#[test]
+fn pool_and_commit_slot_flags_out_of_range_are_usage_errors() {
+    // Needs no database: the flags are checked before the store is opened.
+    for (flag, value) in
+        [("--pg-pool-size", "0"), ("--pg-pool-size", "1001"), ("--pg-commit-slots", "0"), ("--pg-commit-slots", "x")]
+    {
+        let (status, stderr) = run_to_end(serve(Some("memory")).args([flag, value]));
+        assert_eq!(status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
     }
 }

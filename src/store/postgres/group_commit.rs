@@ -8,7 +8,8 @@
 //! themselves. The statement decides each append's fate on its own (its thread's row is
 //! locked and its `expectedVersion` checked inside the statement), so one append's conflict
 //! or missing thread is its answer alone; an error of the statement as a whole, which rolls
-//! it all back, sends each append again on its own.
+//! it all back, sends each append again on its own. Appends to one thread go out one after
+//! the other, in the order they came.
 
 use super::Database;
 use crate::event_log::EventLog;
@@ -67,6 +68,8 @@ async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequ
     // Requests not sent yet, oldest first (appends to a thread already in the batch being
     // formed wait here for a later one, in order).
     let mut waiting: VecDeque<AppendRequest> = VecDeque::new();
+    // Threads with an append in flight: the next append to one waits for it (order kept).
+    let mut busy: HashSet<String> = HashSet::new();
     let mut in_flight = FuturesUnordered::new();
     let mut open = true;
     loop {
@@ -78,14 +81,22 @@ async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequ
             }
         }
         // A free slot takes everything waiting (while all are busy, a batch forms).
-        while in_flight.len() < slots && !waiting.is_empty() {
-            in_flight.push(commit(db.clone(), next_batch(&mut waiting)));
+        while in_flight.len() < slots {
+            let batch = next_batch(&mut waiting, &mut busy);
+            if batch.is_empty() {
+                break;
+            }
+            in_flight.push(commit(db.clone(), batch));
         }
         if !open && waiting.is_empty() && in_flight.is_empty() {
             return;
         }
         tokio::select! {
-            Some(()) = in_flight.next(), if !in_flight.is_empty() => {}
+            Some(done) = in_flight.next(), if !in_flight.is_empty() => {
+                for thread_id in done {
+                    busy.remove(&thread_id);
+                }
+            }
             request = requests.recv(), if open => match request {
                 Some(request) => waiting.push_back(request),
                 None => open = false,
@@ -94,13 +105,13 @@ async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequ
     }
 }
 
-/// Takes the next batch from the front of `waiting`: each thread once, up to [`MAX_BATCH`].
-fn next_batch(waiting: &mut VecDeque<AppendRequest>) -> Vec<AppendRequest> {
+/// Takes the next batch from the front of `waiting`: each thread once and none of the `busy`
+/// ones, up to [`MAX_BATCH`]; its threads become busy.
+fn next_batch(waiting: &mut VecDeque<AppendRequest>, busy: &mut HashSet<String>) -> Vec<AppendRequest> {
     let mut batch = Vec::new();
-    let mut threads = HashSet::new();
     let mut held = VecDeque::new();
     while let Some(request) = waiting.pop_front() {
-        take_or_hold(request, &mut batch, &mut threads, &mut held);
+        take_or_hold(request, &mut batch, busy, &mut held);
         if batch.len() == MAX_BATCH {
             break;
         }
@@ -125,8 +136,9 @@ fn take_or_hold(
     held.push_back(request);
 }
 
-/// Sends one batch and answers each of its appends.
-async fn commit(db: Arc<Database>, batch: Vec<AppendRequest>) {
+/// Sends one batch and answers each of its appends; yields its threads.
+async fn commit(db: Arc<Database>, batch: Vec<AppendRequest>) -> Vec<String> {
+    let threads = batch.iter().map(|r| r.thread_id.clone()).collect();
     let outcome = db.append_batch(&batch).await;
     match outcome {
         Ok(results) => {
@@ -156,6 +168,7 @@ async fn commit(db: Arc<Database>, batch: Vec<AppendRequest>) {
             }
         }
     }
+    threads
 }
 
 /// Why a batch statement gave no per-append answers.
@@ -211,9 +224,14 @@ mod tests {
     #[test]
     fn the_next_batch_takes_from_the_front_and_leaves_the_rest_in_order() {
         let mut waiting: VecDeque<_> = ["a", "b", "a", "c", "b"].into_iter().map(request).collect();
-        assert_eq!(ids(&next_batch(&mut waiting)), ["a", "b", "c"]);
+        let mut busy = HashSet::new();
+        assert_eq!(ids(&next_batch(&mut waiting, &mut busy)), ["a", "b", "c"]);
         assert_eq!(waiting.iter().map(|r| r.thread_id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
-        assert_eq!(ids(&next_batch(&mut waiting)), ["a", "b"]);
+        // a, b and c are in flight: their next appends wait for them.
+        assert!(next_batch(&mut waiting, &mut busy).is_empty());
+        assert_eq!(waiting.len(), 2);
+        busy.clear();
+        assert_eq!(ids(&next_batch(&mut waiting, &mut busy)), ["a", "b"]);
         assert!(waiting.is_empty());
     }
 

@@ -88,7 +88,11 @@ pub struct PostgresOptions {
 
 impl Default for PostgresOptions {
     fn default() -> Self {
-        PostgresOptions { pool_size: 8, commit_slots: 2 }
+        // Appends go out at once while fewer than 8 are in flight: holding one back for a batch
+        // costs it a flush of the log, where PostgreSQL would have flushed it with the others
+        // anyway. Batches form when more wait (many writers per server, or a slow database).
+        // Two connections more serve reads, opens and pops meanwhile.
+        PostgresOptions { pool_size: 10, commit_slots: 8 }
     }
 }
 
@@ -137,18 +141,25 @@ SELECT req.idx, cur.version, app.version, app.first_seq + app.event_count
 FROM req LEFT JOIN cur USING (thread_id) LEFT JOIN app USING (thread_key)"
 );
 
-/// Pops in one statement, as an append does: claims `(thread, version + 1)` with a version row
-/// whose `first_seq` is the count left (and `event_count` 0), deletes the events from there on
-/// and moves the thread on. Yields the version and count found and, when the pop happened, the
-/// new version and the removed events. `$5`: whether to notify watchers.
+/// Pops in one statement, as an append does: locks the thread's row first (as appends do, so
+/// the two wait for each other instead of deadlocking), claims `(thread, version + 1)` with a
+/// version row whose `first_seq` is the count left (and `event_count` 0), deletes the events
+/// from there on and moves the thread on. The events are read in the statement's snapshot, so
+/// when the locked row is newer than that snapshot (a change committed while the pop waited for
+/// the lock) the pop does nothing and says so, to be sent again. Yields the version and count
+/// found, when the pop happened the new version and the removed events, and the snapshot's
+/// version. `$5`: whether to notify watchers.
 const POP_SQL: &str = concat!(
     "
 WITH cur AS (
-    SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1
+    SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1 FOR UPDATE
+), snap AS (
+    SELECT version FROM threadkeeper_threads WHERE thread_id = $1
 ), app AS (
     INSERT INTO threadkeeper_appends (thread_key, version, first_seq, event_count, appended_at)
     SELECT thread_key, version + 1, event_count - $3, 0, $4
     FROM cur WHERE ($2::bigint IS NULL OR version = $2::bigint) AND event_count >= $3
+        AND version = (SELECT version FROM snap)
     RETURNING thread_key, version, first_seq
 ), del AS (
     DELETE FROM threadkeeper_events e USING app
@@ -163,7 +174,7 @@ WITH cur AS (
     notify!(),
     " END
 )
-SELECT cur.version, cur.event_count, app.version, del.seq, del.body
+SELECT cur.version, cur.event_count, app.version, del.seq, del.body, (SELECT version FROM snap)
 FROM cur LEFT JOIN app ON true LEFT JOIN del ON true ORDER BY del.seq"
 );
 
@@ -402,10 +413,10 @@ impl Database {
         expected_version: Option<u64>,
         count: u64,
         now: u64,
-    ) -> Result<StoreResult<Popped>, tokio_postgres::Error> {
+    ) -> Result<Option<StoreResult<Popped>>, tokio_postgres::Error> {
         let client = match self.client().await {
             Ok(client) => client,
-            Err(e) => return Ok(Err(e)),
+            Err(e) => return Ok(Some(Err(e))),
         };
         let statement = client.prepare_cached(POP_SQL).await?;
         self.count();
@@ -417,16 +428,21 @@ impl Database {
             self.notify_gate.committed_uncarried(self);
         }
         let Some(first) = rows.first() else {
-            return Ok(Err(StoreError::NotFound { thread_id: thread_id.to_owned() }));
+            return Ok(Some(Err(StoreError::NotFound { thread_id: thread_id.to_owned() })));
         };
         let (current, event_count): (i64, i64) = (first.get(0), first.get(1));
         let Some(version) = first.get::<_, Option<i64>>(2) else {
             if expected_version.is_some_and(|v| v != current as u64) {
                 let current_version = current as u64;
-                return Ok(Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version }));
+                return Ok(Some(Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version })));
             }
-            return Ok(check_pop(count, event_count as u64)
-                .and(Err(StoreError::Unavailable("PostgreSQL: the pop changed nothing".into()))));
+            if first.get::<_, Option<i64>>(5) != Some(current) {
+                return Ok(None); // waited for another change: read again
+            }
+            return Ok(Some(
+                check_pop(count, event_count as u64)
+                    .and(Err(StoreError::Unavailable("PostgreSQL: the pop changed nothing".into()))),
+            ));
         };
         let mut events = EventLogBuilder::new();
         for row in &rows {
@@ -434,12 +450,12 @@ impl Database {
             let body: Option<&str> = row.get(4);
             if let (Some(seq), Some(body)) = (seq, body) {
                 if let Err(e) = decode_event(thread_id, seq as u64, body, &mut events) {
-                    return Ok(Err(e));
+                    return Ok(Some(Err(e)));
                 }
             }
         }
         let event_count = (event_count - seq_bound(count)) as u64;
-        Ok(Ok(Popped { events: events.finish(), version: version as u64, event_count, updated_at: now }))
+        Ok(Some(Ok(Popped { events: events.finish(), version: version as u64, event_count, updated_at: now })))
     }
 
     async fn try_fork(&self, request: &ForkThread) -> StoreResult<ThreadRecord> {
@@ -691,7 +707,14 @@ impl Store for PostgresStore {
             loop {
                 attempt += 1;
                 match self.db.try_pop(&thread_id, expected_version, count, now).await {
-                    Ok(result) => return result,
+                    Ok(Some(result)) => return result,
+                    Ok(None) if attempt < MAX_APPEND_ATTEMPTS => {}
+                    Ok(None) => {
+                        return Err(StoreError::Unavailable(format!(
+                            "PostgreSQL: gave up popping from thread {thread_id:?} after {attempt} attempts lost to \
+                             concurrent changes"
+                        )))
+                    }
                     Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
                         return Err(StoreError::NotFound { thread_id })
                     }
