@@ -212,7 +212,8 @@ pub trait Store: Send + Sync + 'static {
     /// Starts watching the whole store for changes made by anyone: this process, other
     /// processes on the same SQLite file, other servers on the same PostgreSQL database. The
     /// signal moves on after a change (open, append, pop, fork or delete) has committed; several
-    /// changes may show as one, and what changed is read from the store. Watching costs nothing
-    /// to the store's other calls, and stops when the last receiver is dropped.
+    /// changes may show as one, and what changed is read from the store. Watching costs the
+    /// store's other calls little (PostgreSQL: changes notify only while someone watches, a few
+    /// times a second per server), and stops when the last receiver is dropped.
     fn watch_changes(&self) -> BoxFuture<'_, StoreResult<ChangeSignal>>;
 }

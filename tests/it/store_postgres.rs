@@ -386,9 +386,9 @@ fn write_until(
     let send = |server: &mut Server, w: usize, tag: u64| {
         server.request("thread/append", json!({"threadId": threads[w], "events": [numbered_event(tag, 0)]}))
     };
-    for w in 0..threads.len() {
+    for (w, next) in next_tag.iter_mut().enumerate() {
         in_flight.insert(send(server, w, 0), (w, 0));
-        next_tag[w] = 1;
+        *next = 1;
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while !in_flight.is_empty() {

@@ -127,11 +127,12 @@ fn take_or_hold(
     threads: &mut HashSet<String>,
     held: &mut VecDeque<AppendRequest>,
 ) {
-    if batch.len() < MAX_BATCH && !held.iter().any(|h| h.thread_id == request.thread_id) {
-        if threads.insert(request.thread_id.clone()) {
-            batch.push(request);
-            return;
-        }
+    if batch.len() < MAX_BATCH
+        && !held.iter().any(|h| h.thread_id == request.thread_id)
+        && threads.insert(request.thread_id.clone())
+    {
+        batch.push(request);
+        return;
     }
     held.push_back(request);
 }
