@@ -199,3 +199,53 @@ fn appends_waiting_together_share_one_statement_and_keep_their_own_answers() {
     });
     drop(rt);
 }
+
+#[test]
+fn an_append_the_database_refuses_fails_alone_and_the_others_of_its_statement_commit() {
+    let Some(url) = database_url("an_append_the_database_refuses_fails_alone_and_the_others_of_its_statement_commit")
+    else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    rt.block_on(async {
+        let store = PostgresStore::connect(&scratch.url).await.unwrap();
+        // The database refuses one event (as it may refuse anything: a full disk, a constraint).
+        admin(
+            &scratch.url,
+            "CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN IF NEW.body LIKE '%poison%' THEN RAISE EXCEPTION 'poisoned event'; END IF; RETURN NEW; END $$;
+             CREATE TRIGGER refuse_poison BEFORE INSERT ON threadkeeper_events
+             FOR EACH ROW EXECUTE FUNCTION refuse_poison()",
+        )
+        .await;
+        for i in 0..5 {
+            store.open(OpenThread { thread_id: format!("t{i}"), now: 1, ..Default::default() }).await.unwrap();
+        }
+        let logs: Vec<EventLog> = (0..5u64)
+            .map(|i| {
+                let content = if i == 2 { "poison".to_owned() } else { format!("fine {i}") };
+                log(&[serde_json::json!({"type": "message", "role": "user", "content": content, "iteration": i})])
+            })
+            .collect();
+        let before = store.statements_sent();
+        let results = futures_util::future::join_all(
+            logs.iter().enumerate().map(|(i, events)| store.append(&format!("t{i}"), None, events, 2)),
+        )
+        .await;
+        // One statement for all five, refused whole; then each alone.
+        assert_eq!(store.statements_sent() - before, 6);
+        for (i, result) in results.iter().enumerate() {
+            if i == 2 {
+                let error = result.as_ref().unwrap_err().to_string();
+                assert!(error.contains("poisoned event"), "{error}");
+            } else {
+                assert_eq!(result.as_ref().map(|a| a.version), Ok(1), "t{i}");
+                assert_eq!(store.events_from(&format!("t{i}"), 0).await.unwrap().1, logs[i]);
+            }
+        }
+        let (record, events) = store.events_from("t2", 0).await.unwrap();
+        assert_eq!((record.version, events.len()), (0, 0));
+    });
+    drop(rt);
+}
