@@ -6,7 +6,7 @@ use std::time::Duration;
 use threadkeeper::otel::{LiveExport, LiveLimits, OtlpSettings};
 use threadkeeper::server::{self, ServerConfig, TracingCapability};
 use threadkeeper::service::{Limits, ThreadService};
-use threadkeeper::store::{open_store, StoreError, StoreSpec};
+use threadkeeper::store::{open_store_with, PostgresOptions, StoreError, StoreSpec};
 
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
@@ -32,6 +32,15 @@ pub struct ServeArgs {
     /// renders); a bigger thread rebuilds them per render and holds only its events.
     #[arg(long, default_value_t = Limits::default().keep_renders_up_to_bytes, value_name = "BYTES")]
     keep_renders_up_to: usize,
+    /// PostgreSQL store: connections this server keeps to the database.
+    #[arg(long, default_value_t = PostgresOptions::default().pool_size as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1000), value_name = "N")]
+    pg_pool_size: u64,
+    /// PostgreSQL store: append transactions in flight at once (group commit: the appends that
+    /// arrive meanwhile are committed together in the next one). At most `--pg-pool-size`.
+    #[arg(long, default_value_t = PostgresOptions::default().commit_slots as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1000), value_name = "N")]
+    pg_commit_slots: u64,
     /// Log filter for stderr, e.g. `info` or `threadkeeper=debug` (overrides RUST_LOG).
     #[arg(long, value_name = "FILTER")]
     log_level: Option<String>,
@@ -68,7 +77,11 @@ pub fn run(args: ServeArgs) -> i32 {
     // A store that cannot be opened at start is a configuration problem: say so and stop.
     // Failures after start are answered per request (-32005) while the server keeps going.
     let spec = args.store.unwrap_or_default();
-    let store = match runtime.block_on(open_store(&spec, limits.max_threads_in_memory as u64)) {
+    let postgres = PostgresOptions {
+        pool_size: args.pg_pool_size as usize,
+        commit_slots: args.pg_commit_slots.min(args.pg_pool_size) as usize,
+    };
+    let store = match runtime.block_on(open_store_with(&spec, limits.max_threads_in_memory as u64, postgres)) {
         Ok(store) => store,
         Err(e) => {
             let reason = match e {

@@ -20,8 +20,8 @@ mod sqlite;
 pub use changes::ChangeSignal;
 pub use data_dir::{create_private_dir, default_data_dir, default_database_path, DEFAULT_DATABASE_FILE};
 pub use memory::MemoryStore;
-pub use postgres::PostgresStore;
-pub use spec::{open_store, StoreSpec, StoreSpecError};
+pub use postgres::{PostgresOptions, PostgresStore};
+pub use spec::{open_store, open_store_with, StoreSpec, StoreSpecError};
 pub use sqlite::SqliteStore;
 
 use crate::event_log::EventLog;
@@ -212,7 +212,8 @@ pub trait Store: Send + Sync + 'static {
     /// Starts watching the whole store for changes made by anyone: this process, other
     /// processes on the same SQLite file, other servers on the same PostgreSQL database. The
     /// signal moves on after a change (open, append, pop, fork or delete) has committed; several
-    /// changes may show as one, and what changed is read from the store. Watching costs nothing
-    /// to the store's other calls, and stops when the last receiver is dropped.
+    /// changes may show as one, and what changed is read from the store. Watching costs the
+    /// store's other calls little (PostgreSQL: changes notify only while someone watches, a few
+    /// times a second per server), and stops when the last receiver is dropped.
     fn watch_changes(&self) -> BoxFuture<'_, StoreResult<ChangeSignal>>;
 }

@@ -1,7 +1,7 @@
 //! Store selection: `memory`, `sqlite[:PATH]` or a PostgreSQL URL, and opening the store.
 
 use super::data_dir::{create_private_dir, default_database_path};
-use super::{MemoryStore, PostgresStore, SqliteStore, Store, StoreError};
+use super::{MemoryStore, PostgresOptions, PostgresStore, SqliteStore, Store, StoreError};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -91,6 +91,15 @@ fn redact(url: &str) -> String {
 /// Opens the store the spec names: creates the default data directory (0700) on first use,
 /// opens or creates the database and applies schema migrations. Errors say what to fix.
 pub async fn open_store(spec: &StoreSpec, max_threads_in_memory: u64) -> Result<Arc<dyn Store>, StoreError> {
+    open_store_with(spec, max_threads_in_memory, PostgresOptions::default()).await
+}
+
+/// As [`open_store`], with a PostgreSQL store's pool and group commit sized by `postgres`.
+pub async fn open_store_with(
+    spec: &StoreSpec,
+    max_threads_in_memory: u64,
+    postgres: PostgresOptions,
+) -> Result<Arc<dyn Store>, StoreError> {
     match spec {
         StoreSpec::Memory => Ok(Arc::new(MemoryStore::new(max_threads_in_memory))),
         StoreSpec::Sqlite { path } => {
@@ -110,7 +119,7 @@ pub async fn open_store(spec: &StoreSpec, max_threads_in_memory: u64) -> Result<
                 .map_err(|e| StoreError::Unavailable(format!("opening the database failed: {e}")))??;
             Ok(Arc::new(store))
         }
-        StoreSpec::Postgres { url } => Ok(Arc::new(PostgresStore::connect(url).await?)),
+        StoreSpec::Postgres { url } => Ok(Arc::new(PostgresStore::connect_with(url, postgres).await?)),
     }
 }
 

@@ -25,6 +25,7 @@ mod rolling_props;
 mod schemas;
 mod store_conformance;
 mod store_postgres;
+mod store_postgres_signal;
 mod store_sqlite;
 mod tracing;
 mod transport;

@@ -340,7 +340,7 @@ fn a_database_with_a_newer_schema_is_refused() {
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(
-            "the PostgreSQL database has threadkeeper schema version 99, newer than the 1 this threadkeeper \
+            "the PostgreSQL database has threadkeeper schema version 99, newer than the 2 this threadkeeper \
              understands; refusing to use it (use a newer threadkeeper)"
         ),
         "{stderr}"
@@ -367,4 +367,137 @@ fn an_unreachable_database_fails_fast_with_status_2() {
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.starts_with(&format!("threadkeeper: cannot open the store {url}: PostgreSQL: ")), "{stderr}");
     assert!(stderr.contains("Connection refused"), "{stderr}");
+}
+
+/// Several writers per server, one call in flight each, appending tagged events to their own
+/// threads until `stop`; the tags each writer had acknowledged, in order, and how many appends
+/// failed.
+fn write_until(
+    server: &mut Server,
+    threads: &[String],
+    stop: &AtomicBool,
+    fault_over: &AtomicBool,
+) -> (Vec<Vec<u64>>, usize) {
+    let mut acknowledged = vec![Vec::new(); threads.len()];
+    let mut failed = 0;
+    let mut after_fault = vec![0usize; threads.len()];
+    let mut next_tag = vec![0u64; threads.len()];
+    let mut in_flight = HashMap::new();
+    let send = |server: &mut Server, w: usize, tag: u64| {
+        server.request("thread/append", json!({"threadId": threads[w], "events": [numbered_event(tag, 0)]}))
+    };
+    for (w, next) in next_tag.iter_mut().enumerate() {
+        in_flight.insert(send(server, w, 0), (w, 0));
+        *next = 1;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !in_flight.is_empty() {
+        let answer = server.recv().expect("the server answers");
+        let (w, tag) = in_flight.remove(&answer["id"].as_u64().unwrap()).expect("an answer to a request");
+        match (answer.get("result"), answer.get("error")) {
+            (Some(_), None) => {
+                acknowledged[w].push(tag);
+                if fault_over.load(Ordering::SeqCst) {
+                    after_fault[w] += 1;
+                }
+            }
+            // While the database is away; the append may or may not have committed.
+            (None, Some(error)) => {
+                assert_eq!(error["code"], -32005, "{answer}");
+                failed += 1;
+            }
+            _ => panic!("{answer}"),
+        }
+        // Each writer goes on until the run stops and it has appended again after the fault.
+        let done = stop.load(Ordering::SeqCst) && after_fault[w] >= 20;
+        assert!(std::time::Instant::now() < deadline, "the servers did not recover: {after_fault:?}");
+        if !done {
+            in_flight.insert(send(server, w, next_tag[w]), (w, next_tag[w]));
+            next_tag[w] += 1;
+        }
+    }
+    (acknowledged, failed)
+}
+
+#[test]
+fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_and_doubles_none() {
+    let Some(url) =
+        database_url("the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_and_doubles_none")
+    else {
+        return;
+    };
+    const SERVERS: usize = 2;
+    const WRITERS: usize = 3;
+    let rt = runtime();
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    let name = scratch.url.rsplit('/').next().unwrap().to_owned();
+    let mut servers: Vec<Server> = (0..SERVERS).map(|_| Server::start(Wire::Ndjson, &scratch.url)).collect();
+    let threads: Vec<Vec<String>> =
+        (0..SERVERS).map(|s| (0..WRITERS).map(|w| format!("restart-{s}-{w}")).collect()).collect();
+    for (server, ids) in servers.iter_mut().zip(&threads) {
+        for id in ids {
+            server.ok("thread/open", json!({"threadId": id}));
+        }
+    }
+    let stop = AtomicBool::new(false);
+    let fault_over = AtomicBool::new(false);
+    let outcomes = std::thread::scope(|s| {
+        let writers: Vec<_> = servers
+            .iter_mut()
+            .zip(&threads)
+            .map(|(server, ids)| s.spawn(|| write_until(server, ids, &stop, &fault_over)))
+            .collect();
+        // As a restart looks to its clients: every connection drops, new ones are refused for a
+        // while, then the database is back. Twice.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        for _ in 0..2 {
+            rt.block_on(admin(
+                &url,
+                &format!(
+                    "ALTER DATABASE {name} ALLOW_CONNECTIONS false;
+                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                     WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+                ),
+            ));
+            std::thread::sleep(std::time::Duration::from_millis(800));
+            rt.block_on(admin(&url, &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true")));
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        fault_over.store(true, Ordering::SeqCst);
+        stop.store(true, Ordering::SeqCst);
+        writers.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
+    });
+    let failed: usize = outcomes.iter().map(|(_, failed)| failed).sum();
+    assert!(failed > 0, "no append met the outage: the test proved nothing");
+    let acknowledged: Vec<Vec<Vec<u64>>> = outcomes.into_iter().map(|(acknowledged, _)| acknowledged).collect();
+
+    for (s, server) in servers.iter_mut().enumerate() {
+        for (w, id) in threads[s].iter().enumerate() {
+            let stored = server.ok("thread/events", json!({"threadId": id}));
+            let tags: Vec<u64> =
+                stored["events"].as_array().unwrap().iter().map(|e| e["iteration"].as_u64().unwrap()).collect();
+            // Nothing twice, in the writer's order; one event per append.
+            assert!(tags.windows(2).all(|p| p[0] < p[1]), "{id}: {tags:?}");
+            assert_eq!(stored["version"], tags.len(), "{id}");
+            let stored: BTreeSet<u64> = tags.into_iter().collect();
+            for tag in &acknowledged[s][w] {
+                assert!(stored.contains(tag), "{id}: acknowledged append {tag} is missing");
+            }
+        }
+    }
+    for server in servers {
+        assert!(server.stop().success());
+    }
+}
+
+#[test]
+fn pool_and_commit_slot_flags_out_of_range_are_usage_errors() {
+    // Needs no database: the flags are checked before the store is opened.
+    for (flag, value) in
+        [("--pg-pool-size", "0"), ("--pg-pool-size", "1001"), ("--pg-commit-slots", "0"), ("--pg-commit-slots", "x")]
+    {
+        let (status, stderr) = run_to_end(serve(Some("memory")).args([flag, value]));
+        assert_eq!(status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
+    }
 }

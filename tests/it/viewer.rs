@@ -354,3 +354,45 @@ fn the_postgres_store_signals_changes_of_other_servers() {
         tokio::time::timeout(READ_TIMEOUT, signal.changed()).await.unwrap().unwrap();
     });
 }
+
+#[test]
+fn a_postgres_feed_shows_another_servers_append_within_2_s() {
+    use crate::support::postgres::{database_url, ScratchDatabase};
+    let Some(url) = database_url("a_postgres_feed_shows_another_servers_append_within_2_s") else { return };
+    let scratch = runtime().block_on(ScratchDatabase::create(&url));
+    let mut writer = Server::start(Wire::Ndjson, &scratch.url);
+    writer.ok("thread/open", json!({"threadId": "run-1"}));
+    writer.ok(
+        "thread/append",
+        json!({"threadId": "run-1", "events": [{"type": "message", "role": "user", "content": "hi", "iteration": 0}]}),
+    );
+    let viewer = Viewer::start(&scratch.url);
+    let mut stream = viewer.connect();
+    write!(
+        stream,
+        "GET /thread/run-1/feed?token={}&from=1 HTTP/1.1\r\nHost: {}\r\n\r\n",
+        viewer.token, viewer.authority
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    // Every third append waits a moment, so some land between the watch's heartbeats.
+    for n in 1..=6 {
+        if n % 3 == 0 {
+            std::thread::sleep(Duration::from_millis(700));
+        }
+        let content = format!("live-{n}");
+        writer.ok(
+            "thread/append",
+            json!({"threadId": "run-1", "events": [{"type": "message", "role": "assistant", "content": content, "iteration": n}]}),
+        );
+        let appended = Instant::now();
+        read_event_with(&mut reader, &format!("\"live-{n}\""));
+        assert!(appended.elapsed() < Duration::from_secs(2), "append {n} showed after {:?}", appended.elapsed());
+    }
+    let status = viewer.terminate();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(writer.stop().success());
+}

@@ -1,13 +1,19 @@
 //! PostgreSQL: threads shared by every server that uses the same database.
 //!
 //! Each call is one statement (so one round trip once prepared), which PostgreSQL runs as
-//! its own transaction. Conflicts are detected by the database: every append inserts a row
-//! keyed `(thread, version)` and its events keyed `(thread, seq)`, so two appends to the same
-//! version cannot both commit. An append with `expectedVersion` that loses reports a conflict;
-//! one without is renumbered and retried. Reads see one consistent snapshot, so a server
-//! catches up with others' appends in one query.
+//! its own transaction; appends waiting together share one (`group_commit`). Conflicts are
+//! detected by the database: an append locks its thread's row and checks the version in its
+//! statement, and inserts a row keyed `(thread, version)` and its events keyed
+//! `(thread, seq)`, so two changes to the same version cannot both commit. An append with
+//! `expectedVersion` that loses reports a conflict; one without goes after the winner. Reads
+//! see one consistent snapshot, so a server catches up with others' appends in one query.
+//! Watchers learn of changes through `signal`.
 
-use super::changes::{bump, ChangeSignal};
+#[macro_use]
+mod signal;
+mod group_commit;
+
+use super::changes::ChangeSignal;
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
 use super::{
@@ -16,7 +22,10 @@ use super::{
 use crate::event_log::{EventLog, EventLogBuilder};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use futures_util::future::{BoxFuture, FutureExt};
+use group_commit::{AppendRequest, BatchFailure, GroupCommitter};
+use signal::NotifyGate;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_postgres::error::SqlState;
@@ -24,7 +33,7 @@ use tokio_postgres::{NoTls, Row};
 use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `threadkeeper_schema.version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Serializes migrations of servers starting together (`pg_advisory_xact_lock` key).
 const MIGRATION_LOCK: i64 = 0x7468_7264_6b70_7231;
@@ -56,59 +65,101 @@ const MIGRATIONS: &[&str] = &[
         body       text NOT NULL,
         PRIMARY KEY (thread_key, seq)
     );",
+    // 1 → 2: who watches for changes (see `signal`); leases need no durability.
+    "CREATE UNLOGGED TABLE threadkeeper_watchers (
+        watcher_id  text PRIMARY KEY,
+        lease_until timestamptz NOT NULL,
+        backend_pid integer
+    );",
 ];
 
 /// Appends without `expectedVersion` that keep losing races give up after this many tries.
 const MAX_APPEND_ATTEMPTS: u32 = 64;
 
-const POOL_SIZE: usize = 8;
+/// How a server uses the database (`serve --pg-…` flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PostgresOptions {
+    /// Connections per server.
+    pub pool_size: usize,
+    /// Append statements in flight at once per server (group commit); the appends that wait
+    /// meanwhile go out together in the next.
+    pub commit_slots: usize,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        // Appends go out at once while fewer than 8 are in flight: holding one back for a batch
+        // costs it a flush of the log, where PostgreSQL would have flushed it with the others
+        // anyway. Batches form when more wait (many writers per server, or a slow database).
+        // Two connections more serve reads, opens and pops meanwhile.
+        PostgresOptions { pool_size: 10, commit_slots: 8 }
+    }
+}
+
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 
 const RECORD_COLUMNS: &str =
     "t.thread_id, t.version, t.event_count, t.settings, t.metadata, t.created_at, t.updated_at";
 
-/// Appends in one statement: checks the version, claims `(thread, version + 1)`, inserts
-/// the events after the current ones and moves the thread on. Yields the version found and,
-/// when the append happened, the new version and event count.
-const APPEND_SQL: &str = "
-WITH cur AS (
-    SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1
+/// Appends of several threads (each at most once) in one statement: locks the threads' rows
+/// (in id order, so that two such statements cannot deadlock), checks each version, claims
+/// `(thread, version + 1)`, inserts the events after the current ones and moves each thread on.
+/// Yields per append (`$1..$4`: thread, expected version, event count, time; the events are
+/// `$7` with their append's index `$5` and position `$6`) its index, the version found and,
+/// when it happened, the new version and event count. `$8`: whether to notify watchers.
+const APPEND_BATCH_SQL: &str = concat!(
+    "
+WITH req AS (
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+        WITH ORDINALITY AS r(thread_id, expected, n, at, idx)
+), cur AS (
+    SELECT thread_key, thread_id, version, event_count FROM threadkeeper_threads
+    WHERE thread_id = ANY($1::text[]) ORDER BY thread_id FOR UPDATE
 ), app AS (
     INSERT INTO threadkeeper_appends (thread_key, version, first_seq, event_count, appended_at)
-    SELECT thread_key, version + 1, event_count, cardinality($3::text[]), $4
-    FROM cur WHERE $2::bigint IS NULL OR version = $2::bigint
-    RETURNING thread_key, version, first_seq, event_count
+    SELECT cur.thread_key, cur.version + 1, cur.event_count, req.n, req.at
+    FROM req JOIN cur USING (thread_id)
+    WHERE req.expected IS NULL OR cur.version = req.expected
+    RETURNING thread_key, version, first_seq, event_count, appended_at
 ), ev AS (
     INSERT INTO threadkeeper_events (thread_key, seq, body)
-    SELECT app.thread_key, app.first_seq + u.ord - 1, u.body
-    FROM app, unnest($3::text[]) WITH ORDINALITY AS u(body, ord)
+    SELECT app.thread_key, app.first_seq + b.pos, b.body
+    FROM unnest($5::bigint[], $6::bigint[], $7::text[]) AS b(idx, pos, body)
+    JOIN req ON req.idx = b.idx JOIN cur USING (thread_id) JOIN app USING (thread_key)
 ), upd AS (
     UPDATE threadkeeper_threads t
-    SET version = app.version, event_count = app.first_seq + app.event_count, updated_at = $4
+    SET version = app.version, event_count = app.first_seq + app.event_count, updated_at = app.appended_at
     FROM app WHERE t.thread_key = app.thread_key
-    RETURNING pg_notify('threadkeeper_changes', '')
+    RETURNING CASE WHEN $8::bool AND ",
+    watched!(),
+    " THEN ",
+    notify!(),
+    " END
 )
-SELECT cur.version, app.version, app.first_seq + app.event_count FROM cur LEFT JOIN app ON true";
+SELECT req.idx, cur.version, app.version, app.first_seq + app.event_count
+FROM req LEFT JOIN cur USING (thread_id) LEFT JOIN app USING (thread_key)"
+);
 
-/// Tells every listener (`watch_changes`) that a change commits with the transaction; appends
-/// and pops do it inside their one statement. PostgreSQL delivers it only on commit.
-const NOTIFY_SQL: &str = "SELECT pg_notify('threadkeeper_changes', '')";
-
-/// The channel `NOTIFY_SQL` and the statements name.
-const CHANGES_CHANNEL: &str = "threadkeeper_changes";
-
-/// Pops in one statement, as an append does: claims `(thread, version + 1)` with a version row
-/// whose `first_seq` is the count left (and `event_count` 0), deletes the events from there on
-/// and moves the thread on. Yields the version and count found and, when the pop happened, the
-/// new version and the removed events.
-const POP_SQL: &str = "
+/// Pops in one statement, as an append does: locks the thread's row first (as appends do, so
+/// the two wait for each other instead of deadlocking), claims `(thread, version + 1)` with a
+/// version row whose `first_seq` is the count left (and `event_count` 0), deletes the events
+/// from there on and moves the thread on. The events are read in the statement's snapshot, so
+/// when the locked row is newer than that snapshot (a change committed while the pop waited for
+/// the lock) the pop does nothing and says so, to be sent again. Yields the version and count
+/// found, when the pop happened the new version and the removed events, and the snapshot's
+/// version. `$5`: whether to notify watchers.
+const POP_SQL: &str = concat!(
+    "
 WITH cur AS (
-    SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1
+    SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1 FOR UPDATE
+), snap AS (
+    SELECT version FROM threadkeeper_threads WHERE thread_id = $1
 ), app AS (
     INSERT INTO threadkeeper_appends (thread_key, version, first_seq, event_count, appended_at)
     SELECT thread_key, version + 1, event_count - $3, 0, $4
     FROM cur WHERE ($2::bigint IS NULL OR version = $2::bigint) AND event_count >= $3
+        AND version = (SELECT version FROM snap)
     RETURNING thread_key, version, first_seq
 ), del AS (
     DELETE FROM threadkeeper_events e USING app
@@ -117,10 +168,15 @@ WITH cur AS (
 ), upd AS (
     UPDATE threadkeeper_threads t SET version = app.version, event_count = app.first_seq, updated_at = $4
     FROM app WHERE t.thread_key = app.thread_key
-    RETURNING pg_notify('threadkeeper_changes', '')
+    RETURNING CASE WHEN $5::bool AND ",
+    watched!(),
+    " THEN ",
+    notify!(),
+    " END
 )
-SELECT cur.version, cur.event_count, app.version, del.seq, del.body
-FROM cur LEFT JOIN app ON true LEFT JOIN del ON true ORDER BY del.seq";
+SELECT cur.version, cur.event_count, app.version, del.seq, del.body, (SELECT version FROM snap)
+FROM cur LEFT JOIN app ON true LEFT JOIN del ON true ORDER BY del.seq"
+);
 
 /// The count after a version and the lowest count after it, from the version rows (each row's
 /// `first_seq + event_count` is the count that version left).
@@ -144,16 +200,28 @@ impl VersionLog for FetchedLog {
 }
 
 pub struct PostgresStore {
+    db: Arc<Database>,
+    committer: GroupCommitter,
+}
+
+/// What a server's calls share: the pool, and the signal's gate.
+pub struct Database {
     pool: Pool,
     statements: AtomicU64,
     /// Where the pool connects, for the change watch's own connection.
     config: tokio_postgres::Config,
+    notify_gate: NotifyGate,
 }
 
 impl PostgresStore {
     /// Connects to the database at `url` (libpq URL syntax, no TLS) and applies migrations.
     /// Fails when the database cannot be reached now.
     pub async fn connect(url: &str) -> StoreResult<Self> {
+        Self::connect_with(url, PostgresOptions::default()).await
+    }
+
+    /// As [`PostgresStore::connect`], with the pool and group commit sized by `options`.
+    pub async fn connect_with(url: &str, options: PostgresOptions) -> StoreResult<Self> {
         let mut config: tokio_postgres::Config =
             url.parse().map_err(|e| StoreError::Unavailable(format!("invalid PostgreSQL URL: {e}")))?;
         if config.get_connect_timeout().is_none() {
@@ -166,24 +234,28 @@ impl PostgresStore {
         let manager =
             Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
+            .max_size(options.pool_size.max(1))
             .runtime(Runtime::Tokio1)
             .wait_timeout(Some(POOL_WAIT_TIMEOUT))
             .create_timeout(Some(CONNECT_TIMEOUT * 2))
             .recycle_timeout(Some(CONNECT_TIMEOUT))
             .build()
             .map_err(|e| StoreError::Unavailable(format!("cannot set up the connection pool: {e}")))?;
-        let store = PostgresStore { pool, statements: AtomicU64::new(0), config };
-        let mut client = store.client().await?;
+        let db = Arc::new(Database { pool, statements: AtomicU64::new(0), config, notify_gate: NotifyGate::new() });
+        let mut client = db.client().await?;
         migrate(&mut client).await?;
-        Ok(store)
+        drop(client);
+        let committer = GroupCommitter::start(db.clone(), options.commit_slots);
+        Ok(PostgresStore { db, committer })
     }
 
     /// Statements sent to the database so far (each is one round trip once prepared).
     pub fn statements_sent(&self) -> u64 {
-        self.statements.load(Ordering::Relaxed)
+        self.db.statements.load(Ordering::Relaxed)
     }
+}
 
+impl Database {
     async fn client(&self) -> StoreResult<Object> {
         use deadpool_postgres::PoolError;
         self.pool.get().await.map_err(|e| match e {
@@ -206,38 +278,106 @@ impl PostgresStore {
         client.query(&statement, params).await.map_err(pg_error)
     }
 
-    async fn try_append(
-        &self,
-        thread_id: &str,
-        expected_version: Option<u64>,
-        bodies: &[&str],
-        now: u64,
-    ) -> Result<StoreResult<Appended>, tokio_postgres::Error> {
-        let client = match self.client().await {
-            Ok(client) => client,
-            Err(e) => return Ok(Err(e)),
-        };
-        let statement = client.prepare_cached(APPEND_SQL).await?;
+    async fn record(&self, thread_id: &str) -> StoreResult<Option<ThreadRecord>> {
+        let sql = format!("SELECT {RECORD_COLUMNS} FROM threadkeeper_threads t WHERE t.thread_id = $1");
+        let rows = self.query(&sql, &[&thread_id]).await?;
+        rows.first().map(|row| raw_record(row).decode()).transpose()
+    }
+
+    /// Sends a batch of appends (each to another thread) as one statement: each append's own
+    /// result, or why the statement as a whole gave none.
+    async fn append_batch(
+        self: &Arc<Self>,
+        batch: &[AppendRequest],
+    ) -> Result<Vec<StoreResult<Appended>>, BatchFailure> {
+        let client = self.client().await.map_err(BatchFailure::Unavailable)?;
+        let statement = client.prepare_cached(APPEND_BATCH_SQL).await.map_err(BatchFailure::from)?;
+        let thread_ids: Vec<&str> = batch.iter().map(|r| r.thread_id.as_str()).collect();
+        let expected: Vec<Option<i64>> = batch.iter().map(|r| r.expected_version.map(|v| v as i64)).collect();
+        let counts: Vec<i64> = batch.iter().map(|r| r.events.len() as i64).collect();
+        let times: Vec<i64> = batch.iter().map(|r| r.now as i64).collect();
+        let total: usize = batch.iter().map(|r| r.events.len()).sum();
+        let (mut owners, mut positions, mut bodies) =
+            (Vec::with_capacity(total), Vec::with_capacity(total), Vec::with_capacity(total));
+        for (i, request) in batch.iter().enumerate() {
+            for (position, body) in request.events.iter().enumerate() {
+                owners.push(i as i64 + 1);
+                positions.push(position as i64);
+                bodies.push(body);
+            }
+        }
+        let carry = self.notify_gate.may_carry();
         self.count();
-        let expected = expected_version.map(|v| v as i64);
-        let rows = client.query(&statement, &[&thread_id, &expected, &bodies, &(now as i64)]).await?;
-        let Some(row) = rows.first() else {
-            return Ok(Err(StoreError::NotFound { thread_id: thread_id.to_owned() }));
-        };
-        let current: i64 = row.get(0);
-        let appended: Option<(i64, i64)> = row.get::<_, Option<i64>>(1).zip(row.get::<_, Option<i64>>(2));
-        Ok(match appended {
-            Some((version, count)) => {
-                Ok(Appended { version: version as u64, event_count: count as u64, updated_at: now })
+        let rows = client
+            .query(&statement, &[&thread_ids, &expected, &counts, &times, &owners, &positions, &bodies, &carry])
+            .await
+            .map_err(BatchFailure::from)?;
+        drop(client);
+        let mut results: Vec<Option<StoreResult<Appended>>> = batch.iter().map(|_| None).collect();
+        for row in &rows {
+            let i = row.get::<_, i64>(0) as usize - 1;
+            let request = &batch[i];
+            let thread_id = || request.thread_id.clone();
+            results[i] = Some(match (row.get::<_, Option<i64>>(1), row.get::<_, Option<i64>>(2), row.get(3)) {
+                (None, _, _) => Err(StoreError::NotFound { thread_id: thread_id() }),
+                (Some(_), Some(version), Some(count)) => {
+                    let count: i64 = count;
+                    Ok(Appended { version: version as u64, event_count: count as u64, updated_at: request.now })
+                }
+                (Some(current), _, _) => {
+                    Err(StoreError::VersionConflict { thread_id: thread_id(), current_version: current as u64 })
+                }
+            });
+        }
+        let changed = results.iter().any(|r| matches!(r, Some(Ok(_))));
+        if changed && !carry {
+            self.notify_gate.committed_uncarried(self);
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| Err(StoreError::Unavailable("PostgreSQL: the append returned nothing".into())))
+            })
+            .collect())
+    }
+
+    /// One append as its own statement, tried again (with fresh numbers) when it loses a race.
+    async fn append_alone(self: &Arc<Self>, request: &AppendRequest) -> StoreResult<Appended> {
+        let thread_id = &request.thread_id;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.append_batch(std::slice::from_ref(request)).await {
+                Ok(mut results) => return results.pop().expect("one result per append"),
+                Err(BatchFailure::Unavailable(e)) => return Err(e),
+                // The thread was deleted while this append was on its way.
+                Err(BatchFailure::RolledBack(e)) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
+                    return Err(StoreError::NotFound { thread_id: thread_id.clone() })
+                }
+                Err(BatchFailure::RolledBack(e)) if lost_race(&e) => {
+                    if let Some(error) =
+                        self.after_lost_race(thread_id, request.expected_version, attempt, request.now).await
+                    {
+                        return Err(error);
+                    }
+                }
+                Err(BatchFailure::RolledBack(e)) => return Err(pg_error(e)),
             }
-            None => {
-                Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version: current as u64 })
-            }
-        })
+        }
     }
 }
 
-impl PostgresStore {
+impl From<tokio_postgres::Error> for BatchFailure {
+    fn from(e: tokio_postgres::Error) -> Self {
+        if e.code().is_some() {
+            BatchFailure::RolledBack(e)
+        } else {
+            BatchFailure::Unavailable(pg_error(e))
+        }
+    }
+}
+
+impl Database {
     /// After a change lost a race to another: the error to give up with, or `None` (after a
     /// short back-off) to try again with fresh numbers.
     async fn after_lost_race(
@@ -268,31 +408,41 @@ impl PostgresStore {
     }
 
     async fn try_pop(
-        &self,
+        self: &Arc<Self>,
         thread_id: &str,
         expected_version: Option<u64>,
         count: u64,
         now: u64,
-    ) -> Result<StoreResult<Popped>, tokio_postgres::Error> {
+    ) -> Result<Option<StoreResult<Popped>>, tokio_postgres::Error> {
         let client = match self.client().await {
             Ok(client) => client,
-            Err(e) => return Ok(Err(e)),
+            Err(e) => return Ok(Some(Err(e))),
         };
         let statement = client.prepare_cached(POP_SQL).await?;
         self.count();
         let expected = expected_version.map(|v| v as i64);
-        let rows = client.query(&statement, &[&thread_id, &expected, &seq_bound(count), &(now as i64)]).await?;
+        let carry = self.notify_gate.may_carry();
+        let rows = client.query(&statement, &[&thread_id, &expected, &seq_bound(count), &(now as i64), &carry]).await?;
+        drop(client);
+        if !carry && rows.first().is_some_and(|row| row.get::<_, Option<i64>>(2).is_some()) {
+            self.notify_gate.committed_uncarried(self);
+        }
         let Some(first) = rows.first() else {
-            return Ok(Err(StoreError::NotFound { thread_id: thread_id.to_owned() }));
+            return Ok(Some(Err(StoreError::NotFound { thread_id: thread_id.to_owned() })));
         };
         let (current, event_count): (i64, i64) = (first.get(0), first.get(1));
         let Some(version) = first.get::<_, Option<i64>>(2) else {
             if expected_version.is_some_and(|v| v != current as u64) {
                 let current_version = current as u64;
-                return Ok(Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version }));
+                return Ok(Some(Err(StoreError::VersionConflict { thread_id: thread_id.to_owned(), current_version })));
             }
-            return Ok(check_pop(count, event_count as u64)
-                .and(Err(StoreError::Unavailable("PostgreSQL: the pop changed nothing".into()))));
+            if first.get::<_, Option<i64>>(5) != Some(current) {
+                return Ok(None); // waited for another change: read again
+            }
+            return Ok(Some(
+                check_pop(count, event_count as u64)
+                    .and(Err(StoreError::Unavailable("PostgreSQL: the pop changed nothing".into()))),
+            ));
         };
         let mut events = EventLogBuilder::new();
         for row in &rows {
@@ -300,12 +450,12 @@ impl PostgresStore {
             let body: Option<&str> = row.get(4);
             if let (Some(seq), Some(body)) = (seq, body) {
                 if let Err(e) = decode_event(thread_id, seq as u64, body, &mut events) {
-                    return Ok(Err(e));
+                    return Ok(Some(Err(e)));
                 }
             }
         }
         let event_count = (event_count - seq_bound(count)) as u64;
-        Ok(Ok(Popped { events: events.finish(), version: version as u64, event_count, updated_at: now }))
+        Ok(Some(Ok(Popped { events: events.finish(), version: version as u64, event_count, updated_at: now })))
     }
 
     async fn try_fork(&self, request: &ForkThread) -> StoreResult<ThreadRecord> {
@@ -384,7 +534,7 @@ impl PostgresStore {
         }
         .decode()?;
         self.count();
-        tx.execute(NOTIFY_SQL, &[]).await.map_err(pg_error)?;
+        tx.execute(signal::NOTIFY_IF_WATCHED_SQL, &[]).await.map_err(pg_error)?;
         tx.commit().await.map_err(pg_error)?;
         Ok(record)
     }
@@ -497,7 +647,7 @@ impl Store for PostgresStore {
                  RETURNING {RECORD_COLUMNS}"
             );
             let now = request.now as i64;
-            let rows = self.query(&sql, &[&request.thread_id, &settings, &metadata, &now]).await?;
+            let rows = self.db.query(&sql, &[&request.thread_id, &settings, &metadata, &now]).await?;
             let row =
                 rows.first().ok_or_else(|| StoreError::Unavailable("opening the thread returned nothing".into()))?;
             raw_record(row).decode()
@@ -507,12 +657,7 @@ impl Store for PostgresStore {
 
     fn record(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<Option<ThreadRecord>>> {
         let thread_id = thread_id.to_owned();
-        async move {
-            let sql = format!("SELECT {RECORD_COLUMNS} FROM threadkeeper_threads t WHERE t.thread_id = $1");
-            let rows = self.query(&sql, &[&thread_id]).await?;
-            rows.first().map(|row| raw_record(row).decode()).transpose()
-        }
-        .boxed()
+        async move { self.db.record(&thread_id).await }.boxed()
     }
 
     fn events_from(&self, thread_id: &str, from: u64) -> BoxFuture<'_, StoreResult<(ThreadRecord, EventLog)>> {
@@ -524,7 +669,7 @@ impl Store for PostgresStore {
                  LEFT JOIN threadkeeper_events e ON e.thread_key = t.thread_key AND e.seq >= $2
                  WHERE t.thread_id = $1 ORDER BY e.seq"
             );
-            let rows = self.query(&sql, &[&thread_id, &seq_bound(from)]).await?;
+            let rows = self.db.query(&sql, &[&thread_id, &seq_bound(from)]).await?;
             let Some(first) = rows.first() else {
                 return Err(StoreError::NotFound { thread_id });
             };
@@ -543,27 +688,7 @@ impl Store for PostgresStore {
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let thread_id = thread_id.to_owned();
         let events = events.clone();
-        async move {
-            let bodies: Vec<&str> = events.iter().collect();
-            let mut attempt = 0;
-            loop {
-                attempt += 1;
-                match self.try_append(&thread_id, expected_version, &bodies, now).await {
-                    Ok(result) => return result,
-                    // The thread was deleted while this append was on its way.
-                    Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
-                        return Err(StoreError::NotFound { thread_id })
-                    }
-                    Err(e) if lost_race(&e) => {
-                        if let Some(error) = self.after_lost_race(&thread_id, expected_version, attempt, now).await {
-                            return Err(error);
-                        }
-                    }
-                    Err(e) => return Err(pg_error(e)),
-                }
-            }
-        }
-        .boxed()
+        async move { self.committer.append(thread_id, expected_version, events, now).await }.boxed()
     }
 
     fn pop(
@@ -581,13 +706,20 @@ impl Store for PostgresStore {
             let mut attempt = 0;
             loop {
                 attempt += 1;
-                match self.try_pop(&thread_id, expected_version, count, now).await {
-                    Ok(result) => return result,
+                match self.db.try_pop(&thread_id, expected_version, count, now).await {
+                    Ok(Some(result)) => return result,
+                    Ok(None) if attempt < MAX_APPEND_ATTEMPTS => {}
+                    Ok(None) => {
+                        return Err(StoreError::Unavailable(format!(
+                            "PostgreSQL: gave up popping from thread {thread_id:?} after {attempt} attempts lost to \
+                             concurrent changes"
+                        )))
+                    }
                     Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
                         return Err(StoreError::NotFound { thread_id })
                     }
                     Err(e) if lost_race(&e) => {
-                        if let Some(error) = self.after_lost_race(&thread_id, expected_version, attempt, now).await {
+                        if let Some(error) = self.db.after_lost_race(&thread_id, expected_version, attempt, now).await {
                             return Err(error);
                         }
                     }
@@ -600,13 +732,14 @@ impl Store for PostgresStore {
 
     fn fork(&self, request: ForkThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
         // A fork racing another to the same new id waits for it, then finds the id taken.
-        async move { self.try_fork(&request).await }.boxed()
+        async move { self.db.try_fork(&request).await }.boxed()
     }
 
     fn rewound_since(&self, thread_id: &str, version: u64, event_count: u64) -> BoxFuture<'_, StoreResult<bool>> {
         let thread_id = thread_id.to_owned();
         async move {
             let rows = self
+                .db
                 .query(
                     "SELECT min(a.first_seq + a.event_count) FROM threadkeeper_appends a
                      JOIN threadkeeper_threads t ON t.thread_key = a.thread_key
@@ -623,7 +756,7 @@ impl Store for PostgresStore {
     fn list(&self) -> BoxFuture<'_, StoreResult<Vec<ThreadRecord>>> {
         async move {
             let sql = format!("SELECT {RECORD_COLUMNS} FROM threadkeeper_threads t ORDER BY t.thread_key");
-            let rows = self.query(&sql, &[]).await?;
+            let rows = self.db.query(&sql, &[]).await?;
             rows.iter().map(|row| raw_record(row).decode()).collect()
         }
         .boxed()
@@ -634,19 +767,19 @@ impl Store for PostgresStore {
         async move {
             // Deleting the thread row waits for appends in flight (they hold a key-share lock
             // through their append row), so the events deleted afterwards include theirs.
-            let mut client = self.client().await?;
+            let mut client = self.db.client().await?;
             let tx = client.transaction().await.map_err(pg_error)?;
-            self.count();
+            self.db.count();
             let deleted = tx
                 .query("DELETE FROM threadkeeper_threads WHERE thread_id = $1 RETURNING thread_key", &[&thread_id])
                 .await
                 .map_err(pg_error)?;
             if let Some(row) = deleted.first() {
                 let key: i64 = row.get(0);
-                self.count();
+                self.db.count();
                 tx.execute("DELETE FROM threadkeeper_events WHERE thread_key = $1", &[&key]).await.map_err(pg_error)?;
-                self.count();
-                tx.execute(NOTIFY_SQL, &[]).await.map_err(pg_error)?;
+                self.db.count();
+                tx.execute(signal::NOTIFY_IF_WATCHED_SQL, &[]).await.map_err(pg_error)?;
             }
             tx.commit().await.map_err(pg_error)?;
             Ok(!deleted.is_empty())
@@ -655,58 +788,13 @@ impl Store for PostgresStore {
     }
 
     fn watch_changes(&self) -> BoxFuture<'_, StoreResult<ChangeSignal>> {
-        let config = self.config.clone();
+        let config = self.db.config.clone();
         async move {
             let (sender, signal) = watch::channel(0);
-            tokio::spawn(watch_database(config, sender));
+            tokio::spawn(signal::watch_database(config, sender));
             Ok(signal)
         }
         .boxed()
-    }
-}
-
-/// `LISTEN`s on a connection of its own until nobody watches, reconnecting after a failure (a
-/// reconnect counts as a change: notifications may have been missed meanwhile).
-async fn watch_database(config: tokio_postgres::Config, sender: watch::Sender<u64>) {
-    loop {
-        let ended = listen(&config, &sender).await;
-        if sender.is_closed() {
-            return;
-        }
-        let reason = ended.err().map_or_else(|| "closed by the server".to_owned(), |e| chain(&e));
-        tracing::warn!(%reason, "PostgreSQL change watch lost its connection; reconnecting");
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-            _ = sender.closed() => return,
-        }
-    }
-}
-
-async fn listen(config: &tokio_postgres::Config, sender: &watch::Sender<u64>) -> Result<(), tokio_postgres::Error> {
-    use futures_util::StreamExt;
-    use tokio_postgres::AsyncMessage;
-    let (client, mut connection) = config.connect(NoTls).await?;
-    let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
-    let sql = format!("LISTEN {CHANGES_CHANNEL}");
-    // The connection is driven below while LISTEN runs.
-    let start = client.batch_execute(&sql);
-    tokio::pin!(start);
-    let mut listening = false;
-    loop {
-        tokio::select! {
-            done = &mut start, if !listening => {
-                done?;
-                listening = true;
-                bump(sender);
-            }
-            message = messages.next() => match message {
-                Some(Ok(AsyncMessage::Notification(_))) => bump(sender),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(e),
-                None => return Ok(()),
-            },
-            _ = sender.closed() => return Ok(()),
-        }
     }
 }
 

@@ -1,0 +1,284 @@
+//! Writers appending through several `threadkeeper serve` processes on one store: the driver of
+//! `bench/store-load`.
+//!
+//!   cargo run --release --example store_load -- BINARY STORE WRITERS SERVERS SLICES SECONDS FLOOR_CMD [SERVE_ARG...]
+//!
+//! Starts SERVERS processes (`BINARY serve --store STORE SERVE_ARG...`) and WRITERS writers,
+//! spread over them in turn. Each writer opens a thread of its own and appends one ~200-byte
+//! event per `thread/append`, with one call in flight (it waits for each answer, as an agent
+//! loop does). After a warm-up of one second, it alternates SLICES times between the floor and
+//! the writers: FLOOR_CMD (a shell command, e.g. pgbench with the same number of clients for
+//! SECONDS, that prints `tps = N`) runs while the writers pause, then the writers append for
+//! SECONDS while their answers are counted. Alternating in short slices keeps both measured
+//! under the same load of the machine. Prints `appends_per_s=N floor_per_s=N` (means over the
+//! slices), then what an append costs whatever the load: the database's transactions and
+//! write-ahead log bytes per append and per floor row (from `pg_stat_database` and
+//! `pg_current_wal_lsn()`), and the servers' CPU time per append. Any failed append stops it
+//! with status 1.
+
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+const WARM_UP: Duration = Duration::from_secs(1);
+
+/// One server process: writers share its stdin; its answers go to the writer whose id they carry.
+struct ServerProcess {
+    child: Child,
+    stdin: Arc<Mutex<ChildStdin>>,
+    waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Value>>>>,
+}
+
+impl ServerProcess {
+    fn start(binary: &str, store: &str, serve_args: &[String]) -> ServerProcess {
+        let mut child = Command::new(binary)
+            .args(["serve", "--store", store])
+            .args(serve_args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {binary}: {e}"));
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Value>>>> = Arc::default();
+        let routes = waiting.clone();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { return };
+                let answer: Value = serde_json::from_str(&line).expect("an answer is JSON");
+                let Some(id) = answer["id"].as_u64() else { continue };
+                if let Some(writer) = routes.lock().unwrap().get(&id) {
+                    let _ = writer.send(answer);
+                }
+            }
+        });
+        let stdin = Arc::new(Mutex::new(child.stdin.take().unwrap()));
+        ServerProcess { child, stdin, waiting }
+    }
+
+    fn connect(&self, id: u64) -> Caller {
+        let (sender, answers) = mpsc::channel();
+        self.waiting.lock().unwrap().insert(id, sender);
+        Caller { id, stdin: self.stdin.clone(), answers }
+    }
+}
+
+/// A writer's line to its server: one call at a time, under its own id.
+struct Caller {
+    id: u64,
+    stdin: Arc<Mutex<ChildStdin>>,
+    answers: mpsc::Receiver<Value>,
+}
+
+impl Caller {
+    fn call(&self, method: &str, params: Value) -> Value {
+        let mut line = json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}).to_string();
+        line.push('\n');
+        self.stdin.lock().unwrap().write_all(line.as_bytes()).expect("the server reads");
+        let answer = self.answers.recv().expect("the server answers");
+        match answer.get("result") {
+            Some(result) => result.clone(),
+            None => {
+                eprintln!("store_load: {method} failed: {answer}");
+                std::process::exit(1);
+            }
+        }
+    }
+}
+
+/// An event whose compact JSON is about 200 bytes.
+fn event(n: u64) -> Value {
+    json!({"type": "message", "iteration": n, "role": "assistant",
+           "content": format!("Step {n:>8}: read the section, found the three entities the user asked about, and wrote them to the notes for the next step.")})
+}
+
+/// Whether the writers may send; they wait (between calls) while it is false.
+struct Gate {
+    open: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl Gate {
+    fn set(&self, open: bool) {
+        *self.open.lock().unwrap() = open;
+        self.changed.notify_all();
+    }
+
+    fn is_open(&self) -> bool {
+        *self.open.lock().unwrap()
+    }
+
+    fn wait_open(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.changed.wait(open).unwrap();
+        }
+    }
+}
+
+/// The database's transaction ids and write-ahead log position.
+struct DbCounters {
+    runtime: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+}
+
+impl DbCounters {
+    fn connect(url: &str) -> DbCounters {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let client = runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connect");
+            tokio::spawn(connection);
+            client
+        });
+        DbCounters { runtime, client }
+    }
+
+    /// (transaction ids assigned, WAL bytes written) so far: every transaction that writes takes
+    /// one id, so the difference counts them exactly, at once.
+    fn read(&self) -> (i64, i64) {
+        self.runtime.block_on(async {
+            let row = self
+                .client
+                .query_one(
+                    "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+                            (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint",
+                    &[],
+                )
+                .await
+                .unwrap();
+            (row.get(0), row.get(1))
+        })
+    }
+}
+
+/// CPU time (user + system) a process has used, in clock ticks, from `/proc`.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    fields.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
+}
+
+/// Runs the floor command for one slice; its `tps = N`.
+fn floor_slice(command: &str) -> f64 {
+    let output = Command::new("sh").args(["-c", command]).stderr(Stdio::inherit()).output().expect("run the floor");
+    assert!(output.status.success(), "the floor command failed: {command}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .find_map(|line| line.strip_prefix("tps = "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no `tps = N` in the floor's output: {text}"))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 7 {
+        eprintln!("usage: store_load BINARY STORE WRITERS SERVERS SLICES SECONDS FLOOR_CMD [SERVE_ARG...]");
+        std::process::exit(64);
+    }
+    let (binary, store) = (&args[0], &args[1]);
+    let writers: u64 = args[2].parse().expect("WRITERS is a number");
+    let servers: usize = args[3].parse().expect("SERVERS is a number");
+    let slices: usize = args[4].parse().expect("SLICES is a number");
+    let seconds: f64 = args[5].parse().expect("SECONDS is a number");
+    let floor_command = &args[6];
+    let serve_args = &args[7..];
+    assert!(servers >= 1 && writers >= 1 && slices >= 1, "at least one writer, server and slice");
+
+    let processes: Vec<ServerProcess> = (0..servers).map(|_| ServerProcess::start(binary, store, serve_args)).collect();
+    for (i, server) in processes.iter().enumerate() {
+        server.connect(u64::MAX - i as u64).call("initialize", json!({"clientInfo": {"name": "store_load"}}));
+    }
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let run = format!("{}-{}", std::process::id(), started.as_nanos());
+    let gate = Arc::new(Gate { open: Mutex::new(true), changed: Condvar::new() });
+    let stop = Arc::new(AtomicBool::new(false));
+    let answered = Arc::new(AtomicU64::new(0));
+    let busy = Arc::new(AtomicU64::new(0));
+    let threads: Vec<_> = (0..writers)
+        .map(|w| {
+            let caller = processes[w as usize % servers].connect(w);
+            let thread_id = format!("store-load-{run}-{w}");
+            let (gate, stop, answered, busy) = (gate.clone(), stop.clone(), answered.clone(), busy.clone());
+            std::thread::spawn(move || {
+                caller.call("thread/open", json!({"threadId": thread_id}));
+                let mut n = 0;
+                loop {
+                    busy.fetch_add(1, Ordering::SeqCst);
+                    if !gate.is_open() {
+                        busy.fetch_sub(1, Ordering::SeqCst);
+                        gate.wait_open();
+                        continue;
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    caller.call("thread/append", json!({"threadId": thread_id, "events": [event(n)]}));
+                    n += 1;
+                    answered.fetch_add(1, Ordering::SeqCst);
+                    busy.fetch_sub(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    let counters = DbCounters::connect(store);
+    std::thread::sleep(WARM_UP);
+    let (mut appends, mut appending, mut floor) = (0u64, 0f64, 0f64);
+    let (mut our_xacts, mut our_wal, mut floor_xacts, mut floor_wal) = (0i64, 0i64, 0i64, 0i64);
+    let mut cpu = 0u64;
+    for _ in 0..slices {
+        // Pause the writers; calls in flight finish before the floor starts.
+        gate.set(false);
+        while busy.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (x0, w0) = counters.read();
+        floor += floor_slice(floor_command);
+        let (x1, w1) = counters.read();
+        (floor_xacts, floor_wal) = (floor_xacts + x1 - x0, floor_wal + w1 - w0);
+        let cpu_before: u64 = processes.iter().map(|p| cpu_ticks(p.child.id())).sum();
+        let before = answered.load(Ordering::SeqCst);
+        let start = Instant::now();
+        gate.set(true);
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        gate.set(false);
+        while busy.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        appends += answered.load(Ordering::SeqCst) - before;
+        appending += start.elapsed().as_secs_f64();
+        cpu += processes.iter().map(|p| cpu_ticks(p.child.id())).sum::<u64>() - cpu_before;
+        let (x2, w2) = counters.read();
+        // The floor's own rows aside, counted above; the reads themselves take no id.
+        (our_xacts, our_wal) = (our_xacts + x2 - x1, our_wal + w2 - w1);
+    }
+    stop.store(true, Ordering::SeqCst);
+    gate.set(true);
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    for mut server in processes {
+        drop(server.stdin);
+        let _ = server.child.wait();
+    }
+    let floor_rows = (floor / slices as f64 * seconds * slices as f64).max(1.0);
+    let ticks_per_s = 100.0; // USER_HZ on Linux
+    println!(
+        "appends_per_s={:.0} floor_per_s={:.0} appends={appends} seconds={appending:.2} \
+         xacts_per_append={:.3} wal_bytes_per_append={:.0} floor_xacts_per_row={:.3} floor_wal_bytes_per_row={:.0} \
+         server_cpu_us_per_append={:.0}",
+        appends as f64 / appending,
+        floor / slices as f64,
+        our_xacts as f64 / appends.max(1) as f64,
+        our_wal as f64 / appends.max(1) as f64,
+        floor_xacts as f64 / floor_rows,
+        floor_wal as f64 / floor_rows,
+        cpu as f64 / ticks_per_s * 1e6 / appends.max(1) as f64,
+    );
+}
