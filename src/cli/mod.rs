@@ -1,6 +1,7 @@
-//! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`, `view`.
+//! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`, `view`, `import`.
 
 mod convert;
+mod import;
 mod input;
 mod prompt;
 mod render;
@@ -37,6 +38,9 @@ enum Command {
     /// iteration, tool calls beside their results, and the model input; or, with `--serve`,
     /// serve every thread of a store as live pages.
     View(view::ViewArgs),
+    /// Import an agent host's session file (Claude Code, Codex) into a store as a thread; with
+    /// `--follow`, keep appending what the host writes to it.
+    Import(import::ImportArgs),
 }
 
 /// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
@@ -67,5 +71,6 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Convert(args)) => convert::run(args),
         Some(Command::Prompt(args)) => prompt::run(args),
         Some(Command::View(args)) => view::run(args),
+        Some(Command::Import(args)) => import::run(args),
     }
 }

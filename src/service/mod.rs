@@ -8,6 +8,7 @@ mod context;
 mod documents;
 mod kept_cut;
 mod lru;
+mod sessions;
 mod state;
 mod view;
 
@@ -25,6 +26,7 @@ pub use context::{Budget, BudgetedRender, CompactionPlanned, TokenCount};
 pub use documents::{read_turn, write_turn};
 use lru::Lru;
 use serde_json::{Map, Value};
+pub use sessions::{BranchImported, SessionImported};
 use state::{ThreadState, View};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
