@@ -52,6 +52,7 @@ pub mod thread;
 mod validate;
 mod write;
 mod yaml_scan;
+mod yaml_stream;
 
 pub use error::TurnError;
 pub use events::{event_to_block, events_to_turn, turn_to_events};
