@@ -45,6 +45,8 @@ pub struct Limits {
     /// Event bytes up to which a thread keeps its renderers between renders (renders stay
     /// incremental); a bigger thread builds them per render and lets them go.
     pub keep_renders_up_to_bytes: usize,
+    /// What reading a turn document given as text may cost (`turns/from*`, `thread/import`).
+    pub documents: crate::turns::Limits,
 }
 
 impl Default for Limits {
@@ -54,6 +56,7 @@ impl Default for Limits {
             max_event_bytes: 4 << 20,
             max_threads_in_memory: 10_000,
             keep_renders_up_to_bytes: state::KEEP_RENDERERS_UP_TO_BYTES,
+            documents: crate::turns::Limits::default(),
         }
     }
 }

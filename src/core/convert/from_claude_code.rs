@@ -10,15 +10,15 @@
 //! | line / block | event |
 //! |---|---|
 //! | `user` text (a string, or `text` blocks) | `message` user |
-//! | `user` with `isCompactSummary` | `summary` of every iteration before it |
+//! | `user` with `isCompactSummary`, or a `summary` line with a message | `summary` of every iteration before it |
 //! | `tool_result` block | `tool_result` (`toolCallId`, `result`: its text, or its blocks when not all text); with `is_error`, `error` (recoverable) naming the call |
 //! | `assistant` `text` block | `message` assistant, `messageId` = the message's id |
 //! | `thinking` block | `turn_block` with a `reasoning` block, payload `{text, signature}` |
 //! | `tool_use` block | `tool_call` (`toolName`, `toolCallId`, `args` = `input`), `messageId` |
 //! | any other block (images, server tools, redacted thinking) | `claude_code_block` `{block}` |
-//! | any other line (`summary` titles, `system`, `file-history-snapshot`, …) | `claude_code_line` `{line}`, whole |
+//! | any other line (`summary` lines that title the session, `system`, `file-history-snapshot`, …) | `claude_code_line` `{line}`, whole |
 //!
-//! The first event of a `user` or `assistant` line keeps the line's other fields (`uuid`,
+//! The first event of a `user` or `assistant` line keeps the line's other fields (`type`, `uuid`,
 //! `parentUuid`, `sessionId`, `version`, `toolUseResult`, …) and its message's (`model`,
 //! `usage`, `id`, …) under `claudeCode`; the line's others get `claudeCode: {uuid}`. Events
 //! carry the line's `timestamp` in milliseconds. Empty text blocks make no event.
@@ -164,6 +164,9 @@ impl ClaudeCodeLines {
         let made = match line.get("type").and_then(Value::as_str) {
             Some("user") => self.message(number, line, true)?,
             Some("assistant") => self.message(number, line, false)?,
+            // A compaction summary written as its own line (a `summary` line with a message, not
+            // a session title).
+            Some("summary") if line.contains_key("message") => self.message(number, line, true)?,
             _ => vec![line_event(CLAUDE_CODE_LINE_EVENT_TYPE, line, self.iterations.now())],
         };
         events_of(number, made)
@@ -198,8 +201,8 @@ impl ClaudeCodeLines {
         let timestamp = line.get("timestamp").and_then(Value::as_str).and_then(timestamp_ms);
         let message_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
         let uuid = line.get("uuid").cloned();
-        let compact_summary = line.get("isCompactSummary") == Some(&Value::Bool(true));
-        line.shift_remove("type");
+        let compact_summary = line.get("isCompactSummary") == Some(&Value::Bool(true))
+            || line.get("type").and_then(Value::as_str) == Some("summary");
         if !message.is_empty() {
             line.insert("message".into(), Value::Object(message));
         }
@@ -240,8 +243,6 @@ impl ClaudeCodeLines {
         }
         if let Some(line) = kept {
             // A line whose content makes no event is kept whole (its content was empty).
-            let mut line = line;
-            line.insert("type".into(), Value::from(if user { "user" } else { "assistant" }));
             made.push(line_event(CLAUDE_CODE_LINE_EVENT_TYPE, line, self.iterations.now()));
         }
         Ok(made)

@@ -102,9 +102,9 @@ fn register_pair(m: &mut MethodTable, to: &'static str, from: &'static str, form
         let text = write_turn(&turn, format, &p.options).map_err(from_service)?;
         Ok(TextResult { text })
     });
-    m.register_sync(from, Policy::STATELESS, move |params, _| -> RpcResult<Value> {
+    m.register_sync(from, Policy::STATELESS, move |params, ctx| -> RpcResult<Value> {
         let p: FromTextParams = parse(&params)?;
-        let (turn, warnings) = read_turn(&p.text, format).map_err(from_service)?;
+        let (turn, warnings) = read_turn(&p.text, format, &ctx.service.limits().documents).map_err(from_service)?;
         let turn = turns::to_value(&turn, &Options::default()).map_err(|e| document_error("text", e))?;
         Ok(json!({ "turn": turn, "warnings": warnings }))
     });
