@@ -5,7 +5,8 @@
 //! compaction starts a new root whose `logicalParentUuid` names the line before it): the thread
 //! is the chain ending at the newest leaf, the conversation Claude Code resumes. Other leaves are
 //! branches the user rewound away from; `isSidechain` lines are subagents' conversations.
-//! Versions that wrote no `parentUuid` are read as one chain, in file order.
+//! Versions that wrote no `parentUuid` are read as one chain, in file order, and a root after
+//! the first that names no `logicalParentUuid` continues the conversation before it.
 //!
 //! | line / block | event |
 //! |---|---|
@@ -111,6 +112,7 @@ impl Tree {
         let positions: HashMap<&str, usize> =
             ids.iter().enumerate().filter_map(|(i, id)| Some((id.as_deref()?, i))).collect();
         let mut previous_with_id: Option<usize> = None;
+        let mut previous_main: Option<usize> = None;
         let mut parents = Vec::with_capacity(lines.len());
         for (position, (_, line)) in lines.iter().enumerate() {
             let parent = match line.get("parentUuid") {
@@ -119,11 +121,21 @@ impl Tree {
                 // Versions without the field wrote one conversation, line after line.
                 None => previous_with_id,
                 Some(Value::String(parent)) => positions.get(parent.as_str()).copied(),
-                Some(_) => text(line, "logicalParentUuid").and_then(|p| positions.get(p.as_str()).copied()),
+                // A new root: a compaction names the line it follows; one that does not (older
+                // versions' compactions) continues the conversation before it. A subagent's
+                // conversation starts on its own.
+                Some(_) => match text(line, "logicalParentUuid") {
+                    Some(logical) => positions.get(logical.as_str()).copied(),
+                    None if is_sidechain(line) => None,
+                    None => previous_main,
+                },
             };
             parents.push(parent.filter(|&p| p != position));
             if ids[position].is_some() {
                 previous_with_id = Some(position);
+                if !is_sidechain(line) {
+                    previous_main = Some(position);
+                }
             }
         }
         let has_children: HashSet<usize> = parents.iter().flatten().copied().collect();
@@ -508,6 +520,22 @@ mod tests {
         );
         assert_eq!(bare[4], json!({"type": "message", "iteration": 1, "role": "user", "content": "Three"}));
         assert_eq!(import.left_out.branches, 0);
+    }
+
+    #[test]
+    fn a_second_root_continues_the_conversation_a_sidechain_root_does_not() {
+        let import = read(
+            &[
+                user("u1", None, json!("One")),
+                user("u2", None, json!("Two")),
+                json!({"type": "user", "uuid": "s1", "parentUuid": null, "isSidechain": true, "message": {"role": "user", "content": "Sub"}}),
+                user("u3", None, json!("Three")),
+            ],
+            false,
+        );
+        let contents: Vec<&str> = import.events.iter().filter_map(|e| e.fields()["content"].as_str()).collect();
+        assert_eq!(contents, ["One", "Two", "Three"]);
+        assert_eq!((import.left_out.branches, import.left_out.sidechains), (0, 1));
     }
 
     #[test]
