@@ -51,34 +51,30 @@ impl ThreadService {
         let limits = self.limits;
         let (reader, import, main, branches) = off_loop(cancel, move |_| {
             let mut reader = SessionReader::new(format);
-            let import = reader
+            let mut import = reader
                 .read_all(&text, keep_branches)
                 .map_err(|e| ServiceError::InvalidParams { path: "text".into(), reason: e.to_string() })?;
             let valid = |events: Vec<AgentEvent>| {
                 super::validate_events(&limits, events.into_iter().map(AgentEvent::into_value).collect::<Vec<Value>>())
             };
-            let main = valid(import.events.clone())?;
-            let branches = import
-                .branches
-                .iter()
-                .map(|branch| Ok((branch.kind, branch.leaf.clone(), valid(branch.events.clone())?)))
+            let main = valid(std::mem::take(&mut import.events))?;
+            let branches = std::mem::take(&mut import.branches)
+                .into_iter()
+                .map(|branch| Ok((branch.kind, branch.leaf, valid(branch.events)?)))
                 .collect::<ServiceResult<Vec<(BranchKind, String, ValidEvents)>>>()?;
             Ok((reader, import, main, branches))
         })
         .await?;
-        let target = match (thread_id, &import.session_id) {
-            (Some(id), _) => ImportTarget::Given(id),
-            (None, Some(session)) if check_thread_id(session).is_ok() => ImportTarget::FromDocument(session.clone()),
-            (None, _) => ImportTarget::New,
-        };
-        let base_id = match &target {
-            ImportTarget::Given(id) | ImportTarget::FromDocument(id) => Some(id.clone()),
-            ImportTarget::New => None,
-        };
-        let base_id = base_id.unwrap_or_else(super::new_thread_id);
-        let target = match target {
-            ImportTarget::New => ImportTarget::Given(base_id.clone()),
-            other => other,
+        // A new id is made here rather than by the import: the branches are named after it.
+        let (target, base_id) = match (thread_id, &import.session_id) {
+            (Some(id), _) => (ImportTarget::Given(id.clone()), id),
+            (None, Some(session)) if check_thread_id(session).is_ok() => {
+                (ImportTarget::FromDocument(session.clone()), session.clone())
+            }
+            (None, _) => {
+                let id = super::new_thread_id();
+                (ImportTarget::Given(id.clone()), id)
+            }
         };
         // Every branch's id is checked before anything is stored.
         let mut counters = (0usize, 0usize);

@@ -67,3 +67,52 @@ fn a_16_mib_thread_exports_and_imports_back_the_same_in_yaml_and_json() {
     }
     server.stop();
 }
+
+#[test]
+fn the_document_limits_are_flags_of_serve() {
+    let mut cmd = crate::support::serve(Some("memory"));
+    cmd.args(["--max-document-bytes", "300", "--max-document-yaml-bytes", "200", "--max-document-values", "40"]);
+    cmd.args(["--max-document-depth", "4", "--max-document-string-bytes", "100", "--max-document-expansion", "2"]);
+    let mut server = Server::start_command(Wire::Ndjson, &mut cmd);
+    let turn = |text: &str| format!("id: t\nblocks:\n- kind: user\n  payload: {{text: {text:?}}}\n");
+    let limit = |server: &mut Server, method: &str, text: String| {
+        let error = server.err(method, json!({"text": text}));
+        assert_eq!(error["code"], -32004, "{error}");
+        error["data"].clone()
+    };
+    // Within every limit, YAML and JSON read.
+    server.ok("turns/fromYaml", json!({"text": turn("hi")}));
+    server.ok(
+        "turns/fromJson",
+        json!({"text": r#"{"id": "t", "blocks": [{"kind": "user", "payload": {"text": "hi"}}]}"#}),
+    );
+    let long = turn(&"x".repeat(200));
+    let data = limit(&mut server, "turns/fromYaml", long);
+    assert_eq!((data["limit"].as_str(), data["max"].as_u64()), (Some("maxDocumentYamlBytes"), Some(200)));
+    let json_text = format!(r#"{{"id": "t", "blocks": [], "metadata": {{"a": "{}"}}}}"#, "x".repeat(260));
+    assert_eq!(limit(&mut server, "turns/fromJson", json_text)["limit"], "maxDocumentBytes");
+    let deep = "id: t\nmetadata: {a: {b: {c: {d: 1}}}}\n".to_owned();
+    assert_eq!(limit(&mut server, "turns/fromYaml", deep)["limit"], "maxDocumentDepth");
+    let many = format!("id: t\nmetadata: {{{}}}\n", (0..22).map(|i| format!("k{i}: 1")).collect::<Vec<_>>().join(", "));
+    assert_eq!(limit(&mut server, "turns/fromYaml", many)["limit"], "maxDocumentValues");
+    let strings = format!("id: t\nmetadata: {{a: {0:?}, b: {0:?}}}\n", "y".repeat(60));
+    assert_eq!(limit(&mut server, "turns/fromYaml", strings)["limit"], "maxDocumentStringBytes");
+    // thread/import reads within the same limits.
+    let error = server.err("thread/import", json!({"text": turn(&"x".repeat(200)), "format": "yaml"}));
+    assert_eq!(error["data"]["limit"], "maxDocumentYamlBytes");
+    server.stop();
+
+    // No expansion: what a document builds is bounded by 1,024 values and string bytes.
+    let mut cmd = crate::support::serve(Some("memory"));
+    cmd.args(["--max-document-expansion", "0"]);
+    let mut server = Server::start_command(Wire::Ndjson, &mut cmd);
+    let aliases = format!(
+        "a: &a [{}]\nb: &b [{}]\nc: [{}]\n",
+        ["x"; 10].join(", "),
+        ["*a"; 10].join(", "),
+        ["*b"; 20].join(", ")
+    );
+    let data = limit(&mut server, "turns/fromYaml", aliases);
+    assert_eq!((data["limit"].as_str(), data["max"].as_u64()), (Some("maxDocumentExpansion"), Some(1024)));
+    server.stop();
+}

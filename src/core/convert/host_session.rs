@@ -135,7 +135,7 @@ impl SessionReader {
         let mut events = Vec::new();
         for (number, line) in lines {
             let more = match &mut self.lines {
-                Lines::ClaudeCode(reader) if from_claude_code::is_sidechain(&line) => continue,
+                Lines::ClaudeCode(_) if from_claude_code::is_sidechain(&line) => continue,
                 Lines::ClaudeCode(reader) => reader.line(number, line)?,
                 Lines::Codex(reader) => reader.line(number, line)?,
             };
