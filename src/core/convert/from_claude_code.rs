@@ -25,8 +25,8 @@
 //! carry the line's `timestamp` in milliseconds. Empty text blocks make no event.
 
 use super::host_session::{
-    events_of, line_event, parts_text, timestamp_ms, Branch, BranchKind, Iterations, LeftOut, SessionError,
-    SessionImport, CLAUDE_CODE_LINE_EVENT_TYPE,
+    events_of, line_event, parts_text, timestamp_ms, Branch, BranchKind, Iterations, LeftOut, NumberedLine,
+    SessionError, SessionImport, CLAUDE_CODE_LINE_EVENT_TYPE,
 };
 use crate::event::{json_type, AgentEvent};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
@@ -53,7 +53,7 @@ pub(super) fn is_sidechain(line: &Map<String, Value>) -> bool {
 /// Reads a whole file: the chain ending at the newest leaf as the thread, through `reader`.
 pub(super) fn read_session(
     reader: &mut ClaudeCodeLines,
-    lines: Vec<(usize, Map<String, Value>)>,
+    lines: Vec<NumberedLine>,
     keep_branches: bool,
 ) -> Result<SessionImport, SessionError> {
     let tree = Tree::of(&lines);
@@ -106,7 +106,7 @@ struct Tree {
 }
 
 impl Tree {
-    fn of(lines: &[(usize, Map<String, Value>)]) -> Self {
+    fn of(lines: &[NumberedLine]) -> Self {
         let text = |line: &Map<String, Value>, key: &str| line.get(key).and_then(Value::as_str).map(str::to_owned);
         let ids: Vec<Option<String>> = lines.iter().map(|(_, line)| text(line, "uuid")).collect();
         let positions: HashMap<&str, usize> =

@@ -25,7 +25,8 @@
 
 use super::from_messages::KEPT_ITEM_KEY;
 use super::host_session::{
-    events_of, line_event, parts_text, timestamp_ms, Iterations, SessionError, SessionImport, CODEX_LINE_EVENT_TYPE,
+    events_of, line_event, parts_text, timestamp_ms, Iterations, NumberedLine, SessionError, SessionImport,
+    CODEX_LINE_EVENT_TYPE,
 };
 use crate::event::{json_type, AgentEvent};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
@@ -51,10 +52,7 @@ const MODELLED_ITEMS: &[&str] = &[
 ];
 
 impl CodexLines {
-    pub(super) fn read_session(
-        &mut self,
-        lines: Vec<(usize, Map<String, Value>)>,
-    ) -> Result<SessionImport, SessionError> {
+    pub(super) fn read_session(&mut self, lines: Vec<NumberedLine>) -> Result<SessionImport, SessionError> {
         let line_count = lines.len();
         let mut events = Vec::new();
         for (number, line) in lines {

@@ -145,8 +145,11 @@ impl SessionReader {
     }
 }
 
+/// A line read: its number (1-based) and its object.
+pub(super) type NumberedLine = (usize, Map<String, Value>);
+
 /// The non-blank lines of `text` as JSON objects, numbered from `before + 1`.
-fn parse_lines(text: &str, before: usize) -> Result<Vec<(usize, Map<String, Value>)>, SessionError> {
+fn parse_lines(text: &str, before: usize) -> Result<Vec<NumberedLine>, SessionError> {
     let mut lines = Vec::new();
     for (index, line) in text.split('\n').enumerate() {
         let number = before + index + 1;

@@ -18,7 +18,6 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::fmt::Write as _;
 use std::mem::MaybeUninit;
-use unsafe_libyaml as sys;
 
 const TAG_BOOL: &[u8] = b"tag:yaml.org,2002:bool";
 const TAG_INT: &[u8] = b"tag:yaml.org,2002:int";
@@ -62,7 +61,7 @@ struct Mark {
 }
 
 impl Mark {
-    fn of(mark: &sys::yaml_mark_t) -> Self {
+    fn of(mark: &unsafe_libyaml::yaml_mark_t) -> Self {
         Mark { line: mark.line, column: mark.column }
     }
 
@@ -107,39 +106,41 @@ struct Event {
 
 /// libyaml's parser over `text`, boxed so it never moves (it points into itself).
 struct Parser<'a> {
-    sys: Box<MaybeUninit<sys::yaml_parser_t>>,
+    sys: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
     _text: &'a str,
 }
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str) -> Self {
-        let mut sys = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
+        let mut sys = Box::new(MaybeUninit::<unsafe_libyaml::yaml_parser_t>::uninit());
         // SAFETY: the parser is initialized in place before any other use, and reads `text`,
         // which outlives it ('a); it is deleted once, in Drop.
         unsafe {
             let parser = sys.as_mut_ptr();
-            if sys::yaml_parser_initialize(parser).fail {
+            if unsafe_libyaml::yaml_parser_initialize(parser).fail {
                 panic!("libyaml could not allocate its parser");
             }
-            sys::yaml_parser_set_encoding(parser, sys::YAML_UTF8_ENCODING);
-            sys::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
+            unsafe_libyaml::yaml_parser_set_encoding(parser, unsafe_libyaml::YAML_UTF8_ENCODING);
+            unsafe_libyaml::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
         }
         Parser { sys, _text: text }
     }
 
     fn next(&mut self) -> Result<Event, String> {
-        let mut event = MaybeUninit::<sys::yaml_event_t>::uninit();
+        let mut event = MaybeUninit::<unsafe_libyaml::yaml_event_t>::uninit();
         // SAFETY: the parser was initialized in `new`; an event libyaml filled is read, then
         // deleted once; C strings it holds are NUL-terminated and copied before the delete.
         unsafe {
             let parser = self.sys.as_mut_ptr();
             let failed_before = (&*parser).error;
-            if failed_before != sys::YAML_NO_ERROR || sys::yaml_parser_parse(parser, event.as_mut_ptr()).fail {
+            if failed_before != unsafe_libyaml::YAML_NO_ERROR
+                || unsafe_libyaml::yaml_parser_parse(parser, event.as_mut_ptr()).fail
+            {
                 return Err(parse_error(&*parser));
             }
             let event = event.as_mut_ptr();
             let converted = convert(&*event);
-            sys::yaml_event_delete(event);
+            unsafe_libyaml::yaml_event_delete(event);
             Ok(converted)
         }
     }
@@ -148,12 +149,12 @@ impl<'a> Parser<'a> {
 impl Drop for Parser<'_> {
     fn drop(&mut self) {
         // SAFETY: initialized in `new`, deleted only here.
-        unsafe { sys::yaml_parser_delete(self.sys.as_mut_ptr()) }
+        unsafe { unsafe_libyaml::yaml_parser_delete(self.sys.as_mut_ptr()) }
     }
 }
 
 /// libyaml's error as serde_yaml words it.
-unsafe fn parse_error(parser: &sys::yaml_parser_t) -> String {
+unsafe fn parse_error(parser: &unsafe_libyaml::yaml_parser_t) -> String {
     let text = |ptr: *const std::ffi::c_char| -> Option<String> {
         (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
     };
@@ -181,29 +182,32 @@ unsafe fn bytes(ptr: *const u8) -> Option<Vec<u8>> {
     (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr.cast()) }.to_bytes().to_vec())
 }
 
-unsafe fn convert(event: &sys::yaml_event_t) -> Event {
+unsafe fn convert(event: &unsafe_libyaml::yaml_event_t) -> Event {
     let mark = Mark::of(&event.start_mark);
     let (kind, anchor, tag) = unsafe {
         match event.type_ {
-            sys::YAML_STREAM_START_EVENT => (Kind::StreamStart, None, None),
-            sys::YAML_STREAM_END_EVENT => (Kind::StreamEnd, None, None),
-            sys::YAML_DOCUMENT_START_EVENT => (Kind::DocumentStart, None, None),
-            sys::YAML_DOCUMENT_END_EVENT => (Kind::DocumentEnd, None, None),
-            sys::YAML_ALIAS_EVENT => (Kind::Alias(bytes(event.data.alias.anchor).unwrap_or_default()), None, None),
-            sys::YAML_SCALAR_EVENT => {
+            unsafe_libyaml::YAML_STREAM_START_EVENT => (Kind::StreamStart, None, None),
+            unsafe_libyaml::YAML_STREAM_END_EVENT => (Kind::StreamEnd, None, None),
+            unsafe_libyaml::YAML_DOCUMENT_START_EVENT => (Kind::DocumentStart, None, None),
+            unsafe_libyaml::YAML_DOCUMENT_END_EVENT => (Kind::DocumentEnd, None, None),
+            unsafe_libyaml::YAML_ALIAS_EVENT => {
+                (Kind::Alias(bytes(event.data.alias.anchor).unwrap_or_default()), None, None)
+            }
+            unsafe_libyaml::YAML_SCALAR_EVENT => {
                 let scalar = &event.data.scalar;
                 let value = std::slice::from_raw_parts(scalar.value, scalar.length as usize);
                 // The input is a &str and libyaml emits UTF-8, so this never replaces anything.
                 let value = String::from_utf8_lossy(value).into_owned();
-                let style = if scalar.style == sys::YAML_PLAIN_SCALAR_STYLE { Style::Plain } else { Style::Other };
+                let style =
+                    if scalar.style == unsafe_libyaml::YAML_PLAIN_SCALAR_STYLE { Style::Plain } else { Style::Other };
                 (Kind::Scalar { value, style }, bytes(scalar.anchor), bytes(scalar.tag))
             }
-            sys::YAML_SEQUENCE_START_EVENT => {
+            unsafe_libyaml::YAML_SEQUENCE_START_EVENT => {
                 let start = &event.data.sequence_start;
                 (Kind::SequenceStart, bytes(start.anchor), bytes(start.tag))
             }
-            sys::YAML_SEQUENCE_END_EVENT => (Kind::SequenceEnd, None, None),
-            sys::YAML_MAPPING_START_EVENT => {
+            unsafe_libyaml::YAML_SEQUENCE_END_EVENT => (Kind::SequenceEnd, None, None),
+            unsafe_libyaml::YAML_MAPPING_START_EVENT => {
                 let start = &event.data.mapping_start;
                 (Kind::MappingStart, bytes(start.anchor), bytes(start.tag))
             }
