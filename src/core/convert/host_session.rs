@@ -119,7 +119,7 @@ impl SessionReader {
     /// line.
     pub fn read_all(&mut self, text: &str, keep_branches: bool) -> Result<SessionImport, SessionError> {
         let lines = parse_lines(text, self.line_count)?;
-        self.line_count += text.split('\n').count().saturating_sub(usize::from(text.ends_with('\n')));
+        self.line_count += count_lines(text);
         match &mut self.lines {
             Lines::ClaudeCode(reader) => from_claude_code::read_session(reader, lines, keep_branches),
             Lines::Codex(reader) => reader.read_session(lines),
@@ -131,7 +131,7 @@ impl SessionReader {
     /// while sidechain lines are left out, as [`SessionReader::read_all`] leaves them out.
     pub fn read_more(&mut self, text: &str) -> Result<Vec<AgentEvent>, SessionError> {
         let lines = parse_lines(text, self.line_count)?;
-        self.line_count += text.split('\n').count().saturating_sub(usize::from(text.ends_with('\n')));
+        self.line_count += count_lines(text);
         let mut events = Vec::new();
         for (number, line) in lines {
             let more = match &mut self.lines {
@@ -143,6 +143,11 @@ impl SessionReader {
         }
         Ok(events)
     }
+}
+
+/// Lines in `text`, a last one without its line break included.
+fn count_lines(text: &str) -> usize {
+    text.bytes().filter(|&b| b == b'\n').count() + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// A line read: its number (1-based) and its object.
@@ -306,6 +311,15 @@ mod tests {
         let error = parse_lines("{\"a\":1}\n{\"a\":", 10).unwrap_err();
         assert_eq!(error.line, 12);
         assert!(error.reason.starts_with("not JSON: "), "{}", error.reason);
+    }
+
+    #[test]
+    fn lines_read_later_are_numbered_after_those_before() {
+        assert_eq!((count_lines(""), count_lines("a"), count_lines("a\n"), count_lines("a\n\nb")), (0, 1, 1, 3));
+        let mut reader = SessionReader::new(HostFormat::Codex);
+        reader.read_all("", false).unwrap();
+        reader.read_more("{\"type\":\"x\"}\n\n").unwrap();
+        assert_eq!(reader.read_more("nope\n").unwrap_err().line, 3);
     }
 
     #[test]
