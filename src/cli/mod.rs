@@ -1,8 +1,9 @@
 //! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`, `view`,
-//! `export`.
+//! `export`, `import`.
 
 mod convert;
 mod export;
+mod import;
 mod input;
 mod prompt;
 mod render;
@@ -42,6 +43,9 @@ enum Command {
     /// Send a thread file or a stored thread as OpenTelemetry GenAI traces to an OTLP/HTTP
     /// backend: the spans `serve --otlp-endpoint` sends for it live.
     Export(export::ExportArgs),
+    /// Import an agent host's session file (Claude Code, Codex) into a store as a thread; with
+    /// `--follow`, keep appending what the host writes to it.
+    Import(import::ImportArgs),
 }
 
 /// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
@@ -73,5 +77,6 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Prompt(args)) => prompt::run(args),
         Some(Command::View(args)) => view::run(args),
         Some(Command::Export(args)) => export::run(args),
+        Some(Command::Import(args)) => import::run(args),
     }
 }

@@ -7,6 +7,7 @@ use threadkeeper::otel::{LiveExport, LiveLimits, OtlpSettings};
 use threadkeeper::server::{self, ServerConfig, TracingCapability};
 use threadkeeper::service::{Limits, ThreadService};
 use threadkeeper::store::{open_store_with, PostgresOptions, StoreError, StoreSpec};
+use threadkeeper::turns::Limits as DocumentLimits;
 
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
@@ -41,6 +42,25 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = PostgresOptions::default().commit_slots as u64,
           value_parser = clap::value_parser!(u64).range(1..=1000), value_name = "N")]
     pg_commit_slots: u64,
+    /// Largest turn document given as text (`turns/from*`, `thread/import`), in bytes.
+    #[arg(long, default_value_t = DocumentLimits::default().max_input_bytes, value_name = "BYTES")]
+    max_document_bytes: usize,
+    /// Largest YAML turn document, in bytes (at most `--max-document-bytes` counts).
+    #[arg(long, default_value_t = DocumentLimits::default().max_yaml_input_bytes, value_name = "BYTES")]
+    max_document_yaml_bytes: usize,
+    /// Deepest nesting of a turn document's mappings and sequences.
+    #[arg(long, default_value_t = DocumentLimits::default().max_depth, value_name = "N")]
+    max_document_depth: usize,
+    /// Most values (keys, scalars, mappings, sequences) read from one turn document.
+    #[arg(long, default_value_t = DocumentLimits::default().max_values, value_name = "N")]
+    max_document_values: usize,
+    /// Most bytes of keys and strings read from one turn document.
+    #[arg(long, default_value_t = DocumentLimits::default().max_string_bytes, value_name = "BYTES")]
+    max_document_string_bytes: usize,
+    /// Values, and bytes of strings, read per byte of a turn document (plus 1,024 each): the
+    /// bound on what YAML aliases may expand to.
+    #[arg(long, default_value_t = DocumentLimits::default().max_expansion, value_name = "N")]
+    max_document_expansion: usize,
     /// Log filter for stderr, e.g. `info` or `threadkeeper=debug` (overrides RUST_LOG).
     #[arg(long, value_name = "FILTER")]
     log_level: Option<String>,
@@ -66,6 +86,14 @@ pub fn run(args: ServeArgs) -> i32 {
         max_event_bytes: args.max_event_bytes,
         max_threads_in_memory: args.max_threads_in_memory,
         keep_renders_up_to_bytes: args.keep_renders_up_to,
+        documents: DocumentLimits {
+            max_input_bytes: args.max_document_bytes,
+            max_yaml_input_bytes: args.max_document_yaml_bytes,
+            max_depth: args.max_document_depth,
+            max_values: args.max_document_values,
+            max_string_bytes: args.max_document_string_bytes,
+            max_expansion: args.max_document_expansion,
+        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

@@ -43,7 +43,7 @@ impl ThreadService {
     ) -> ServiceResult<ThreadRecord> {
         let limits = self.limits;
         let (target, settings, metadata, events) = off_loop(cancel, move |_| {
-            let (turn, _) = read_turn(&text, format)?;
+            let (turn, _) = read_turn(&text, format, &limits.documents)?;
             let target = match thread_id {
                 Some(id) => ImportTarget::Given(id),
                 None if turn.id.is_empty() => ImportTarget::New,
@@ -76,10 +76,10 @@ impl ThreadService {
 }
 
 /// The one turn of a document (a fixture's follow-ups appended to its blocks), and the
-/// reader's warnings.
-pub fn read_turn(text: &str, format: Format) -> ServiceResult<(Turn, Vec<String>)> {
+/// reader's warnings; the text is read within `limits`.
+pub fn read_turn(text: &str, format: Format, limits: &turns::Limits) -> ServiceResult<(Turn, Vec<String>)> {
     let document = |error| ServiceError::Document { field: "text", error };
-    let (document, mut warnings) = turns::read_document(text, format, &turns::Limits::default()).map_err(document)?;
+    let (document, mut warnings) = turns::read_document(text, format, limits).map_err(document)?;
     match document {
         TurnDocument::Turn(turn) => Ok((turn, warnings)),
         TurnDocument::Fixture { mut turn, followups } => {

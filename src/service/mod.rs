@@ -10,6 +10,7 @@ mod kept_cut;
 mod lru;
 mod observer;
 mod rolling;
+mod sessions;
 mod state;
 mod view;
 
@@ -29,6 +30,7 @@ pub use documents::{read_turn, write_turn};
 use lru::Lru;
 pub use rolling::{PlannedStep, RollingBudget, RollingPlan, RollingStep};
 use serde_json::{Map, Value};
+pub use sessions::{BranchImported, SessionImported};
 use state::{ThreadState, View};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -47,6 +49,8 @@ pub struct Limits {
     /// Event bytes up to which a thread keeps its renderers between renders (renders stay
     /// incremental); a bigger thread builds them per render and lets them go.
     pub keep_renders_up_to_bytes: usize,
+    /// What reading a turn document given as text may cost (`turns/from*`, `thread/import`).
+    pub documents: crate::turns::Limits,
 }
 
 impl Default for Limits {
@@ -56,6 +60,7 @@ impl Default for Limits {
             max_event_bytes: 4 << 20,
             max_threads_in_memory: 10_000,
             keep_renders_up_to_bytes: state::KEEP_RENDERERS_UP_TO_BYTES,
+            documents: crate::turns::Limits::default(),
         }
     }
 }

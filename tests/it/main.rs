@@ -8,12 +8,14 @@ mod support;
 mod strategies;
 
 mod ai_sdk;
+mod big_documents;
 mod caching;
 mod cli;
 mod context;
 mod convert;
 mod framing_props;
 mod fresh_fork;
+mod host_sessions;
 mod inverse;
 mod messages;
 mod prompt;

@@ -459,6 +459,17 @@ fn all_fixtures() -> Vec<Fixture> {
     all
 }
 
+/// Agent hosts' sessions, imported (their assistant messages group text and calls by
+/// `messageId`, which the seed form does not know).
+fn host_session_fixtures() -> Vec<Fixture> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/host-sessions");
+    let threads = crate::host_sessions::provider_threads();
+    threads
+        .into_iter()
+        .map(|(name, events)| Fixture { name, dir: dir.clone(), options: MessageOptions::default(), events })
+        .collect()
+}
+
 fn variants(base: &MessageOptions) -> Vec<MessageOptions> {
     let mut out = Vec::new();
     for mode in [ContextMode::Standard, ContextMode::Xml] {
@@ -479,7 +490,7 @@ fn variants(base: &MessageOptions) -> Vec<MessageOptions> {
 #[test]
 fn every_fixture_renders_valid_in_all_four_forms_and_loses_nothing() {
     let mut failures = Vec::new();
-    for fixture in all_fixtures() {
+    for fixture in all_fixtures().into_iter().chain(host_session_fixtures()) {
         for options in variants(&fixture.options) {
             for form in FORMS {
                 let rendered = render(&fixture.events, &options, form);

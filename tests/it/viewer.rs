@@ -20,15 +20,15 @@ const SECRET: &str = "secret-payload-7f3a";
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A running `view --serve` and where it listens.
-struct Viewer {
+pub(crate) struct Viewer {
     child: Child,
     /// `127.0.0.1:PORT`
-    authority: String,
-    token: String,
+    pub(crate) authority: String,
+    pub(crate) token: String,
 }
 
 impl Viewer {
-    fn start(store: &str) -> Viewer {
+    pub(crate) fn start(store: &str) -> Viewer {
         let mut child = Command::new(BIN)
             .args(["view", "--serve", "--store", store, "--port", "0"])
             .env_remove("THREADKEEPER_STORE")
@@ -60,13 +60,13 @@ impl Viewer {
         Response::parse(&raw)
     }
 
-    fn connect(&self) -> TcpStream {
+    pub(crate) fn connect(&self) -> TcpStream {
         let stream = TcpStream::connect(&self.authority).unwrap();
         stream.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
         stream
     }
 
-    fn terminate(mut self) -> ExitStatus {
+    pub(crate) fn terminate(mut self) -> ExitStatus {
         assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) }, 0);
         let deadline = Instant::now() + EXIT_TIMEOUT;
         loop {
@@ -206,7 +206,7 @@ fn with_the_token_the_list_page_and_model_are_served_without_cors() {
 }
 
 /// Reads server-sent events until one's data contains `needle`; returns that data.
-fn read_event_with(reader: &mut impl BufRead, needle: &str) -> String {
+pub(crate) fn read_event_with(reader: &mut impl BufRead, needle: &str) -> String {
     let mut line = String::new();
     loop {
         line.clear();

@@ -26,7 +26,8 @@
 //! as warnings; metadata keys such as `geppetto.session_id@v1` pass through untouched. Three
 //! shapes are read: a single turn, a suite `{version, turns: [...]}` and a fixture
 //! `{version, turn, followups: [blocks]}` ([`TurnDocument`]); [`from_yaml`] returns a single
-//! turn (a fixture's turn) and refuses a suite. Hostile text is refused within [`Limits`].
+//! turn (a fixture's turn) and refuses a suite. Hostile text is refused within [`Limits`]. YAML
+//! is read one parser event at a time, so a document holds about as much in YAML as in JSON.
 //!
 //! Writing ([`to_yaml`], [`to_json`], [`write_document`]) never changes its input and is
 //! deterministic, so a file this crate wrote loads and saves byte for byte. Fields come in a
@@ -52,6 +53,7 @@ pub mod thread;
 mod validate;
 mod write;
 mod yaml_scan;
+mod yaml_stream;
 
 pub use error::TurnError;
 pub use events::{event_to_block, events_to_turn, turn_to_events};

@@ -1,15 +1,16 @@
 //! Parsing YAML or JSON text into a JSON value within explicit limits.
 //!
 //! Turn files come from outside, so a few hundred bytes must not be able to cost gigabytes or
-//! minutes. The text is read into a `serde_json::Value` by a visitor that counts as it builds:
-//! YAML aliases are expanded by the parser *through* the visitor, so an alias bomb ("billion
-//! laughs") hits the expansion budget after a few thousand values, long before it could
-//! exhaust memory. YAML text is first scanned for flow nesting (`[[[[...`), which libyaml
+//! minutes. JSON text is read into a `serde_json::Value` by a visitor that counts as it builds;
+//! YAML by the event-by-event reader of [`super::yaml_stream`], which counts the same way and
+//! counts each use of a YAML alias again, so an alias bomb ("billion laughs") hits the
+//! expansion budget after a few thousand values, long before it could exhaust memory. YAML text is first scanned for flow nesting (`[[[[...`), which libyaml
 //! handles in quadratic time. Keys keep the document's order; a key repeated in one mapping
 //! is an error.
 
 use super::error::TurnError;
 use super::yaml_scan::max_flow_depth;
+use super::yaml_stream;
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::cell::Cell;
@@ -20,9 +21,9 @@ use std::fmt;
 pub struct Limits {
     /// Size of the input text, in bytes.
     pub max_input_bytes: usize,
-    /// Size of YAML input text, in bytes. libyaml loads a whole document's events before any
-    /// value is built, up to about 80 bytes per byte of text (a flow list of short scalars; 25
-    /// for block text), so YAML is refused by its size alone, before it is parsed.
+    /// Size of YAML input text, in bytes, refused before it is parsed. YAML is read one parser
+    /// event at a time, holding no more than JSON text does, so by default this is the general
+    /// limit; a server may set it lower.
     pub max_yaml_input_bytes: usize,
     /// Nesting of mappings and sequences (the document root is level 1).
     pub max_depth: usize,
@@ -37,12 +38,12 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// 16 MiB of text (4 MiB of YAML), 100 levels, 4 million values, 32 MiB of strings, 4×
+    /// 16 MiB of text (YAML as JSON), 100 levels, 4 million values, 32 MiB of strings, 4×
     /// expansion.
     fn default() -> Self {
         Limits {
             max_input_bytes: 16 << 20,
-            max_yaml_input_bytes: 4 << 20,
+            max_yaml_input_bytes: 16 << 20,
             max_depth: 100,
             max_values: 4_000_000,
             max_string_bytes: 32 << 20,
@@ -80,7 +81,7 @@ pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value,
     let budget = Budget::new(limits, text.len());
     let seed = ValueSeed { budget: &budget, depth: 0 };
     let result = match format {
-        Format::Yaml => seed.deserialize(serde_yaml::Deserializer::from_str(text)).map_err(|e| e.to_string()),
+        Format::Yaml => yaml_stream::parse(text, &budget),
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
             seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v)).map_err(|e| e.to_string())
@@ -93,7 +94,7 @@ pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value,
     })
 }
 
-struct Budget {
+pub(super) struct Budget {
     max_depth: usize,
     /// The effective caps: the absolute limit, or the expansion limit when lower.
     max_values: Cap,
@@ -135,7 +136,48 @@ impl Budget {
         E::custom(TurnError::Limit { limit, max, value })
     }
 
-    fn count_value<E: de::Error>(&self) -> Result<(), E> {
+    /// Values built so far.
+    pub(super) fn values(&self) -> usize {
+        self.values.get()
+    }
+
+    /// Bytes of keys and strings built so far.
+    pub(super) fn string_bytes(&self) -> usize {
+        self.string_bytes.get()
+    }
+
+    /// Whether `values` more values and `string_bytes` more bytes of strings stay within the
+    /// caps.
+    pub(super) fn fits(&self, values: usize, string_bytes: usize) -> bool {
+        self.values.get().saturating_add(values) <= self.max_values.max
+            && self.string_bytes.get().saturating_add(string_bytes) <= self.max_string_bytes.max
+    }
+
+    /// Counts what fits at once (a YAML alias's value, when [`Budget::fits`] says so).
+    pub(super) fn add(&self, values: usize, string_bytes: usize) {
+        self.values.set(self.values.get() + values);
+        self.string_bytes.set(self.string_bytes.get() + string_bytes);
+    }
+
+    /// Counts a string's bytes without copying it.
+    pub(super) fn count_string_len<E: de::Error>(&self, len: usize) -> Result<(), E> {
+        let n = self.string_bytes.get() + len;
+        self.string_bytes.set(n);
+        if n > self.max_string_bytes.max {
+            return Err(self.exceeded(self.max_string_bytes.limit, self.max_string_bytes.max, n));
+        }
+        Ok(())
+    }
+
+    /// Refuses nesting deeper than the limit (`depth` counts the root collection as 1).
+    pub(super) fn check_depth<E: de::Error>(&self, depth: usize) -> Result<(), E> {
+        if depth > self.max_depth {
+            return Err(self.exceeded("max_depth", self.max_depth, depth));
+        }
+        Ok(())
+    }
+
+    pub(super) fn count_value<E: de::Error>(&self) -> Result<(), E> {
         let n = self.values.get() + 1;
         self.values.set(n);
         if n > self.max_values.max {
@@ -144,7 +186,7 @@ impl Budget {
         Ok(())
     }
 
-    fn count_string<E: de::Error>(&self, s: &str) -> Result<String, E> {
+    pub(super) fn count_string<E: de::Error>(&self, s: &str) -> Result<String, E> {
         let n = self.string_bytes.get() + s.len();
         self.string_bytes.set(n);
         if n > self.max_string_bytes.max {
@@ -309,6 +351,18 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
     }
 }
 
+/// The value serde_yaml's own loader reads, within the same budget: what the event-by-event
+/// reader is tested against.
+#[cfg(test)]
+pub(super) fn serde_yaml_value(text: &str, limits: &Limits) -> Result<Value, TurnError> {
+    let budget = Budget::new(limits, text.len());
+    let seed = ValueSeed { budget: &budget, depth: 0 };
+    seed.deserialize(serde_yaml::Deserializer::from_str(text)).map_err(|e| match budget.hit.get() {
+        Some((limit, max, value)) => TurnError::Limit { limit, max, value },
+        None => TurnError::Syntax { message: e.to_string() },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,15 +382,26 @@ mod tests {
 
     #[test]
     fn yaml_over_its_size_limit_is_refused_before_it_is_parsed() {
-        // 15 MB: under the general limit, over the YAML one.
+        // 15 MB: under the general limit, over a server's lower YAML one.
+        let limits = Limits { max_yaml_input_bytes: 4 << 20, ..Limits::default() };
         let text = flow_list(15_000_000);
-        let error = parse_value(&text, Format::Yaml, &Limits::default()).unwrap_err();
+        let error = parse_value(&text, Format::Yaml, &limits).unwrap_err();
         assert_eq!(error, TurnError::Limit { limit: "max_yaml_input_bytes", max: 4 << 20, value: text.len() });
         // Broken syntax and nesting past the depth limit after the list change nothing: the
         // size is looked at first.
         let poisoned = format!("{text}{}\t: : ]", "[".repeat(1000));
-        let error = parse_value(&poisoned, Format::Yaml, &Limits::default()).unwrap_err();
+        let error = parse_value(&poisoned, Format::Yaml, &limits).unwrap_err();
         assert_eq!(error, TurnError::Limit { limit: "max_yaml_input_bytes", max: 4 << 20, value: poisoned.len() });
+    }
+
+    #[test]
+    fn yaml_has_the_general_size_limit_by_default() {
+        let limits = Limits::default();
+        assert_eq!(limits.max_yaml_input_bytes, limits.max_input_bytes);
+        // 15 MB of YAML is read (and stopped by what it builds, not by its size).
+        let limits = Limits { max_values: 1000, ..limits };
+        let error = parse_value(&flow_list(15_000_000), Format::Yaml, &limits).unwrap_err();
+        assert!(matches!(error, TurnError::Limit { limit: "max_values", .. }), "{error}");
     }
 
     #[test]

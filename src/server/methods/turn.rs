@@ -1,13 +1,14 @@
 //! Turn-document methods (seed 004): `turns/*`, `thread/export`, `thread/import`.
 
+use crate::convert::{HostFormat, LeftOut};
 use crate::server::cancel;
-use crate::server::errors::{document_error, from_service};
+use crate::server::errors::{document_error, from_service, invalid_params};
 use crate::server::table::{MethodTable, Policy};
 use crate::server::wire::{parse, TextResult, ThreadInfo};
-use crate::service::{read_turn, write_turn};
+use crate::service::{read_turn, write_turn, BranchImported};
 use crate::turns::{self, Format, Options, Turn};
 use jsonrpsee::types::ErrorObjectOwned;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 type RpcResult<T> = Result<T, ErrorObjectOwned>;
@@ -47,8 +48,47 @@ struct ExportParams {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ImportParams {
     text: String,
-    format: Format,
+    format: ImportFormat,
     thread_id: Option<String>,
+    #[serde(default)]
+    options: ImportOptions,
+}
+
+/// A turn document's text format, or the agent host whose session file the text is.
+#[derive(Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum ImportFormat {
+    Yaml,
+    Json,
+    ClaudeCode,
+    Codex,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ImportOptions {
+    /// Session files: other branches and sidechains become threads of their own.
+    #[serde(default)]
+    branches: bool,
+}
+
+/// A session file's import: the thread, and what else the file held.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionImportResult {
+    #[serde(flatten)]
+    thread: ThreadInfo,
+    session: SessionSummary,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionSummary {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
+    lines: usize,
+    left_out: LeftOut,
+    branches: Vec<BranchImported>,
 }
 
 fn turn_from_params(turn: Value) -> RpcResult<(Turn, Vec<String>)> {
@@ -62,9 +102,9 @@ fn register_pair(m: &mut MethodTable, to: &'static str, from: &'static str, form
         let text = write_turn(&turn, format, &p.options).map_err(from_service)?;
         Ok(TextResult { text })
     });
-    m.register_sync(from, Policy::STATELESS, move |params, _| -> RpcResult<Value> {
+    m.register_sync(from, Policy::STATELESS, move |params, ctx| -> RpcResult<Value> {
         let p: FromTextParams = parse(&params)?;
-        let (turn, warnings) = read_turn(&p.text, format).map_err(from_service)?;
+        let (turn, warnings) = read_turn(&p.text, format, &ctx.service.limits().documents).map_err(from_service)?;
         let turn = turns::to_value(&turn, &Options::default()).map_err(|e| document_error("text", e))?;
         Ok(json!({ "turn": turn, "warnings": warnings }))
     });
@@ -94,11 +134,37 @@ pub(super) fn register(m: &mut MethodTable) {
     // Cancellable until it stores the thread (the service reads the whole document first).
     m.register("thread/import", Policy::THREAD_WRITE, |params, ctx| async move {
         let p: ImportParams = parse(&params)?;
-        let record = ctx
+        let (document, host) = match p.format {
+            ImportFormat::Yaml => (Format::Yaml, None),
+            ImportFormat::Json => (Format::Json, None),
+            ImportFormat::ClaudeCode => (Format::Json, Some(HostFormat::ClaudeCode)),
+            ImportFormat::Codex => (Format::Json, Some(HostFormat::Codex)),
+        };
+        let Some(host) = host else {
+            if p.options.branches {
+                return Err(invalid_params("options.branches", "only for the claude-code and codex formats"));
+            }
+            let record = ctx
+                .service
+                .import_document(p.text, document, p.thread_id, &cancel::current())
+                .await
+                .map_err(from_service)?;
+            return RpcResult::Ok(serde_json::to_value(ThreadInfo::from(record)).unwrap_or_default());
+        };
+        let imported = ctx
             .service
-            .import_document(p.text, p.format, p.thread_id, &cancel::current())
+            .import_session(p.text, host, p.thread_id, p.options.branches, &cancel::current())
             .await
             .map_err(from_service)?;
-        RpcResult::Ok(ThreadInfo::from(record))
+        let result = SessionImportResult {
+            thread: ThreadInfo::from(imported.thread),
+            session: SessionSummary {
+                session_id: imported.session_id,
+                lines: imported.lines,
+                left_out: imported.left_out,
+                branches: imported.branches,
+            },
+        };
+        RpcResult::Ok(serde_json::to_value(result).unwrap_or_default())
     });
 }

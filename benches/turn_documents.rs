@@ -1,0 +1,79 @@
+//! What reading a turn document of up to `maxDocumentBytes` (16 MiB) holds, in YAML and in
+//! JSON: the document of a long agent run (user turn, tool call, tool result, assistant reply,
+//! repeated) written as `thread/export` writes it, then read back to its events. Reports the
+//! reader's peak over the text it reads (`VmHWM` of this process, reset before each read,
+//! less the resident size before it) and the time taken.
+//!
+//! `cargo bench --bench turn_documents` (`THREADKEEPER_BENCH_BYTES=4194304` for smaller documents)
+
+use serde_json::{json, Map, Value};
+use std::time::Instant;
+use threadkeeper::turns::{self, Format, Limits, Options, TurnDocument};
+use threadkeeper::AgentEvent;
+
+fn event(i: usize) -> Value {
+    let text = format!("step {i}: {}", "the quick brown fox jumps over the lazy dog; ".repeat(5));
+    let iteration = i / 4;
+    match i % 4 {
+        0 => json!({"type": "message", "role": "user", "content": text, "iteration": iteration}),
+        1 => {
+            json!({"type": "tool_call", "toolName": "search", "toolCallId": format!("c{i}"), "args": {"q": text, "n": i}, "iteration": iteration})
+        }
+        2 => {
+            json!({"type": "tool_result", "toolCallId": format!("c{}", i - 1), "result": {"hits": [text]}, "iteration": iteration})
+        }
+        _ => {
+            json!({"type": "message", "role": "assistant", "content": text, "iteration": iteration, "timestamp": 1_700_000_000_000u64 + i as u64})
+        }
+    }
+}
+
+fn document(count: usize, format: Format) -> String {
+    let events: Vec<AgentEvent> = (0..count).map(|i| AgentEvent::from_value(event(i), "e").unwrap()).collect();
+    let turn = turns::thread_to_turn("big", &events, None, &Map::new());
+    match format {
+        Format::Yaml => turns::to_yaml(&turn, &Options::default()).unwrap(),
+        Format::Json => turns::to_json(&turn, &Options::default()).unwrap(),
+    }
+}
+
+/// A size line of `/proc/self/status` (`VmRSS:`, `VmHWM:`), in KiB.
+fn status_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+fn main() {
+    let limit: usize = std::env::var("THREADKEEPER_BENCH_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(16 << 20);
+    for format in [Format::Yaml, Format::Json] {
+        // As many events as fit the limit in this form.
+        let sample = document(1000, format).len();
+        let mut count = limit / 100 * 97 * 1000 / sample;
+        let mut text = document(count, format);
+        while text.len() > limit {
+            count = count * 99 / 100;
+            text = document(count, format);
+        }
+        let text_mib = text.len() as f64 / (1 << 20) as f64;
+        // Memory freed by the writer goes back first, so the reader cannot reuse it unseen.
+        // SAFETY: malloc_trim only returns free memory to the system.
+        unsafe { libc::malloc_trim(0) };
+        let before = status_kib("VmRSS:");
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let start = Instant::now();
+        let (document, _) = turns::read_document(&text, format, &Limits::default()).unwrap();
+        let TurnDocument::Turn(turn) = document else { panic!("one turn") };
+        let events = turns::turn_to_events(&turn).unwrap();
+        let elapsed = start.elapsed();
+        let peak = status_kib("VmHWM:").saturating_sub(before);
+        assert_eq!(events.len(), count);
+        let peak_mib = peak as f64 / 1024.0;
+        println!(
+            "{format:?}: {count} blocks, {text_mib:.2} MiB of text; read to events in {:.2} s; reader's peak {peak_mib:.1} MiB over the text = {:.1}x the text",
+            elapsed.as_secs_f64(),
+            peak_mib / text_mib
+        );
+        drop((turn, events, text));
+    }
+}

@@ -1,0 +1,551 @@
+//! Events from a Claude Code session file (`~/.claude/projects/<project>/<session>.jsonl`).
+//!
+//! Each line is one record; `user` and `assistant` lines carry an Anthropic message, split one
+//! content block per line by recent versions. Lines form a tree by `uuid` / `parentUuid` (a
+//! compaction starts a new root whose `logicalParentUuid` names the line before it): the thread
+//! is the chain ending at the newest leaf, the conversation Claude Code resumes. Other leaves are
+//! branches the user rewound away from; `isSidechain` lines are subagents' conversations.
+//! Versions that wrote no `parentUuid` are read as one chain, in file order, and a root after
+//! the first that names no `logicalParentUuid` continues the conversation before it.
+//!
+//! | line / block | event |
+//! |---|---|
+//! | `user` text (a string, or `text` blocks) | `message` user |
+//! | `user` with `isCompactSummary`, or a `summary` line with a message | `summary` of every iteration before it |
+//! | `tool_result` block | `tool_result` (`toolCallId`, `result`: its text, or its blocks when not all text); with `is_error`, `error` (recoverable) naming the call |
+//! | `assistant` `text` block | `message` assistant, `messageId` = the message's id |
+//! | `thinking` block | `turn_block` with a `reasoning` block, payload `{text, signature}` |
+//! | `tool_use` block | `tool_call` (`toolName`, `toolCallId`, `args` = `input`), `messageId` |
+//! | any other block (images, server tools, redacted thinking) | `claude_code_block` `{block}` |
+//! | any other line (`summary` lines that title the session, `system`, `file-history-snapshot`, …) | `claude_code_line` `{line}`, whole |
+//!
+//! The first event of a `user` or `assistant` line keeps the line's other fields (`type`, `uuid`,
+//! `parentUuid`, `sessionId`, `version`, `toolUseResult`, …) and its message's (`model`,
+//! `usage`, `id`, …) under `claudeCode`; the line's others get `claudeCode: {uuid}`. Events
+//! carry the line's `timestamp` in milliseconds. Empty text blocks make no event.
+
+use super::host_session::{
+    events_of, line_event, parts_text, timestamp_ms, Branch, BranchKind, Iterations, LeftOut, NumberedLine,
+    SessionError, SessionImport, CLAUDE_CODE_LINE_EVENT_TYPE,
+};
+use crate::event::{json_type, AgentEvent};
+use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+
+/// Event type keeping a content block the thread does not model, as `{block}`.
+pub const CLAUDE_CODE_BLOCK_EVENT_TYPE: &str = "claude_code_block";
+/// Event field keeping what a line holds besides its content.
+pub const CLAUDE_CODE_KEY: &str = "claudeCode";
+
+/// Reads Claude Code lines one at a time, counting iterations across them.
+#[derive(Debug, Default)]
+pub struct ClaudeCodeLines {
+    iterations: Iterations,
+    pub(super) session_id: Option<String>,
+}
+
+/// Whether a line belongs to a subagent's conversation.
+pub(super) fn is_sidechain(line: &Map<String, Value>) -> bool {
+    line.get("isSidechain") == Some(&Value::Bool(true))
+}
+
+/// Reads a whole file: the chain ending at the newest leaf as the thread, through `reader`.
+pub(super) fn read_session(
+    reader: &mut ClaudeCodeLines,
+    lines: Vec<NumberedLine>,
+    keep_branches: bool,
+) -> Result<SessionImport, SessionError> {
+    let tree = Tree::of(&lines);
+    let line_count = lines.len();
+    let main = tree.main_leaf().map(|leaf| tree.chain(leaf)).unwrap_or_default();
+    let mut left_out = LeftOut::default();
+    let mut conversations: Vec<(BranchKind, usize, HashSet<usize>)> = Vec::new();
+    for &leaf in &tree.leaves {
+        if Some(leaf) == tree.main_leaf() {
+            continue;
+        }
+        let kind = if is_sidechain(&lines[leaf].1) { BranchKind::Sidechain } else { BranchKind::Branch };
+        match kind {
+            BranchKind::Branch => left_out.branches += 1,
+            BranchKind::Sidechain => left_out.sidechains += 1,
+        }
+        if keep_branches {
+            conversations.push((kind, leaf, tree.chain(leaf)));
+        }
+    }
+    let mut branches = Vec::with_capacity(conversations.len());
+    for (kind, leaf, chain) in conversations {
+        let mut branch_reader = ClaudeCodeLines::default();
+        let mut events = Vec::new();
+        for (position, (number, line)) in lines.iter().enumerate() {
+            if chain.contains(&position) {
+                events.extend(branch_reader.line(*number, line.clone())?);
+            }
+        }
+        let leaf = tree.ids[leaf].clone().unwrap_or_default();
+        branches.push(Branch { kind, leaf, events });
+    }
+    let mut events = Vec::new();
+    for (position, (number, line)) in lines.into_iter().enumerate() {
+        if tree.ids[position].is_none() || main.contains(&position) {
+            events.extend(reader.line(number, line)?);
+        }
+    }
+    Ok(SessionImport { session_id: reader.session_id.clone(), events, branches, left_out, lines: line_count })
+}
+
+/// The lines' tree: each line with a `uuid` and the position of its parent.
+struct Tree {
+    ids: Vec<Option<String>>,
+    parents: Vec<Option<usize>>,
+    /// Lines with an id that no line names as its parent, in file order.
+    leaves: Vec<usize>,
+    /// Lines of subagents' conversations.
+    sidechains: HashSet<usize>,
+}
+
+impl Tree {
+    fn of(lines: &[NumberedLine]) -> Self {
+        let text = |line: &Map<String, Value>, key: &str| line.get(key).and_then(Value::as_str).map(str::to_owned);
+        let ids: Vec<Option<String>> = lines.iter().map(|(_, line)| text(line, "uuid")).collect();
+        let positions: HashMap<&str, usize> =
+            ids.iter().enumerate().filter_map(|(i, id)| Some((id.as_deref()?, i))).collect();
+        let mut previous_with_id: Option<usize> = None;
+        let mut previous_main: Option<usize> = None;
+        let mut parents = Vec::with_capacity(lines.len());
+        for (position, (_, line)) in lines.iter().enumerate() {
+            let parent = match line.get("parentUuid") {
+                // Lines without an id (titles, snapshots, queue operations) are in no tree.
+                _ if ids[position].is_none() => None,
+                // Versions without the field wrote one conversation, line after line.
+                None => previous_with_id,
+                Some(Value::String(parent)) => positions.get(parent.as_str()).copied(),
+                // A new root: a compaction names the line it follows; one that does not (older
+                // versions' compactions) continues the conversation before it. A subagent's
+                // conversation starts on its own.
+                Some(_) => match text(line, "logicalParentUuid") {
+                    Some(logical) => positions.get(logical.as_str()).copied(),
+                    None if is_sidechain(line) => None,
+                    None => previous_main,
+                },
+            };
+            parents.push(parent.filter(|&p| p != position));
+            if ids[position].is_some() {
+                previous_with_id = Some(position);
+                if !is_sidechain(line) {
+                    previous_main = Some(position);
+                }
+            }
+        }
+        let has_children: HashSet<usize> = parents.iter().flatten().copied().collect();
+        let leaves = (0..lines.len()).filter(|p| ids[*p].is_some() && !has_children.contains(p)).collect();
+        let sidechains = (0..lines.len()).filter(|&p| is_sidechain(&lines[p].1)).collect();
+        Tree { ids, parents, leaves, sidechains }
+    }
+
+    /// The newest leaf of the main conversation (not a sidechain's).
+    fn main_leaf(&self) -> Option<usize> {
+        self.leaves.iter().rev().copied().find(|&leaf| !self.sidechain_leaf(leaf))
+    }
+
+    fn sidechain_leaf(&self, leaf: usize) -> bool {
+        self.sidechains.contains(&leaf)
+    }
+
+    /// The positions of the lines from the root to `leaf`.
+    fn chain(&self, leaf: usize) -> HashSet<usize> {
+        let mut chain = HashSet::new();
+        let mut at = Some(leaf);
+        while let Some(position) = at {
+            if !chain.insert(position) {
+                break;
+            }
+            at = self.parents[position];
+        }
+        chain
+    }
+}
+
+impl ClaudeCodeLines {
+    /// The events of one line.
+    pub fn line(&mut self, number: usize, line: Map<String, Value>) -> Result<Vec<AgentEvent>, SessionError> {
+        if self.session_id.is_none() {
+            self.session_id = line.get("sessionId").and_then(Value::as_str).map(str::to_owned);
+        }
+        let made = match line.get("type").and_then(Value::as_str) {
+            Some("user") => self.message(number, line, true)?,
+            Some("assistant") => self.message(number, line, false)?,
+            // A compaction summary written as its own line (a `summary` line with a message, not
+            // a session title).
+            Some("summary") if line.contains_key("message") => self.message(number, line, true)?,
+            _ => vec![line_event(CLAUDE_CODE_LINE_EVENT_TYPE, line, self.iterations.now())],
+        };
+        events_of(number, made)
+    }
+
+    fn message(
+        &mut self,
+        number: usize,
+        mut line: Map<String, Value>,
+        user: bool,
+    ) -> Result<Vec<Map<String, Value>>, SessionError> {
+        let fault = |path: &str, reason: String| SessionError::new(number, format!("{path}: {reason}"));
+        let mut message = match line.shift_remove("message") {
+            Some(Value::Object(message)) => message,
+            None => return Err(fault("message", "missing".into())),
+            Some(other) => return Err(fault("message", format!("expected an object, found {}", json_type(&other)))),
+        };
+        let content = match message.shift_remove("content") {
+            Some(Value::String(text)) => vec![Value::from(Map::from_iter([
+                ("type".to_owned(), Value::from("text")),
+                ("text".to_owned(), Value::String(text)),
+            ]))],
+            Some(Value::Array(blocks)) => blocks,
+            None => return Err(fault("message.content", "missing".into())),
+            Some(other) => {
+                return Err(fault(
+                    "message.content",
+                    format!("expected a string or a list of blocks, found {}", json_type(&other)),
+                ))
+            }
+        };
+        let timestamp = line.get("timestamp").and_then(Value::as_str).and_then(timestamp_ms);
+        let message_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+        let uuid = line.get("uuid").cloned();
+        let compact_summary = line.get("isCompactSummary") == Some(&Value::Bool(true))
+            || line.get("type").and_then(Value::as_str) == Some("summary");
+        if !message.is_empty() {
+            line.insert("message".into(), Value::Object(message));
+        }
+        let mut made = Vec::with_capacity(content.len());
+        if user && compact_summary {
+            let iteration = self.iterations.user();
+            let mut event = event("summary", iteration);
+            let summarized = self.iterations.before();
+            event.insert("summarizedIterations".into(), Value::Array(summarized));
+            event.insert("summary".into(), Value::String(parts_text(&content)));
+            made.push(event);
+        } else {
+            for (index, block) in content.into_iter().enumerate() {
+                let path = format!("message.content[{index}]");
+                let block = match block {
+                    Value::Object(block) => block,
+                    other => return Err(fault(&path, format!("expected an object, found {}", json_type(&other)))),
+                };
+                let event = if user {
+                    self.user_block(block, &path).map_err(|(p, r)| fault(&p, r))?
+                } else {
+                    self.assistant_block(block, &path, message_id.as_deref()).map_err(|(p, r)| fault(&p, r))?
+                };
+                made.extend(event);
+            }
+        }
+        // The line's other fields go with its first event; the others name the line.
+        let mut kept = Some(line);
+        for event in &mut made {
+            if let Some(ms) = &timestamp {
+                event.insert("timestamp".into(), Value::Number(ms.clone()));
+            }
+            let data = match kept.take() {
+                Some(line) => line,
+                None => Map::from_iter(uuid.clone().map(|uuid| ("uuid".to_owned(), uuid))),
+            };
+            event.insert(CLAUDE_CODE_KEY.into(), Value::Object(data));
+        }
+        if let Some(line) = kept {
+            // A line whose content makes no event is kept whole (its content was empty).
+            made.push(line_event(CLAUDE_CODE_LINE_EVENT_TYPE, line, self.iterations.now()));
+        }
+        Ok(made)
+    }
+
+    fn user_block(
+        &mut self,
+        mut block: Map<String, Value>,
+        path: &str,
+    ) -> Result<Option<Map<String, Value>>, (String, String)> {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => Ok(text_of(&block).map(|text| {
+                let mut event = event("message", self.iterations.user());
+                event.insert("role".into(), "user".into());
+                event.insert("content".into(), text.into());
+                event
+            })),
+            Some("tool_result") => {
+                let id = required_string(&block, "tool_use_id", path)?;
+                let result = match block.shift_remove("content") {
+                    None | Some(Value::Null) => Value::String(String::new()),
+                    Some(Value::Array(parts)) if parts.iter().all(|p| p.get("type") == Some(&"text".into())) => {
+                        Value::String(parts_text(&parts))
+                    }
+                    Some(other) => other,
+                };
+                let mut event;
+                if block.get("is_error") == Some(&Value::Bool(true)) {
+                    event = self::event("error", self.iterations.other());
+                    let text = match result {
+                        Value::String(text) => text,
+                        other => crate::js_json::to_string(&other),
+                    };
+                    event.insert("error".into(), text.into());
+                    event.insert("recoverable".into(), true.into());
+                    event.insert("toolCallId".into(), id.into());
+                } else {
+                    event = self::event("tool_result", self.iterations.other());
+                    event.insert("toolCallId".into(), id.into());
+                    event.insert("result".into(), result);
+                }
+                Ok(Some(event))
+            }
+            _ => Ok(Some(block_event(block, self.iterations.user()))),
+        }
+    }
+
+    fn assistant_block(
+        &mut self,
+        block: Map<String, Value>,
+        path: &str,
+        message_id: Option<&str>,
+    ) -> Result<Option<Map<String, Value>>, (String, String)> {
+        let iteration = self.iterations.other();
+        let with_id = |mut event: Map<String, Value>| {
+            if let Some(id) = message_id {
+                event.insert("messageId".into(), id.into());
+            }
+            event
+        };
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => Ok(text_of(&block).map(|text| {
+                let mut event = event("message", iteration);
+                event.insert("role".into(), "assistant".into());
+                event.insert("content".into(), text.into());
+                with_id(event)
+            })),
+            Some("tool_use") => {
+                let id = required_string(&block, "id", path)?;
+                let name = required_string(&block, "name", path)?;
+                let args = match block.get("input") {
+                    Some(Value::Object(input)) => input.clone(),
+                    None | Some(Value::Null) => Map::new(),
+                    Some(other) => Map::from_iter([("input".to_owned(), other.clone())]),
+                };
+                let mut event = event("tool_call", iteration);
+                event.insert("toolName".into(), name.into());
+                event.insert("toolCallId".into(), id.into());
+                event.insert("args".into(), Value::Object(args));
+                Ok(Some(with_id(event)))
+            }
+            Some("thinking") => {
+                let mut payload = Map::new();
+                payload.insert("text".into(), block.get("thinking").cloned().unwrap_or_else(|| "".into()));
+                if let Some(signature) = block.get("signature") {
+                    payload.insert("signature".into(), signature.clone());
+                }
+                let mut reasoning = Map::new();
+                reasoning.insert("kind".into(), "reasoning".into());
+                reasoning.insert("payload".into(), Value::Object(payload));
+                let mut event = event(TURN_BLOCK_EVENT_TYPE, iteration);
+                event.insert("block".into(), Value::Object(reasoning));
+                Ok(Some(event))
+            }
+            _ => Ok(Some(block_event(block, iteration))),
+        }
+    }
+}
+
+fn event(event_type: &str, iteration: u64) -> Map<String, Value> {
+    let mut event = Map::new();
+    event.insert("type".into(), event_type.into());
+    event.insert("iteration".into(), iteration.into());
+    event
+}
+
+fn block_event(block: Map<String, Value>, iteration: u64) -> Map<String, Value> {
+    let mut event = event(CLAUDE_CODE_BLOCK_EVENT_TYPE, iteration);
+    event.insert("block".into(), Value::Object(block));
+    event
+}
+
+/// A text block's text, unless empty (an empty text block is no message).
+fn text_of(block: &Map<String, Value>) -> Option<String> {
+    block.get("text").and_then(Value::as_str).filter(|text| !text.trim().is_empty()).map(str::to_owned)
+}
+
+fn required_string(block: &Map<String, Value>, key: &str, path: &str) -> Result<String, (String, String)> {
+    match block.get(key) {
+        Some(Value::String(text)) => Ok(text.clone()),
+        None => Err((format!("{path}.{key}"), "missing".into())),
+        Some(other) => Err((format!("{path}.{key}"), format!("expected a string, found {}", json_type(other)))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::host_session::{BranchKind, HostFormat, SessionReader};
+    use serde_json::{json, Value};
+
+    fn read(lines: &[Value], keep_branches: bool) -> super::SessionImport {
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        SessionReader::new(HostFormat::ClaudeCode).read_all(&text, keep_branches).unwrap()
+    }
+
+    fn user(uuid: &str, parent: Option<&str>, content: Value) -> Value {
+        json!({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": {"role": "user", "content": content}})
+    }
+
+    fn assistant(uuid: &str, parent: &str, id: &str, content: Value) -> Value {
+        json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "message": {"id": id, "role": "assistant", "model": "m", "content": content, "usage": {"output_tokens": 3}}})
+    }
+
+    /// Each event's fields without the kept line data.
+    fn bare(import: &super::SessionImport) -> Vec<Value> {
+        import
+            .events
+            .iter()
+            .map(|e| {
+                let mut fields = e.fields().clone();
+                fields.shift_remove(super::CLAUDE_CODE_KEY);
+                Value::Object(fields)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blocks_become_messages_calls_results_errors_and_reasoning() {
+        let import = read(
+            &[
+                json!({"type": "summary", "summary": "A title", "leafUuid": "a2"}),
+                user("u1", None, json!("Read it")),
+                assistant(
+                    "a1",
+                    "u1",
+                    "msg_1",
+                    json!([{"type": "thinking", "thinking": "hm", "signature": "sig"}, {"type": "text", "text": "Reading."}, {"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "a"}}]),
+                ),
+                user(
+                    "u2",
+                    Some("a1"),
+                    json!([{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "no such file"}], "is_error": true}]),
+                ),
+                assistant(
+                    "a2",
+                    "u2",
+                    "msg_2",
+                    json!([{"type": "text", "text": ""}, {"type": "tool_use", "id": "t2", "name": "Ls", "input": {}}]),
+                ),
+                user(
+                    "u3",
+                    Some("a2"),
+                    json!([{"type": "tool_result", "tool_use_id": "t2", "content": "a.txt"}, {"type": "text", "text": "Go on"}]),
+                ),
+            ],
+            false,
+        );
+        assert_eq!(import.session_id.as_deref(), Some("s"));
+        assert_eq!(
+            bare(&import),
+            vec![
+                json!({"type": "claude_code_line", "line": {"type": "summary", "summary": "A title", "leafUuid": "a2"}, "iteration": 0}),
+                json!({"type": "message", "iteration": 0, "role": "user", "content": "Read it"}),
+                json!({"type": "turn_block", "iteration": 0, "block": {"kind": "reasoning", "payload": {"text": "hm", "signature": "sig"}}}),
+                json!({"type": "message", "iteration": 0, "role": "assistant", "content": "Reading.", "messageId": "msg_1"}),
+                json!({"type": "tool_call", "iteration": 0, "toolName": "Read", "toolCallId": "t1", "args": {"path": "a"}, "messageId": "msg_1"}),
+                json!({"type": "error", "iteration": 0, "error": "no such file", "recoverable": true, "toolCallId": "t1"}),
+                json!({"type": "tool_call", "iteration": 0, "toolName": "Ls", "toolCallId": "t2", "args": {}, "messageId": "msg_2"}),
+                json!({"type": "tool_result", "iteration": 0, "toolCallId": "t2", "result": "a.txt"}),
+                json!({"type": "message", "iteration": 1, "role": "user", "content": "Go on"}),
+            ]
+        );
+        // The line's other fields, the message's model and usage among them, go with its first event.
+        let kept = &import.events[2].fields()[super::CLAUDE_CODE_KEY];
+        assert_eq!(
+            kept["message"],
+            json!({"id": "msg_1", "role": "assistant", "model": "m", "usage": {"output_tokens": 3}})
+        );
+        assert_eq!(kept["uuid"], json!("a1"));
+        assert_eq!(import.events[3].fields()[super::CLAUDE_CODE_KEY], json!({"uuid": "a1"}));
+    }
+
+    #[test]
+    fn the_thread_follows_the_newest_leaf_and_keeps_branches_apart() {
+        let lines = [
+            user("u1", None, json!("Start")),
+            assistant("a1", "u1", "m1", json!([{"type": "text", "text": "Ready"}])),
+            user("b1", Some("a1"), json!("First try")),
+            assistant("b1a", "b1", "m2", json!([{"type": "text", "text": "First answer"}])),
+            user("b2", Some("a1"), json!("Second try")),
+            json!({"type": "user", "uuid": "s1", "parentUuid": null, "isSidechain": true, "message": {"role": "user", "content": "Subtask"}}),
+            assistant("b2a", "b2", "m3", json!([{"type": "text", "text": "Second answer"}])),
+        ];
+        let contents = |events: &[crate::AgentEvent]| -> Vec<String> {
+            events.iter().filter_map(|e| e.fields().get("content").and_then(Value::as_str).map(str::to_owned)).collect()
+        };
+        let import = read(&lines, false);
+        assert_eq!(contents(&import.events), ["Start", "Ready", "Second try", "Second answer"]);
+        assert_eq!((import.left_out.branches, import.left_out.sidechains), (1, 1));
+        assert!(import.branches.is_empty());
+        let import = read(&lines, true);
+        let kinds: Vec<_> = import.branches.iter().map(|b| (b.kind, b.leaf.as_str(), contents(&b.events))).collect();
+        assert_eq!(
+            kinds,
+            [
+                (
+                    BranchKind::Branch,
+                    "b1a",
+                    vec!["Start".to_owned(), "Ready".into(), "First try".into(), "First answer".into()]
+                ),
+                (BranchKind::Sidechain, "s1", vec!["Subtask".to_owned()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_compaction_continues_the_chain_and_becomes_a_summary() {
+        let import = read(
+            &[
+                user("u1", None, json!("One")),
+                assistant("a1", "u1", "m1", json!([{"type": "text", "text": "Two"}])),
+                json!({"type": "system", "subtype": "compact_boundary", "uuid": "cb", "parentUuid": null, "logicalParentUuid": "a1"}),
+                json!({"type": "user", "uuid": "cs", "parentUuid": "cb", "isCompactSummary": true, "message": {"role": "user", "content": "Summary: one, two."}}),
+                user("u2", Some("cs"), json!("Three")),
+            ],
+            false,
+        );
+        let bare = bare(&import);
+        assert_eq!(bare.len(), 5);
+        assert_eq!(
+            bare[3],
+            json!({"type": "summary", "iteration": 1, "summarizedIterations": [0], "summary": "Summary: one, two."})
+        );
+        assert_eq!(bare[4], json!({"type": "message", "iteration": 1, "role": "user", "content": "Three"}));
+        assert_eq!(import.left_out.branches, 0);
+    }
+
+    #[test]
+    fn a_second_root_continues_the_conversation_a_sidechain_root_does_not() {
+        let import = read(
+            &[
+                user("u1", None, json!("One")),
+                user("u2", None, json!("Two")),
+                json!({"type": "user", "uuid": "s1", "parentUuid": null, "isSidechain": true, "message": {"role": "user", "content": "Sub"}}),
+                user("u3", None, json!("Three")),
+            ],
+            false,
+        );
+        let contents: Vec<&str> = import.events.iter().filter_map(|e| e.fields()["content"].as_str()).collect();
+        assert_eq!(contents, ["One", "Two", "Three"]);
+        assert_eq!((import.left_out.branches, import.left_out.sidechains), (0, 1));
+    }
+
+    #[test]
+    fn a_line_without_its_message_is_named() {
+        let text = "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{\"type\":\"assistant\",\"uuid\":\"a1\",\"parentUuid\":\"u1\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"name\":\"x\"}]}}\n";
+        let error = SessionReader::new(HostFormat::ClaudeCode).read_all(text, false).unwrap_err();
+        assert_eq!(error.to_string(), "line 2: message.content[0].id: missing");
+        let error = SessionReader::new(HostFormat::ClaudeCode)
+            .read_all("{\"type\":\"user\",\"uuid\":\"u\"}\n", false)
+            .unwrap_err();
+        assert_eq!(error.to_string(), "line 1: message: missing");
+    }
+}
