@@ -14,8 +14,7 @@ use crate::context::{CompactedView, Tokenizer, ViewChange};
 use crate::event::AgentEvent;
 use crate::event_log::{parse_validated, EventLog};
 use crate::messages::{
-    xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
-    StoredMessage,
+    xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, StandardMessages, StoredMessage,
 };
 use crate::providers::{self, Provider, ProviderOptions};
 use crate::store::{Appended, ThreadRecord};
@@ -326,6 +325,7 @@ impl ThreadState {
 
     /// The thread as `provider`'s request body, JSON text.
     pub fn provider_json(&mut self, provider: Provider, mode: ContextMode, view: &View<'_>) -> String {
+        let options = view.provider.for_thread(&self.record.thread_id);
         match mode {
             ContextMode::Standard => {
                 // Pydantic AI's kept fields, from the few events that hold any.
@@ -336,22 +336,16 @@ impl ThreadState {
                 let entries = builder.entries(view.dangling);
                 match kept {
                     Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, false),
-                    None => providers::to_json(provider, system, &entries, &view.provider, false),
+                    None => providers::to_json(provider, system, &entries, &options, false),
                 }
             }
             ContextMode::Xml => {
                 let index = self.xml_index(view.escape);
                 let renderer = &self.xml[index].0;
                 let system = self.injection.system_message(view.instructions);
-                let document = StoredMessage::human(renderer.document(view.response_prefix));
-                let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
-                providers::to_json(
-                    provider,
-                    system.as_ref().and_then(|m| m.content_str()),
-                    &entries,
-                    &view.provider,
-                    false,
-                )
+                let document = renderer.document(view.response_prefix);
+                let system = system.as_ref().and_then(|m| m.content_str());
+                providers::xml_to_json(provider, system, document, &options, false)
             }
         }
     }
