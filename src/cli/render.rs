@@ -39,8 +39,8 @@ pub struct RenderArgs {
     /// none (the default).
     #[arg(long, value_enum, value_name = "WHEN")]
     cache_control: Option<Cache>,
-    /// The breakpoints' time to live (`5m`, `1h` for anthropic; `30m`, `12h` for the OpenAI
-    /// formats); implies `--cache-control auto`.
+    /// The breakpoints' time to live (`5m`, `1h` for anthropic; `30m` for the OpenAI formats);
+    /// implies `--cache-control auto`.
     #[arg(long, value_enum, value_name = "TTL")]
     cache_ttl: Option<Ttl>,
     /// OpenAI formats: the `prompt_cache_key` (1 to 64 bytes; default: a hash of the thread's
@@ -88,8 +88,6 @@ enum Ttl {
     OneHour,
     #[value(name = "30m")]
     ThirtyMinutes,
-    #[value(name = "12h")]
-    TwelveHours,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -184,8 +182,7 @@ fn openai_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
     let ttl = match args.cache_ttl {
         None => None,
         Some(Ttl::ThirtyMinutes) => Some(openai_cache::Ttl::ThirtyMinutes),
-        Some(Ttl::TwelveHours) => Some(openai_cache::Ttl::TwelveHours),
-        Some(_) => return Err("--cache-ttl: the OpenAI formats take 30m or 12h".into()),
+        Some(_) => return Err("--cache-ttl: the OpenAI formats take 30m".into()),
     };
     let key = match &args.cache_key {
         Some(key) => Some(CacheKey::new(key).ok_or("--cache-key: 1 to 64 bytes")?),

@@ -54,13 +54,12 @@ impl Breakpoints {
     }
 }
 
-/// `prompt_cache_options.ttl`: the breakpoints' minimum lifetime.
+/// `prompt_cache_options.ttl`: the breakpoints' minimum lifetime (`30m` is the one value the
+/// API takes for a request).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Ttl {
     #[serde(rename = "30m")]
     ThirtyMinutes,
-    #[serde(rename = "12h")]
-    TwelveHours,
 }
 
 /// The most bytes a `prompt_cache_key` may have (OpenAI refuses longer ones).

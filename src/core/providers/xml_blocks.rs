@@ -6,10 +6,12 @@
 //! iterations begin, and whole iterations are grouped:
 //!
 //! - every iteration but the newest, grouped by a base-4 counter over their number: as many
-//!   groups of 4^k iterations as the number's k-th digit, biggest first, so a request has at
-//!   most 3 blocks per power of four (a 1,000-iteration thread at most 16 blocks);
+//!   groups of 4^k iterations as the number's k-th digit, biggest first (at most 3 groups per
+//!   power of four);
 //! - the newest iteration on its own;
 //! - the closing tag and the response prefix.
+//!
+//! So a thread of under 1,024 iterations goes out in at most 17 blocks.
 //!
 //! The blocks concatenate to the document byte for byte; the first holds `<thread>\n`. Event
 //! lines never change once rendered, so a group stays the same until the next request's

@@ -61,7 +61,7 @@ fn anthropic(value: &Value) -> RpcResult<anthropic::CacheControl> {
 /// `"none"`, `"auto"`, or `{key?, breakpoints?, ttl?}` (auto with those parts overridden).
 fn openai(value: &Value) -> RpcResult<openai_cache::CacheControl> {
     const EXPECTED: &str =
-        "expected \"none\", \"auto\" or {\"key\"?, \"breakpoints\"?: \"explicit\" | \"implicit\" | \"none\", \"ttl\"?: \"30m\" | \"12h\"}";
+        "expected \"none\", \"auto\" or {\"key\"?, \"breakpoints\"?: \"explicit\" | \"implicit\" | \"none\", \"ttl\"?: \"30m\"}";
     let auto = Caching { key: None, breakpoints: Breakpoints::Auto, ttl: None };
     match value {
         Value::String(name) if name == "none" => Ok(openai_cache::CacheControl::None),
@@ -96,11 +96,10 @@ fn openai_object(fields: &Map<String, Value>, mut caching: Caching) -> RpcResult
     if let Some(ttl) = fields.get("ttl") {
         caching.ttl = Some(match ttl.as_str() {
             Some("30m") => Ttl::ThirtyMinutes,
-            Some("12h") => Ttl::TwelveHours,
             _ => {
                 return Err(invalid_params(
                     &format!("{PATH}.ttl"),
-                    &format!("expected \"30m\" or \"12h\", found {ttl}"),
+                    &format!("expected \"30m\" (the one request TTL OpenAI takes), found {ttl}"),
                 ))
             }
         });
