@@ -488,3 +488,49 @@ fn openai_automatic_caching_is_unchanged_by_the_key() {
     }
     assert!(cache.total.read_share() >= 0.8, "read {:.3}", cache.total.read_share());
 }
+
+/// The cached request forms of `tests/golden/caching/steps.events.json`, byte for byte:
+/// `steps.FORM.MODE.json` (`UPDATE_GOLDEN=1` rewrites them; review every changed byte), each
+/// valid against `protocol/schema/providers.json`.
+#[test]
+fn cached_request_goldens() {
+    use threadkeeper::messages::{ContextMode, MessageOptions};
+    use threadkeeper::providers::anthropic::CacheControl as AnthropicCache;
+    use threadkeeper::providers::openai_cache::{Breakpoints, CacheControl, CacheKey, Caching};
+    use threadkeeper::providers::{render_request_with, ProviderOptions};
+    use threadkeeper::{AgentEvent, Provider};
+
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/caching");
+    let case: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("steps.events.json")).unwrap()).unwrap();
+    let base: MessageOptions = serde_json::from_value(case["options"].clone()).unwrap();
+    let events = AgentEvent::list_from_values(case["events"].as_array().unwrap().clone()).unwrap();
+    let openai = |breakpoints| ProviderOptions {
+        openai_cache: CacheControl::On(Caching { key: Some(CacheKey::new("steps").unwrap()), breakpoints, ttl: None }),
+        ..Default::default()
+    };
+    let anthropic = ProviderOptions { cache_control: AnthropicCache::Auto { ttl: None }, ..Default::default() };
+    let forms = [
+        (Provider::Anthropic, "anthropic", anthropic, "anthropic"),
+        (Provider::OpenAiChat, "openai-chat", openai(Breakpoints::Auto), "openaiChat"),
+        (Provider::OpenAiResponses, "openai-responses", openai(Breakpoints::Auto), "openaiResponses"),
+        (Provider::OpenAiChat, "openai-chat-implicit", openai(Breakpoints::Implicit), "openaiChat"),
+    ];
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut mismatches = Vec::new();
+    for (provider, form, provider_options, definition) in forms {
+        let validator = crate::schemas::validator(&format!("providers.json#/$defs/{definition}"));
+        for (mode, mode_name) in [(ContextMode::Standard, "standard"), (ContextMode::Xml, "xml")] {
+            let options = MessageOptions { context_mode: mode, ..base.clone() };
+            let text = render_request_with(&events, &options, provider, &provider_options, true) + "\n";
+            let body: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(crate::schemas::errors(&validator, &body), Vec::<String>::new(), "{form} {mode_name}");
+            let path = dir.join(format!("steps.{form}.{mode_name}.json"));
+            if update {
+                std::fs::write(&path, &text).unwrap();
+            } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+                mismatches.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
+}
