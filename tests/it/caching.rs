@@ -534,3 +534,67 @@ fn cached_request_goldens() {
     }
     assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
 }
+
+/// `threadkeeper render` with the caching flags, on a thread file read from stdin.
+fn cli_render(args: &[&str]) -> std::process::Output {
+    use std::io::Write;
+    let mut events = first_events();
+    (1..=3).for_each(|i| events.extend(step(i)));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_threadkeeper"))
+        .arg("render")
+        .args(args)
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(Value::Array(events).to_string().as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_cli_takes_the_openai_cache_flags_and_refuses_the_wrong_ones() {
+    let auto = cli_render(&["--format", "openai-chat", "--instructions", "Be brief.", "--cache-control", "auto"]);
+    assert!(auto.status.success(), "{}", String::from_utf8_lossy(&auto.stderr));
+    let request: Value = serde_json::from_slice(&auto.stdout).unwrap();
+    // A file has no thread id: its first event's hash stands for it, the same at every render.
+    let key = request["prompt_cache_key"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("tk-"), "{key}");
+    let again: Value =
+        serde_json::from_slice(&cli_render(&["--format", "openai-chat", "--cache-control", "auto"]).stdout).unwrap();
+    assert_eq!(again["prompt_cache_key"], key.as_str());
+    assert_eq!(explicit_breakpoints(&request).len(), 2);
+
+    let given = cli_render(&[
+        "--format",
+        "openai-responses",
+        "--context-mode",
+        "xml",
+        "--cache-key",
+        "tenant-7",
+        "--cache-breakpoints",
+        "explicit",
+        "--cache-ttl",
+        "30m",
+    ]);
+    let request: Value = serde_json::from_slice(&given.stdout).unwrap();
+    assert_eq!(request["prompt_cache_key"], "tenant-7");
+    assert_eq!(request["prompt_cache_options"], json!({"mode": "explicit", "ttl": "30m"}));
+    assert!(request["input"][0]["content"].as_array().unwrap().len() > 2, "{request}");
+
+    let plain = cli_render(&["--format", "openai-chat"]);
+    assert_eq!(cli_render(&["--format", "openai-chat", "--cache-control", "none"]).stdout, plain.stdout);
+    for wrong in [
+        &["--format", "openai-chat", "--cache-ttl", "5m"][..],
+        &["--format", "anthropic", "--cache-key", "k"],
+        &["--format", "messages", "--cache-control", "auto"],
+        &["--format", "openai-chat", "--cache-key", ""],
+        &["--format", "openai-chat", "--cache-breakpoints", "none", "--cache-ttl", "30m"],
+        &["--format", "openai-chat", "--cache-control", "none", "--cache-key", "k"],
+    ] {
+        let refused = cli_render(wrong);
+        assert_eq!(refused.status.code(), Some(2), "{wrong:?}");
+        assert!(refused.stdout.is_empty() && !refused.stderr.is_empty(), "{wrong:?}");
+    }
+}
