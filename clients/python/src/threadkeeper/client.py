@@ -166,7 +166,7 @@ class AsyncThread:
     async def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Unpack[RenderOptions]) -> dict[str, Any]:
         """The full ``thread/render`` result; ``options`` as in :func:`render_xml`, plus ``budget``
         (``{"maxTokens", "dropTo"?, "tokenizer"?}``: the result then has ``dropped`` and ``tokens``)
-        and, for ``anthropic``, ``cache_control``."""
+        and ``cache_control`` (formats ``anthropic``, ``openai-chat`` and ``openai-responses``)."""
         wire = render_options(**options)
         params: dict[str, Any] = {"threadId": self.id, "format": format}
         if wire:
