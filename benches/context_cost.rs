@@ -9,6 +9,10 @@
 //! summaries); rolling compaction (`strategy: "rolling"`, planned on the provider's own
 //! request, fixed-length summaries). Budgets are counted in `o200k_base`, the tokens "peak
 //! context" is reported in. Run with `bench/context-cost [STEPS]` (default 2000).
+//!
+//! Then prompt-caching rows of their own ([`cache_rows`]): XML context mode in cacheable
+//! blocks, on Anthropic and on OpenAI; and OpenAI chat and Responses with `cacheControl`,
+//! replayed under GPT-5.6's breakpoint rules.
 
 #[path = "support/thread_gen.rs"]
 mod thread_gen;
@@ -19,7 +23,8 @@ mod prompt_cache;
 #[path = "support/rolling_host.rs"]
 mod rolling_host;
 
-use prompt_cache::{AnthropicCache, OpenAiCache, Usage, ANTHROPIC_READ, ANTHROPIC_WRITE, OPENAI_READ};
+use prompt_cache::{AnthropicCache, OpenAiBreakpointCache, OpenAiCache, Usage};
+use prompt_cache::{ANTHROPIC_READ, ANTHROPIC_WRITE, OPENAI_READ, OPENAI_WRITE};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -201,22 +206,9 @@ fn main() {
         "| strategy | provider | input tokens | read from cache | written | peak context | cost | summarizer calls / 1,000 steps |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|");
-    let per_thousand = |calls: u64| calls as f64 * 1000.0 / steps.len().max(1) as f64;
     let row = |strategy: Strategy, provider: &str, usage: Usage, cost: f64, calls: u64| {
-        println!(
-            "| {} | {provider} | {} | {} ({:.1}%) | {} | {} | {:.3}× | {:.0} |",
-            strategy.name(),
-            usage.input,
-            usage.read,
-            usage.read_share() * 100.0,
-            usage.written,
-            usage.peak,
-            cost,
-            per_thousand(calls)
-        );
+        print_row(strategy, provider, usage, cost, calls, steps.len())
     };
-    let anthropic_cost = |usage: Usage| usage.relative_cost(ANTHROPIC_READ, ANTHROPIC_WRITE);
-    let openai_cost = |usage: Usage| usage.relative_cost(OPENAI_READ, 0.0);
     for strategy in [Strategy::Growth, Strategy::Budget, Strategy::BudgetDropTo, Strategy::Compaction] {
         if !wanted(strategy) {
             continue;
@@ -232,10 +224,17 @@ fn main() {
         row(strategy, "OpenAI chat", run.openai, openai_cost(run.openai), run.summarizer_calls);
         eprintln!("{}: {:.1} s", strategy.name(), run.seconds);
     }
-    // Rolling compaction measures the request it bounds: one run per provider.
-    if !wanted(Strategy::Rolling("anthropic")) {
-        return;
+    if wanted(Strategy::Rolling("anthropic")) {
+        rolling_rows(&binary, &steps);
     }
+    // The prompt-caching rows run with every strategy, or alone with the word `cache`.
+    if only.is_none() || only.as_deref() == Some("cache") {
+        cache_rows(&binary, &steps);
+    }
+}
+
+/// Rolling compaction measures the request it bounds: one run per provider.
+fn rolling_rows(binary: &str, steps: &[Vec<Value>]) {
     let on_anthropic = run(&binary, Strategy::Rolling("anthropic"), &steps);
     let strategy = Strategy::Rolling("anthropic");
     row(
@@ -248,4 +247,158 @@ fn main() {
     let on_openai = run(&binary, Strategy::Rolling("openai-chat"), &steps);
     row(strategy, "OpenAI chat", on_openai.openai, openai_cost(on_openai.openai), on_openai.summarizer_calls);
     eprintln!("{}: {:.1} s + {:.1} s", strategy.name(), on_anthropic.seconds, on_openai.seconds);
+}
+
+/// Which provider's rules a render is replayed under.
+#[derive(Clone, Copy)]
+enum Replay {
+    Anthropic,
+    /// OpenAI before GPT-5.6: the longest repeated prefix, automatically.
+    OpenAiAutomatic,
+    /// GPT-5.6 and later: exact matches at breakpoints.
+    Gpt56,
+}
+
+impl Replay {
+    fn cost(self, usage: &Usage) -> f64 {
+        match self {
+            Replay::Anthropic => usage.relative_cost(ANTHROPIC_READ, ANTHROPIC_WRITE),
+            Replay::OpenAiAutomatic => usage.relative_cost(OPENAI_READ, 0.0),
+            Replay::Gpt56 => usage.relative_cost(OPENAI_READ, OPENAI_WRITE),
+        }
+    }
+}
+
+/// One request form rendered after every step: its row label, format, options (the strategy's
+/// budget is added) and the rules it is priced under.
+struct CacheRender {
+    label: &'static str,
+    format: &'static str,
+    options: Value,
+    replay: Replay,
+}
+
+/// The prompt-caching rows: XML context mode in blocks, and the OpenAI formats under GPT-5.6's
+/// rules, for plain growth and the budget with `dropTo`.
+fn cache_rows(binary: &str, steps: &[Vec<Value>]) {
+    let auto = || json!({"cacheControl": "auto"});
+    let xml = |cache: bool| {
+        let mut options = json!({"contextMode": "xml"});
+        if cache {
+            options["cacheControl"] = json!("auto");
+        }
+        options
+    };
+    let renders = [
+        CacheRender {
+            label: "XML mode, Anthropic, auto",
+            format: "anthropic",
+            options: xml(true),
+            replay: Replay::Anthropic,
+        },
+        CacheRender {
+            label: "XML mode, OpenAI chat, GPT-5.6, auto",
+            format: "openai-chat",
+            options: xml(true),
+            replay: Replay::Gpt56,
+        },
+        CacheRender {
+            label: "XML mode, OpenAI Responses, GPT-5.6, auto",
+            format: "openai-responses",
+            options: xml(true),
+            replay: Replay::Gpt56,
+        },
+        CacheRender {
+            label: "XML mode, OpenAI chat, GPT-5.6, no option",
+            format: "openai-chat",
+            options: xml(false),
+            replay: Replay::Gpt56,
+        },
+        CacheRender {
+            label: "XML mode, OpenAI chat, before GPT-5.6, no option",
+            format: "openai-chat",
+            options: xml(false),
+            replay: Replay::OpenAiAutomatic,
+        },
+        CacheRender {
+            label: "OpenAI chat, GPT-5.6, auto",
+            format: "openai-chat",
+            options: auto(),
+            replay: Replay::Gpt56,
+        },
+        CacheRender {
+            label: "OpenAI Responses, GPT-5.6, auto",
+            format: "openai-responses",
+            options: auto(),
+            replay: Replay::Gpt56,
+        },
+        CacheRender {
+            label: "OpenAI chat, GPT-5.6, no option",
+            format: "openai-chat",
+            options: json!({}),
+            replay: Replay::Gpt56,
+        },
+    ];
+    println!("\n| strategy | request | input tokens | read from cache | written | cost |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for strategy in [Strategy::Growth, Strategy::BudgetDropTo] {
+        let started = std::time::Instant::now();
+        let totals = run_cache_renders(binary, strategy, steps, &renders);
+        for (render, usage) in renders.iter().zip(&totals) {
+            println!(
+                "| {} | {} | {} | {} ({:.1}%) | {} | {:.3}× |",
+                strategy.name(),
+                render.label,
+                usage.input,
+                usage.read,
+                usage.read_share() * 100.0,
+                usage.written,
+                render.replay.cost(usage)
+            );
+        }
+        eprintln!("cache rows, {}: {:.1} s", strategy.name(), started.elapsed().as_secs_f64());
+    }
+}
+
+fn run_cache_renders(binary: &str, strategy: Strategy, steps: &[Vec<Value>], renders: &[CacheRender]) -> Vec<Usage> {
+    let mut server = Server::start(binary);
+    let instructions = "You are a careful coding agent. ".repeat(100);
+    server.call("thread/open", json!({"threadId": "run", "settings": {"instructions": instructions}}));
+    enum Cache {
+        Anthropic(AnthropicCache),
+        OpenAiAutomatic(OpenAiCache),
+        Gpt56(OpenAiBreakpointCache),
+    }
+    let mut caches: Vec<Cache> = renders
+        .iter()
+        .map(|render| match render.replay {
+            Replay::Anthropic => Cache::Anthropic(AnthropicCache::default()),
+            Replay::OpenAiAutomatic => Cache::OpenAiAutomatic(OpenAiCache::default()),
+            Replay::Gpt56 => Cache::Gpt56(OpenAiBreakpointCache::default()),
+        })
+        .collect();
+    for step in steps {
+        server.call("thread/append", json!({"threadId": "run", "events": step}));
+        for (render, cache) in renders.iter().zip(&mut caches) {
+            let mut options = strategy.options(false);
+            for (key, value) in render.options.as_object().unwrap() {
+                options[key] = value.clone();
+            }
+            let request =
+                server.call("thread/render", json!({"threadId": "run", "format": render.format, "options": options}));
+            match cache {
+                Cache::Anthropic(cache) => drop(cache.send(&request)),
+                Cache::OpenAiAutomatic(cache) => drop(cache.send(&request["messages"])),
+                Cache::Gpt56(cache) => drop(cache.send(&request)),
+            }
+        }
+    }
+    caches
+        .into_iter()
+        .map(|cache| match cache {
+            Cache::Anthropic(cache) => cache.total,
+            Cache::OpenAiAutomatic(cache) => cache.total,
+            Cache::Gpt56(cache) => cache.total,
+        })
+        .collect()
 }

@@ -11,10 +11,18 @@
 //! - OpenAI: automatic; the longest prefix shared with an earlier request, when it is 1,024
 //!   tokens or more, is read from the cache in 128-token steps, at 0.1× (GPT-5's cached-input
 //!   price); no write premium.
+//! - OpenAI, GPT-5.6 and later ([`OpenAiBreakpointCache`]): a read is an exact match at a
+//!   breakpoint written before — one of the latest 80 of the conversation (its
+//!   `prompt_cache_key`), at any distance; a request writes its implicit breakpoint (the end
+//!   of the newest system, user or tool message, unless `prompt_cache_options.mode` is
+//!   `"explicit"`) and its latest explicit ones (`prompt_cache_breakpoint`), four in all;
+//!   prefixes under 1,024 tokens are not cached. Read 0.1×, write 1.25×, the rest 1×. Blocks
+//!   are each message's fields but its content, then each content part (a string content is
+//!   one), counted like Anthropic's.
 
 use serde_json::Value;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 
 pub const MIN_CACHED_TOKENS: u64 = 1024;
@@ -23,6 +31,9 @@ pub const ANTHROPIC_READ: f64 = 0.1;
 pub const ANTHROPIC_WRITE: f64 = 1.25;
 pub const OPENAI_READ: f64 = 0.1;
 pub const OPENAI_STEP_TOKENS: u64 = 128;
+pub const OPENAI_WRITE: f64 = 1.25;
+pub const OPENAI_LATEST_BREAKPOINTS: usize = 80;
+pub const OPENAI_WRITTEN_BREAKPOINTS: usize = 4;
 
 /// What one request, or a run of them, costs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -195,6 +206,114 @@ impl OpenAiCache {
         }
         self.previous = texts;
         let usage = Usage { input: tokens, read, written: 0, requests: 1, peak: tokens, max_breakpoints: 0 };
+        self.total.add(usage);
+        usage
+    }
+}
+
+/// One block of an OpenAI request (Chat Completions or Responses) as the GPT-5.6 cache
+/// compares it: its role (`tool` for a tool output), the block without
+/// `prompt_cache_breakpoint`, whether it carried one, and whether it ends a message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenAiBlock {
+    pub role: String,
+    pub block: Value,
+    pub breakpoint: bool,
+    pub message_end: bool,
+}
+
+impl OpenAiBlock {
+    /// Whether its message can hold a breakpoint: a system, developer, user or tool message.
+    pub fn eligible(&self) -> bool {
+        matches!(self.role.as_str(), "system" | "developer" | "user" | "tool")
+    }
+}
+
+/// The blocks of a Chat Completions (`{messages}`) or Responses (`{instructions?, input}`)
+/// request body, in order.
+pub fn openai_blocks(request: &Value) -> Vec<OpenAiBlock> {
+    let mut blocks = Vec::new();
+    let mut push_message = |role: &str, header: Value, content: Option<&Value>| {
+        let mut parts: Vec<(Value, bool)> = vec![(header, false)];
+        match content {
+            Some(Value::Array(list)) => parts.extend(list.iter().map(|part| {
+                let mut part = part.clone();
+                let breakpoint = part.as_object_mut().and_then(|p| p.remove("prompt_cache_breakpoint")).is_some();
+                (part, breakpoint)
+            })),
+            Some(Value::Null) | None => {}
+            Some(other) => parts.push((other.clone(), false)),
+        }
+        let last = parts.len() - 1;
+        for (at, (block, breakpoint)) in parts.into_iter().enumerate() {
+            blocks.push(OpenAiBlock { role: role.to_owned(), block, breakpoint, message_end: at == last });
+        }
+    };
+    if let Some(instructions) = request.get("instructions").filter(|i| !i.is_null()) {
+        push_message("system", serde_json::json!({"instructions": true}), Some(instructions));
+    }
+    let items = request.get("messages").or_else(|| request.get("input"));
+    for item in items.and_then(Value::as_array).into_iter().flatten() {
+        let mut header = item.clone();
+        let fields = header.as_object_mut().expect("messages and items are objects");
+        let content = fields.remove("content").or_else(|| fields.remove("output"));
+        let role = match (fields.get("role").and_then(Value::as_str), fields.get("type").and_then(Value::as_str)) {
+            (Some(role), _) => role.to_owned(),
+            (None, Some("function_call_output")) => "tool".to_owned(),
+            (None, _) => "assistant".to_owned(),
+        };
+        push_message(&role, header, content.as_ref());
+    }
+    blocks
+}
+
+/// OpenAI's cache for GPT-5.6 and later over a run of request bodies (see the module's docs).
+#[derive(Default)]
+pub struct OpenAiBreakpointCache {
+    /// Prefix hashes of the breakpoints written, newest last, per key.
+    latest: HashMap<String, VecDeque<u64>>,
+    counts: Counts,
+    pub total: Usage,
+}
+
+impl OpenAiBreakpointCache {
+    pub fn send(&mut self, request: &Value) -> Usage {
+        let key = request["prompt_cache_key"].as_str().unwrap_or_default().to_owned();
+        let blocks = openai_blocks(request);
+        let (mut prefix, mut tokens) = (hash_of(&key), 0u64);
+        let mut prefixes = Vec::with_capacity(blocks.len());
+        for OpenAiBlock { role, block, .. } in &blocks {
+            let text = format!("{role}:{block}");
+            let hash = hash_of(&text);
+            tokens += self.counts.tokens(hash, &text);
+            prefix = chain(prefix, hash);
+            prefixes.push((prefix, tokens));
+        }
+        let latest = self.latest.entry(key).or_default();
+        let read = prefixes.iter().filter(|(hash, _)| latest.contains(hash)).map(|&(_, t)| t).max().unwrap_or(0);
+        let implicit = request["prompt_cache_options"]["mode"] != "explicit";
+        let explicit: Vec<usize> = (0..blocks.len()).filter(|&at| blocks[at].breakpoint).collect();
+        let mut written: Vec<usize> =
+            explicit.iter().rev().take(OPENAI_WRITTEN_BREAKPOINTS - usize::from(implicit)).copied().collect();
+        if implicit {
+            let newest = (0..blocks.len()).rev().find(|&at| blocks[at].eligible() && blocks[at].message_end);
+            written.extend(newest);
+        }
+        let mut write = 0;
+        for at in written {
+            let (hash, at_tokens) = prefixes[at];
+            if at_tokens < MIN_CACHED_TOKENS {
+                continue;
+            }
+            write = write.max(at_tokens.saturating_sub(read));
+            latest.retain(|&h| h != hash);
+            latest.push_back(hash);
+            if latest.len() > OPENAI_LATEST_BREAKPOINTS {
+                latest.pop_front();
+            }
+        }
+        let usage =
+            Usage { input: tokens, read, written: write, requests: 1, peak: tokens, max_breakpoints: explicit.len() };
         self.total.add(usage);
         usage
     }

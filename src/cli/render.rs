@@ -3,6 +3,7 @@
 use super::input::{display_name, read_events, read_source};
 use clap::{Args, ValueEnum};
 use threadkeeper::providers::anthropic::{CacheControl, CacheTtl};
+use threadkeeper::providers::openai_cache::{self, Breakpoints, CacheKey, Caching};
 use threadkeeper::providers::{render_request_with, ProviderOptions};
 use threadkeeper::{
     build_messages, messages_to_prompt, render_request, ContextMode, DanglingToolCalls, MessageOptions, Provider,
@@ -34,12 +35,22 @@ pub struct RenderArgs {
     /// (`repair`), or leave the call out (`drop`).
     #[arg(long, value_enum, default_value_t = Dangling::Repair)]
     dangling_tool_calls: Dangling,
-    /// `--format anthropic`: mark prompt-caching breakpoints (`auto`) or none (the default).
+    /// `--format anthropic`, `openai-chat` or `openai-responses`: prompt caching (`auto`) or
+    /// none (the default).
     #[arg(long, value_enum, value_name = "WHEN")]
     cache_control: Option<Cache>,
-    /// `--format anthropic`: the breakpoints' time to live; implies `--cache-control auto`.
+    /// The breakpoints' time to live (`5m`, `1h` for anthropic; `30m` for the OpenAI formats);
+    /// implies `--cache-control auto`.
     #[arg(long, value_enum, value_name = "TTL")]
     cache_ttl: Option<Ttl>,
+    /// OpenAI formats: the `prompt_cache_key` (1 to 64 bytes; default: a hash of the thread's
+    /// first event); implies `--cache-control auto`.
+    #[arg(long, value_name = "KEY")]
+    cache_key: Option<String>,
+    /// OpenAI formats: which breakpoints the request writes (default: threadkeeper's explicit
+    /// ones and OpenAI's implicit one); implies `--cache-control auto`.
+    #[arg(long, value_enum, value_name = "WHICH")]
+    cache_breakpoints: Option<CacheBreakpoints>,
     /// Thread file: events as a JSON array or JSON Lines, or a turn document (YAML or JSON);
     /// `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -69,12 +80,21 @@ enum Cache {
     Auto,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Ttl {
     #[value(name = "5m")]
     FiveMinutes,
     #[value(name = "1h")]
     OneHour,
+    #[value(name = "30m")]
+    ThirtyMinutes,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CacheBreakpoints {
+    Explicit,
+    Implicit,
+    None,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -127,22 +147,65 @@ pub fn run(args: RenderArgs) -> i32 {
     super::finish(render(&args))
 }
 
-/// The Anthropic options the flags ask for; refused on any other format, as the protocol does.
+/// The caching options the flags ask for; refused on a format no provider caches, as the
+/// protocol does.
 fn provider_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
-    let asked = args.cache_control.is_some() || args.cache_ttl.is_some();
-    if asked && !matches!(args.format, Format::Anthropic) {
-        return Err("--cache-control and --cache-ttl apply to --format anthropic only".into());
+    let openai_only = args.cache_key.is_some() || args.cache_breakpoints.is_some();
+    let asked = args.cache_control.is_some() || args.cache_ttl.is_some() || openai_only;
+    match args.format {
+        _ if !asked => Ok(ProviderOptions::default()),
+        Format::Anthropic if openai_only => {
+            Err("--cache-key and --cache-breakpoints apply to --format openai-chat and openai-responses only".into())
+        }
+        Format::Anthropic => anthropic_options(args),
+        Format::OpenaiChat | Format::OpenaiResponses => openai_options(args),
+        _ => Err("--cache-control, --cache-ttl, --cache-key and --cache-breakpoints apply to --format anthropic, openai-chat and openai-responses only".into()),
     }
-    let ttl = args.cache_ttl.map(|ttl| match ttl {
-        Ttl::FiveMinutes => CacheTtl::FiveMinutes,
-        Ttl::OneHour => CacheTtl::OneHour,
-    });
+}
+
+fn anthropic_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
+    let ttl = match args.cache_ttl {
+        None => None,
+        Some(Ttl::FiveMinutes) => Some(CacheTtl::FiveMinutes),
+        Some(Ttl::OneHour) => Some(CacheTtl::OneHour),
+        Some(_) => return Err("--cache-ttl: --format anthropic takes 5m or 1h".into()),
+    };
     let cache_control = match (args.cache_control, ttl) {
         (Some(Cache::None), Some(_)) => return Err("--cache-ttl needs --cache-control auto, not none".into()),
         (Some(Cache::None), None) | (None, None) => CacheControl::None,
         (Some(Cache::Auto), ttl) | (None, ttl @ Some(_)) => CacheControl::Auto { ttl },
     };
-    Ok(ProviderOptions { cache_control, ..ProviderOptions::default() })
+    Ok(ProviderOptions { cache_control, ..Default::default() })
+}
+
+fn openai_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
+    let ttl = match args.cache_ttl {
+        None => None,
+        Some(Ttl::ThirtyMinutes) => Some(openai_cache::Ttl::ThirtyMinutes),
+        Some(_) => return Err("--cache-ttl: the OpenAI formats take 30m".into()),
+    };
+    let key = match &args.cache_key {
+        Some(key) => Some(CacheKey::new(key).ok_or("--cache-key: 1 to 64 bytes")?),
+        None => None,
+    };
+    let breakpoints = match args.cache_breakpoints {
+        None => Breakpoints::Auto,
+        Some(CacheBreakpoints::Explicit) => Breakpoints::Explicit,
+        Some(CacheBreakpoints::Implicit) => Breakpoints::Implicit,
+        Some(CacheBreakpoints::None) => Breakpoints::None,
+    };
+    let others = ttl.is_some() || key.is_some() || args.cache_breakpoints.is_some();
+    if args.cache_control == Some(Cache::None) && others {
+        return Err("--cache-ttl, --cache-key and --cache-breakpoints need --cache-control auto, not none".into());
+    }
+    if breakpoints == Breakpoints::None && ttl.is_some() {
+        return Err("--cache-ttl is sent in prompt_cache_options, which --cache-breakpoints none leaves out".into());
+    }
+    let openai_cache = match args.cache_control {
+        Some(Cache::None) => openai_cache::CacheControl::None,
+        _ => openai_cache::CacheControl::On(Caching { key, breakpoints, ttl }),
+    };
+    Ok(ProviderOptions { openai_cache, ..Default::default() })
 }
 
 fn render(args: &RenderArgs) -> Result<String, String> {
@@ -171,8 +234,12 @@ fn render(args: &RenderArgs) -> Result<String, String> {
             json
         }
         Format::Text => messages_to_prompt(&build_messages(&events, &options)),
-        Format::OpenaiChat => with_newline(render_request(&events, &options, Provider::OpenAiChat, true)),
-        Format::OpenaiResponses => with_newline(render_request(&events, &options, Provider::OpenAiResponses, true)),
+        Format::OpenaiChat => {
+            with_newline(render_request_with(&events, &options, Provider::OpenAiChat, &provider_options, true))
+        }
+        Format::OpenaiResponses => {
+            with_newline(render_request_with(&events, &options, Provider::OpenAiResponses, &provider_options, true))
+        }
         Format::Anthropic => {
             with_newline(render_request_with(&events, &options, Provider::Anthropic, &provider_options, true))
         }

@@ -14,8 +14,7 @@ use crate::context::{CompactedView, Tokenizer, ViewChange};
 use crate::event::AgentEvent;
 use crate::event_log::{parse_validated, EventLog};
 use crate::messages::{
-    xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageRef, StandardMessages,
-    StoredMessage,
+    xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, StandardMessages, StoredMessage,
 };
 use crate::providers::{self, Provider, ProviderOptions};
 use crate::store::{Appended, ThreadRecord};
@@ -326,6 +325,7 @@ impl ThreadState {
 
     /// The thread as `provider`'s request body, JSON text.
     pub fn provider_json(&mut self, provider: Provider, mode: ContextMode, view: &View<'_>) -> String {
+        let options = view.provider.for_thread(&self.record.thread_id);
         match mode {
             ContextMode::Standard => {
                 // Pydantic AI's kept fields, from the few events that hold any.
@@ -334,7 +334,7 @@ impl ThreadState {
                 let system = builder.system_message(view.instructions);
                 let system = system.as_ref().and_then(|m| m.content_str());
                 let entries = builder.entries(view.dangling);
-                let options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..view.provider };
+                let options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..options };
                 match kept {
                     Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, false),
                     None => providers::to_json(provider, system, &entries, &options, false),
@@ -344,15 +344,9 @@ impl ThreadState {
                 let index = self.xml_index(view.escape);
                 let renderer = &self.xml[index].0;
                 let system = self.injection.system_message(view.instructions);
-                let document = StoredMessage::human(renderer.document(view.response_prefix));
-                let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
-                providers::to_json(
-                    provider,
-                    system.as_ref().and_then(|m| m.content_str()),
-                    &entries,
-                    &view.provider,
-                    false,
-                )
+                let document = renderer.document(view.response_prefix);
+                let system = system.as_ref().and_then(|m| m.content_str());
+                providers::xml_to_json(provider, system, document, &options, false)
             }
         }
     }

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 #[allow(dead_code)]
 mod prompt_cache;
 use prompt_cache::{anthropic_blocks, AnthropicCache, ANTHROPIC_READ, ANTHROPIC_WRITE};
+use prompt_cache::{openai_blocks, OpenAiBreakpointCache, OpenAiCache, OPENAI_READ, OPENAI_WRITE};
 
 /// About 3 kB of instructions, as a coding agent's.
 fn instructions() -> String {
@@ -51,6 +52,22 @@ fn breakpoints(request: &Value) -> usize {
 /// The request's blocks as a cache compares them (role, block without `cache_control`).
 fn blocks(request: &Value) -> Vec<(String, Value)> {
     anthropic_blocks(request).into_iter().map(|b| (b.role, b.block)).collect()
+}
+
+/// Runs 300 steps on thread `thread`, rendering each `(format, options)` after each step;
+/// returns every render result, by render.
+fn run_renders(server: &mut Server, thread: &str, renders: &[(&str, Value)]) -> Vec<Vec<Value>> {
+    open(server, thread);
+    server.ok("thread/append", json!({"threadId": thread, "events": first_events()}));
+    let mut results = vec![Vec::new(); renders.len()];
+    for i in 1..=300 {
+        server.ok("thread/append", json!({"threadId": thread, "events": step(i)}));
+        for ((format, options), results) in renders.iter().zip(&mut results) {
+            let params = json!({"threadId": thread, "format": format, "options": options});
+            results.push(server.ok("thread/render", params));
+        }
+    }
+    results
 }
 
 /// Runs 300 steps, rendering after each; returns every request and every render result.
@@ -165,7 +182,7 @@ fn ttl_marks_every_breakpoint_and_bad_options_are_refused_where_they_are() {
         "{text}"
     );
     let refused = [
-        (json!({"format": "openai-chat", "options": {"cacheControl": "auto"}}), "options.cacheControl"),
+        (json!({"format": "ai-sdk", "options": {"cacheControl": "auto"}}), "options.cacheControl"),
         (json!({"format": "xml", "options": {"cacheControl": "none"}}), "options.cacheControl"),
         (json!({"format": "anthropic", "options": {"cacheControl": "always"}}), "options.cacheControl"),
         (json!({"format": "anthropic", "options": {"cacheControl": {"ttl": "10m"}}}), "options.cacheControl.ttl"),
@@ -247,5 +264,337 @@ fn every_step_reads_the_whole_previous_request_however_many_blocks_it_adds() {
             assert_eq!(usage.read, before, "step {i} does not read the whole previous request");
         }
         previous = request;
+    }
+}
+
+/// The `<thread>` document of an Anthropic XML-mode request: its one user turn's blocks joined.
+fn joined_document(request: &Value) -> String {
+    let content = request["messages"][0]["content"].as_array().unwrap();
+    content.iter().map(|block| block["text"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn xml_context_mode_goes_out_in_blocks_that_anthropic_reads_from_the_cache() {
+    let mut server = Server::start(Wire::Ndjson, "memory");
+    let options = json!({"cacheControl": "auto", "contextMode": "xml"});
+    let results = run_renders(&mut server, "run", &[("anthropic", options), ("xml", json!({}))]);
+    let (requests, documents) = (&results[0], &results[1]);
+    let mut cache = AnthropicCache::default();
+    let mut most_blocks = 0;
+    for (request, document) in requests.iter().zip(documents) {
+        let request = body(request);
+        assert!(breakpoints(&request) <= 4, "{} breakpoints", breakpoints(&request));
+        assert_eq!(request["messages"].as_array().unwrap().len(), 1);
+        assert_eq!(joined_document(&request), document["text"].as_str().unwrap());
+        most_blocks = most_blocks.max(request["messages"][0]["content"].as_array().unwrap().len());
+        cache.send(&request);
+    }
+    // 300 iterations: at most 3 groups per power of four below 300, the newest, the close.
+    assert!(most_blocks <= 3 * 5 + 2, "{most_blocks} blocks");
+    let total = cache.total;
+    assert!(total.read_share() >= 0.95, "read {:.3} of the input", total.read_share());
+    let cost = total.relative_cost(ANTHROPIC_READ, ANTHROPIC_WRITE);
+    assert!(cost <= 0.15, "cost {cost:.3}× uncached");
+    let last = body(requests.last().unwrap());
+    assert_eq!(last["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    let blocks = last["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(blocks.last().unwrap()["text"], "</thread>");
+    assert!(blocks.last().unwrap().get("cache_control").is_none(), "the closing tag moves with every append");
+}
+
+#[test]
+fn xml_context_mode_under_a_kept_cut_is_cached_between_cuts() {
+    let mut server = Server::start(Wire::Ndjson, "memory");
+    let budget = json!({"maxTokens": 30000, "dropTo": 18000});
+    let options = json!({"cacheControl": "auto", "contextMode": "xml", "budget": budget});
+    let results = run_renders(&mut server, "run", &[("anthropic", options)]);
+    let mut cache = AnthropicCache::default();
+    for result in &results[0] {
+        assert!(result["tokens"].as_u64().unwrap() <= 30000);
+        let request = body(result);
+        assert!(breakpoints(&request) <= 4);
+        let document = joined_document(&request);
+        assert!(document.starts_with("<thread>\n  <event ") && document.ends_with("</thread>"), "{document}");
+        cache.send(&request);
+    }
+    let total = cache.total;
+    assert!(total.read_share() >= 0.80, "read {:.3} of the input", total.read_share());
+    let cost = total.relative_cost(ANTHROPIC_READ, ANTHROPIC_WRITE);
+    assert!(cost <= 0.30, "cost {cost:.3}× uncached");
+}
+
+/// The explicit breakpoints of an OpenAI request, as (role, block) pairs.
+fn explicit_breakpoints(request: &Value) -> Vec<(String, Value)> {
+    openai_blocks(request).into_iter().filter(|b| b.breakpoint).map(|b| (b.role, b.block)).collect()
+}
+
+/// Replays `requests` under GPT-5.6's rules, checking each request's breakpoints and key.
+fn replay_gpt_5_6(requests: &[Value], key: &str) -> prompt_cache::Usage {
+    let mut cache = OpenAiBreakpointCache::default();
+    for request in requests {
+        let marks = explicit_breakpoints(request);
+        assert!(!marks.is_empty() && marks.len() <= 3, "{} explicit breakpoints", marks.len());
+        for (role, block) in &marks {
+            assert_ne!(role, "assistant");
+            assert!(!block["text"].as_str().unwrap().is_empty(), "a breakpoint on an empty block");
+        }
+        assert_eq!(request["prompt_cache_key"], key);
+        assert_eq!(request["prompt_cache_options"], json!({"mode": "implicit"}));
+        cache.send(request);
+    }
+    cache.total
+}
+
+#[test]
+fn openai_auto_caching_reads_almost_everything_under_gpt_5_6_rules() {
+    let mut server = Server::start(Wire::Ndjson, "memory");
+    let auto = json!({"cacheControl": "auto"});
+    let renders = [
+        ("openai-chat", auto.clone()),
+        ("openai-responses", auto.clone()),
+        ("openai-chat", json!({"cacheControl": "auto", "contextMode": "xml"})),
+        ("openai-responses", json!({"cacheControl": "auto", "contextMode": "xml"})),
+    ];
+    let results = run_renders(&mut server, "run", &renders);
+    let key = results[0][0]["prompt_cache_key"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("tk-") && !key.contains("run"), "{key}");
+    for (at, (format, options)) in renders.iter().enumerate() {
+        let requests: Vec<Value> = results[at].iter().map(body).collect();
+        let total = replay_gpt_5_6(&requests, &key);
+        assert!(total.read_share() >= 0.90, "{format} {options}: read {:.3} of the input", total.read_share());
+        let cost = total.relative_cost(OPENAI_READ, OPENAI_WRITE);
+        assert!(cost <= 0.20, "{format} {options}: cost {cost:.3}× uncached");
+    }
+    // The system prompt is the first block marked; Responses moves it out of `instructions`.
+    let last_responses = body(results[1].last().unwrap());
+    assert!(last_responses.get("instructions").is_none());
+    assert_eq!(last_responses["input"][0]["role"], "system");
+    assert_eq!(explicit_breakpoints(&last_responses)[0].1["text"], instructions());
+    // XML mode: the user message's parts join to the document.
+    let xml = body(results[2].last().unwrap());
+    let parts = xml["messages"][1]["content"].as_array().unwrap();
+    let document: String = parts.iter().map(|p| p["text"].as_str().unwrap()).collect();
+    assert!(document.starts_with("<thread>\n") && document.ends_with("</thread>"));
+    assert!(parts.len() > 2);
+
+    // Another thread has another key; the same thread keeps its own.
+    open(&mut server, "other");
+    server.ok("thread/append", json!({"threadId": "other", "events": first_events()}));
+    for format in ["openai-chat", "openai-responses"] {
+        let other = server.ok("thread/render", json!({"threadId": "other", "format": format, "options": auto}));
+        assert!(other["prompt_cache_key"].as_str().unwrap() != key);
+        let same = server.ok("thread/render", json!({"threadId": "run", "format": format, "options": auto}));
+        assert_eq!(same["prompt_cache_key"], key);
+    }
+}
+
+#[test]
+fn openai_caching_under_a_kept_cut_costs_at_most_three_tenths() {
+    let mut server = Server::start(Wire::Ndjson, "memory");
+    let options = json!({"cacheControl": "auto", "budget": {"maxTokens": 30000, "dropTo": 18000}});
+    let renders = [("openai-chat", options.clone()), ("openai-responses", options)];
+    let results = run_renders(&mut server, "run", &renders);
+    let key = results[0][0]["prompt_cache_key"].as_str().unwrap().to_owned();
+    for (at, (format, _)) in renders.iter().enumerate() {
+        let requests: Vec<Value> = results[at].iter().map(body).collect();
+        let total = replay_gpt_5_6(&requests, &key);
+        let cost = total.relative_cost(OPENAI_READ, OPENAI_WRITE);
+        assert!(cost <= 0.30, "{format}: cost {cost:.3}× uncached");
+    }
+}
+
+#[test]
+fn openai_cache_options_override_key_breakpoints_and_ttl() {
+    let mut server = Server::start(Wire::Lsp, "memory");
+    open(&mut server, "t");
+    let mut events = first_events();
+    (1..=3).for_each(|i| events.extend(step(i)));
+    server.ok("thread/append", json!({"threadId": "t", "events": events}));
+    let render = |server: &mut Server, format: &str, options: Value| {
+        server.ok("thread/render", json!({"threadId": "t", "format": format, "options": options}))
+    };
+    for format in ["openai-chat", "openai-responses"] {
+        // Without the option, or with "none": today's bytes.
+        let plain = render(&mut server, format, json!({}));
+        assert_eq!(render(&mut server, format, json!({"cacheControl": "none"})), plain);
+        assert!(!plain.to_string().contains("prompt_cache"), "{plain}");
+
+        let given = render(&mut server, format, json!({"cacheControl": {"key": "tenant-7/run", "ttl": "30m"}}));
+        assert_eq!(given["prompt_cache_key"], "tenant-7/run");
+        assert_eq!(given["prompt_cache_options"], json!({"mode": "implicit", "ttl": "30m"}));
+        assert!(!given.to_string().contains("prompt_cache_retention"));
+
+        let explicit = render(&mut server, format, json!({"cacheControl": {"breakpoints": "explicit"}}));
+        assert_eq!(explicit["prompt_cache_options"], json!({"mode": "explicit"}));
+        assert_eq!(explicit_breakpoints(&explicit).len(), 2);
+
+        // Implicit only: today's messages, with the key and options.
+        let implicit = body(&render(&mut server, format, json!({"cacheControl": {"breakpoints": "implicit"}})));
+        assert_eq!(implicit["prompt_cache_options"], json!({"mode": "implicit"}));
+        let mut stripped = implicit.clone();
+        stripped.as_object_mut().unwrap().remove("prompt_cache_key");
+        stripped.as_object_mut().unwrap().remove("prompt_cache_options");
+        assert_eq!(stripped, body(&plain));
+
+        // None: the key alone, for models before GPT-5.6.
+        let none = body(&render(&mut server, format, json!({"cacheControl": {"breakpoints": "none"}})));
+        assert!(none.get("prompt_cache_options").is_none() && none["prompt_cache_key"].is_string(), "{none}");
+    }
+    let refused = [
+        (json!({"format": "openai-chat", "options": {"cacheControl": "always"}}), "options.cacheControl"),
+        (json!({"format": "openai-chat", "options": {"cacheControl": {"ttl": "5m"}}}), "options.cacheControl.ttl"),
+        (json!({"format": "openai-responses", "options": {"cacheControl": {"key": ""}}}), "options.cacheControl.key"),
+        (
+            json!({"format": "openai-chat", "options": {"cacheControl": {"key": "k".repeat(65)}}}),
+            "options.cacheControl.key",
+        ),
+        (json!({"format": "openai-chat", "options": {"cacheControl": {"key": 7}}}), "options.cacheControl.key"),
+        (
+            json!({"format": "openai-chat", "options": {"cacheControl": {"breakpoints": "all"}}}),
+            "options.cacheControl.breakpoints",
+        ),
+        (
+            json!({"format": "openai-responses", "options": {"cacheControl": {"breakpoints": "none", "ttl": "30m"}}}),
+            "options.cacheControl.ttl",
+        ),
+        (
+            json!({"format": "openai-chat", "options": {"cacheControl": {"prompt_cache_retention": "24h"}}}),
+            "options.cacheControl.prompt_cache_retention",
+        ),
+        (json!({"format": "anthropic", "options": {"cacheControl": {"key": "k"}}}), "options.cacheControl.key"),
+        (json!({"format": "messages", "options": {"cacheControl": "auto"}}), "options.cacheControl"),
+    ];
+    for (mut params, path) in refused {
+        params["threadId"] = json!("t");
+        let error = server.err("thread/render", params.clone());
+        assert_eq!(error["code"], -32602, "{params}: {error}");
+        assert!(error["message"].as_str().unwrap().contains(path), "{params}: {error}");
+    }
+}
+
+#[test]
+fn openai_automatic_caching_is_unchanged_by_the_key() {
+    // Models before GPT-5.6 cache the longest repeated prefix: the key and options add nothing
+    // a prefix could differ by.
+    let mut server = Server::start(Wire::Ndjson, "memory");
+    open(&mut server, "t");
+    server.ok("thread/append", json!({"threadId": "t", "events": first_events()}));
+    let mut cache = OpenAiCache::default();
+    for i in 1..=20 {
+        server.ok("thread/append", json!({"threadId": "t", "events": step(i)}));
+        let options = json!({"cacheControl": {"breakpoints": "none"}});
+        let request = server.ok("thread/render", json!({"threadId": "t", "format": "openai-chat", "options": options}));
+        cache.send(&request["messages"]);
+    }
+    assert!(cache.total.read_share() >= 0.8, "read {:.3}", cache.total.read_share());
+}
+
+/// The cached request forms of `tests/golden/caching/steps.events.json`, byte for byte:
+/// `steps.FORM.MODE.json` (`UPDATE_GOLDEN=1` rewrites them; review every changed byte), each
+/// valid against `protocol/schema/providers.json`.
+#[test]
+fn cached_request_goldens() {
+    use threadkeeper::messages::{ContextMode, MessageOptions};
+    use threadkeeper::providers::anthropic::CacheControl as AnthropicCache;
+    use threadkeeper::providers::openai_cache::{Breakpoints, CacheControl, CacheKey, Caching};
+    use threadkeeper::providers::{render_request_with, ProviderOptions};
+    use threadkeeper::{AgentEvent, Provider};
+
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/caching");
+    let case: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("steps.events.json")).unwrap()).unwrap();
+    let base: MessageOptions = serde_json::from_value(case["options"].clone()).unwrap();
+    let events = AgentEvent::list_from_values(case["events"].as_array().unwrap().clone()).unwrap();
+    let openai = |breakpoints| ProviderOptions {
+        openai_cache: CacheControl::On(Caching { key: Some(CacheKey::new("steps").unwrap()), breakpoints, ttl: None }),
+        ..Default::default()
+    };
+    let anthropic = ProviderOptions { cache_control: AnthropicCache::Auto { ttl: None }, ..Default::default() };
+    let forms = [
+        (Provider::Anthropic, "anthropic", anthropic, "anthropic"),
+        (Provider::OpenAiChat, "openai-chat", openai(Breakpoints::Auto), "openaiChat"),
+        (Provider::OpenAiResponses, "openai-responses", openai(Breakpoints::Auto), "openaiResponses"),
+        (Provider::OpenAiChat, "openai-chat-implicit", openai(Breakpoints::Implicit), "openaiChat"),
+    ];
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut mismatches = Vec::new();
+    for (provider, form, provider_options, definition) in forms {
+        let validator = crate::schemas::validator(&format!("providers.json#/$defs/{definition}"));
+        for (mode, mode_name) in [(ContextMode::Standard, "standard"), (ContextMode::Xml, "xml")] {
+            let options = MessageOptions { context_mode: mode, ..base.clone() };
+            let text = render_request_with(&events, &options, provider, &provider_options, true) + "\n";
+            let body: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(crate::schemas::errors(&validator, &body), Vec::<String>::new(), "{form} {mode_name}");
+            let path = dir.join(format!("steps.{form}.{mode_name}.json"));
+            if update {
+                std::fs::write(&path, &text).unwrap();
+            } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+                mismatches.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
+}
+
+/// `threadkeeper render` with the caching flags, on a thread file read from stdin.
+fn cli_render(args: &[&str]) -> std::process::Output {
+    use std::io::Write;
+    let mut events = first_events();
+    (1..=3).for_each(|i| events.extend(step(i)));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_threadkeeper"))
+        .arg("render")
+        .args(args)
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(Value::Array(events).to_string().as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_cli_takes_the_openai_cache_flags_and_refuses_the_wrong_ones() {
+    let auto = cli_render(&["--format", "openai-chat", "--instructions", "Be brief.", "--cache-control", "auto"]);
+    assert!(auto.status.success(), "{}", String::from_utf8_lossy(&auto.stderr));
+    let request: Value = serde_json::from_slice(&auto.stdout).unwrap();
+    // A file has no thread id: its first event's hash stands for it, the same at every render.
+    let key = request["prompt_cache_key"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("tk-"), "{key}");
+    let again: Value =
+        serde_json::from_slice(&cli_render(&["--format", "openai-chat", "--cache-control", "auto"]).stdout).unwrap();
+    assert_eq!(again["prompt_cache_key"], key.as_str());
+    assert_eq!(explicit_breakpoints(&request).len(), 2);
+
+    let given = cli_render(&[
+        "--format",
+        "openai-responses",
+        "--context-mode",
+        "xml",
+        "--cache-key",
+        "tenant-7",
+        "--cache-breakpoints",
+        "explicit",
+        "--cache-ttl",
+        "30m",
+    ]);
+    let request: Value = serde_json::from_slice(&given.stdout).unwrap();
+    assert_eq!(request["prompt_cache_key"], "tenant-7");
+    assert_eq!(request["prompt_cache_options"], json!({"mode": "explicit", "ttl": "30m"}));
+    assert!(request["input"][0]["content"].as_array().unwrap().len() > 2, "{request}");
+
+    let plain = cli_render(&["--format", "openai-chat"]);
+    assert_eq!(cli_render(&["--format", "openai-chat", "--cache-control", "none"]).stdout, plain.stdout);
+    for wrong in [
+        &["--format", "openai-chat", "--cache-ttl", "5m"][..],
+        &["--format", "anthropic", "--cache-key", "k"],
+        &["--format", "messages", "--cache-control", "auto"],
+        &["--format", "openai-chat", "--cache-key", ""],
+        &["--format", "openai-chat", "--cache-breakpoints", "none", "--cache-ttl", "30m"],
+        &["--format", "openai-chat", "--cache-control", "none", "--cache-key", "k"],
+    ] {
+        let refused = cli_render(wrong);
+        assert_eq!(refused.status.code(), Some(2), "{wrong:?}");
+        assert!(refused.stdout.is_empty() && !refused.stderr.is_empty(), "{wrong:?}");
     }
 }

@@ -52,7 +52,7 @@ impl Retrieve for LocalFiles {
 
 /// A validator for `reference`, relative to the schema folder (e.g. `error.json` or
 /// `methods/thread.append.json#/$defs/params`).
-fn validator(reference: &str) -> Validator {
+pub(crate) fn validator(reference: &str) -> Validator {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .with_base_uri(base_uri())
@@ -63,7 +63,7 @@ fn validator(reference: &str) -> Validator {
 
 /// Schema errors, as `instance pointer: message` lines, leaving out those about a `"<any>"`
 /// placeholder of a vector (it stands for a value the vector does not pin down).
-fn errors(validator: &Validator, instance: &Value) -> Vec<String> {
+pub(crate) fn errors(validator: &Validator, instance: &Value) -> Vec<String> {
     validator
         .iter_errors(instance)
         .filter(|e| e.instance().as_ref() != &json!(ANY))

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 import pytest
 from conftest import BINARY, MEMORY_ARGS, loop_events
-from provider_types import ANTHROPIC, ANTHROPIC_SYSTEM, validate_type
+from provider_fixtures import load_fixtures, open_fixture
+from provider_types import ANTHROPIC, ANTHROPIC_SYSTEM, OPENAI_CHAT_CREATE, OPENAI_RESPONSES_CREATE, validate_type
 
 from threadkeeper import AsyncThreadKeeper, ErrorCode, Thread, ThreadKeeper, ThreadKeeperError
 
@@ -93,7 +94,7 @@ def test_a_ttl_goes_on_every_breakpoint(thread: Thread) -> None:
 
 def test_cache_control_on_another_format_is_refused_at_the_option(thread: Thread) -> None:
     with pytest.raises(ThreadKeeperError) as info:
-        thread.render("openai-chat", cache_control="auto")
+        thread.render("ai-sdk", cache_control="auto")
     assert info.value.code == ErrorCode.INVALID_PARAMS
     assert info.value.data["path"] == "options.cacheControl"
 
@@ -156,3 +157,94 @@ def test_the_wire_form_of_the_options() -> None:
         "budget": {"maxTokens": 30000, "dropTo": 18000},
     }
     assert render_options() == {}
+
+
+# OpenAI prompt caching (``cache_control`` of ``render_openai_chat`` / ``render_openai_responses``)
+# and XML context mode in cacheable blocks.
+
+OPENAI_CACHE_OPTIONS: list[Any] = [
+    "auto",
+    {"breakpoints": "explicit", "ttl": "30m"},
+    {"key": "tenant-7/run"},
+    {"breakpoints": "implicit"},
+    {"breakpoints": "none"},
+]
+
+
+def openai_breakpoints(value: Any) -> Iterator[dict[str, Any]]:
+    """Every part that carries ``prompt_cache_breakpoint``, wherever it is."""
+    if isinstance(value, dict):
+        if "prompt_cache_breakpoint" in value:
+            yield value
+        for item in value.values():
+            yield from openai_breakpoints(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from openai_breakpoints(item)
+
+
+def check_openai_requests(thread: Thread, context_mode: Any) -> int:
+    """Renders ``thread`` under every cache option in both OpenAI formats, checks each request
+    against the SDK's request types and the breakpoint rules; answers how many were checked."""
+    checked = 0
+    for cache_control in OPENAI_CACHE_OPTIONS:
+        chat = thread.render_openai_chat(context_mode=context_mode, cache_control=cache_control)
+        validate_type(OPENAI_CHAT_CREATE, [{"model": "gpt-5.6", **chat}])
+        responses = thread.render_openai_responses(context_mode=context_mode, cache_control=cache_control)
+        validate_type(OPENAI_RESPONSES_CREATE, [{"model": "gpt-5.6", **responses}])
+        for request in (chat, responses):
+            marks = list(openai_breakpoints(request))
+            assert len(marks) <= 3
+            assert all(part["text"] != "" for part in marks)
+            assert request["prompt_cache_key"] == (cache_control["key"] if isinstance(cache_control, dict) and "key" in cache_control else request["prompt_cache_key"])
+        assert not any(message["role"] == "assistant" and list(openai_breakpoints(message)) for message in chat["messages"])
+        checked += 2
+    return checked
+
+
+def test_openai_cached_requests_pass_the_openai_sdk_request_types(thread: Thread) -> None:
+    unless_option_refused("options.cacheControl", lambda: thread.render_openai_chat(cache_control="auto"))
+    assert check_openai_requests(thread, None) == 10
+    assert check_openai_requests(thread, "xml") == 10
+    chat = thread.render_openai_chat(cache_control="auto")
+    assert chat["prompt_cache_key"].startswith("tk-") and chat["prompt_cache_options"] == {"mode": "implicit"}
+    assert thread.render_openai_chat(cache_control="none") == thread.render_openai_chat()
+
+
+def test_every_fixture_thread_cached_passes_both_sdks_request_types() -> None:
+    with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS) as tk:
+        probe = tk.open_thread()
+        unless_option_refused("options.cacheControl", lambda: probe.render_openai_chat(cache_control="auto"))
+        for fixture in load_fixtures():
+            thread = open_fixture(tk, fixture)
+            for context_mode in (None, "xml"):
+                check_openai_requests(thread, context_mode)
+                request = thread.render_anthropic(context_mode=context_mode, cache_control="auto")
+                validate_type(ANTHROPIC, request["messages"])
+                if "system" in request:
+                    validate_type(ANTHROPIC_SYSTEM, request["system"])
+
+
+def test_xml_mode_blocks_join_to_the_document_and_pass_anthropic_types(thread: Thread) -> None:
+    request = thread.render_anthropic(context_mode="xml", cache_control="auto")
+    blocks = request["messages"][0]["content"]
+    assert len(blocks) > 2
+    assert "".join(block["text"] for block in blocks if block["type"] == "text") == thread.render_xml()
+    assert blocks[-1] == {"type": "text", "text": "</thread>"}
+    assert 2 <= len(list(breakpoints(request))) <= 4
+    validate_type(ANTHROPIC, request["messages"])
+    validate_type(ANTHROPIC_SYSTEM, request["system"])
+
+
+def test_bad_openai_cache_options_are_refused_where_they_are(thread: Thread) -> None:
+    for cache_control, path in [
+        ({"ttl": "5m"}, "options.cacheControl.ttl"),
+        ({"breakpoints": "all"}, "options.cacheControl.breakpoints"),
+        ({"key": ""}, "options.cacheControl.key"),
+        ({"prompt_cache_key": "k"}, "options.cacheControl.prompt_cache_key"),
+    ]:
+        with pytest.raises(ThreadKeeperError) as refused:
+            thread.render_openai_chat(cache_control=cache_control)  # type: ignore[call-overload]
+        assert refused.value.code == ErrorCode.INVALID_PARAMS
+        assert isinstance(refused.value.data, dict) and refused.value.data["path"] == path
+

@@ -19,8 +19,14 @@ import type {
   MessagesRender,
   OpenAIChatRender,
   OpenAIChatRequest,
+  OpenAIChatTextPart,
+  OpenAIMarkedCacheControl,
+  OpenAIPromptCacheOptions,
+  OpenAIRenderOptions,
   OpenAIResponsesRender,
   OpenAIResponsesRequest,
+  OpenAIResponsesTextPart,
+  OpenAIUnmarkedCacheControl,
   PlanCompactionOptions,
   PopResult,
   PromptCliOptions,
@@ -64,6 +70,19 @@ function splitCallOptions<T extends CallOptions>(options: T): [Omit<T, keyof Cal
 }
 
 /** `{...params, options}` when there are options, else `params`: the server's own defaults apply. */
+/** `request` with the prompt-cache fields a render carried (none without `cacheControl`). */
+function withCacheFields<T extends object>(
+  request: T,
+  key: string | undefined,
+  options: OpenAIPromptCacheOptions | undefined,
+): T & { prompt_cache_key?: string; prompt_cache_options?: OpenAIPromptCacheOptions } {
+  return {
+    ...request,
+    ...(key === undefined ? {} : { prompt_cache_key: key }),
+    ...(options === undefined ? {} : { prompt_cache_options: options }),
+  };
+}
+
 function withOptions(params: object, options: object): object {
   return Object.keys(options).length > 0 ? { ...params, options } : params;
 }
@@ -120,15 +139,27 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
   async render(format: "xml", options?: RenderOptions & CallOptions): Promise<XmlRender | XmlDelta>;
   async render(format: "text", options?: RenderOptions & CallOptions): Promise<TextRender>;
   async render(format: "messages", options?: RenderOptions & CallOptions): Promise<MessagesRender>;
-  async render(format: "openai-chat", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIChatRender>;
-  async render(format: "openai-responses", options?: ProviderRenderOptions & CallOptions): Promise<OpenAIResponsesRender>;
+  async render(format: "openai-chat", options?: ProviderRenderOptions & { cacheControl?: OpenAIUnmarkedCacheControl } & CallOptions): Promise<OpenAIChatRender>;
+  async render(format: "openai-chat", options: ProviderRenderOptions & { cacheControl: OpenAIMarkedCacheControl } & CallOptions): Promise<OpenAIChatRender<string | OpenAIChatTextPart[]>>;
+  async render(format: "openai-chat", options?: OpenAIRenderOptions & CallOptions): Promise<OpenAIChatRender<string | OpenAIChatTextPart[]>>;
+  async render(format: "openai-responses", options?: ProviderRenderOptions & { cacheControl?: OpenAIUnmarkedCacheControl } & CallOptions): Promise<OpenAIResponsesRender>;
+  async render(format: "openai-responses", options: ProviderRenderOptions & { cacheControl: OpenAIMarkedCacheControl } & CallOptions): Promise<OpenAIResponsesRender<string | OpenAIResponsesTextPart[]>>;
+  async render(format: "openai-responses", options?: OpenAIRenderOptions & CallOptions): Promise<OpenAIResponsesRender<string | OpenAIResponsesTextPart[]>>;
   async render(format: "anthropic", options?: AnthropicRenderOptions & { cacheControl?: "none" } & CallOptions): Promise<AnthropicRender<string>>;
   async render(format: "anthropic", options: AnthropicRenderOptions & { cacheControl: "auto" | { ttl: AnthropicCacheTtl } } & CallOptions): Promise<AnthropicRender<AnthropicTextBlock[]>>;
   async render(format: "anthropic", options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRender>;
   async render(
     format: RenderFormat,
     options: RenderOptions & CallOptions = {},
-  ): Promise<XmlRender | XmlDelta | TextRender | MessagesRender | OpenAIChatRender | OpenAIResponsesRender | AnthropicRender> {
+  ): Promise<
+    | XmlRender
+    | XmlDelta
+    | TextRender
+    | MessagesRender
+    | OpenAIChatRender<string | OpenAIChatTextPart[]>
+    | OpenAIResponsesRender<string | OpenAIResponsesTextPart[]>
+    | AnthropicRender
+  > {
     const [renderOptions, call] = splitCallOptions(options);
     return this.client.call("thread/render", withOptions({ threadId: this.id, format }, renderOptions), call);
   }
@@ -228,15 +259,26 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
    * The thread as OpenAI Chat Completions `{messages}`: every assistant tool call is answered by
    * its tool message right after it. `openai.chat.completions.create({ model, ...request })`.
    */
-  async renderOpenAIChat(options?: ProviderRenderOptions & CallOptions): Promise<OpenAIChatRequest> {
-    const { messages } = await this.render("openai-chat", options);
-    return { messages };
+  async renderOpenAIChat(options?: ProviderRenderOptions & { cacheControl?: OpenAIUnmarkedCacheControl } & CallOptions): Promise<OpenAIChatRequest>;
+  async renderOpenAIChat(options: ProviderRenderOptions & { cacheControl: OpenAIMarkedCacheControl } & CallOptions): Promise<OpenAIChatRequest<string | OpenAIChatTextPart[]>>;
+  async renderOpenAIChat(options?: OpenAIRenderOptions & CallOptions): Promise<OpenAIChatRequest<string | OpenAIChatTextPart[]>>;
+  async renderOpenAIChat(options?: OpenAIRenderOptions & CallOptions): Promise<OpenAIChatRequest<string | OpenAIChatTextPart[]>> {
+    const { messages, prompt_cache_key, prompt_cache_options } = await this.render("openai-chat", options);
+    return withCacheFields({ messages }, prompt_cache_key, prompt_cache_options);
   }
 
-  /** The thread as OpenAI Responses API `{instructions?, input}`: `openai.responses.create({ model, ...request })`. */
-  async renderOpenAIResponses(options?: ProviderRenderOptions & CallOptions): Promise<OpenAIResponsesRequest> {
-    const { instructions, input } = await this.render("openai-responses", options);
-    return instructions === undefined ? { input } : { instructions, input };
+  /**
+   * The thread as OpenAI Responses API `{instructions?, input}`: `openai.responses.create({ model, ...request })`.
+   * With `cacheControl` it also has `prompt_cache_key` (and `prompt_cache_options`); with
+   * explicit breakpoints the system prompt is the first input item instead of `instructions`.
+   */
+  async renderOpenAIResponses(options?: ProviderRenderOptions & { cacheControl?: OpenAIUnmarkedCacheControl } & CallOptions): Promise<OpenAIResponsesRequest>;
+  async renderOpenAIResponses(options: ProviderRenderOptions & { cacheControl: OpenAIMarkedCacheControl } & CallOptions): Promise<OpenAIResponsesRequest<string | OpenAIResponsesTextPart[]>>;
+  async renderOpenAIResponses(options?: OpenAIRenderOptions & CallOptions): Promise<OpenAIResponsesRequest<string | OpenAIResponsesTextPart[]>>;
+  async renderOpenAIResponses(options?: OpenAIRenderOptions & CallOptions): Promise<OpenAIResponsesRequest<string | OpenAIResponsesTextPart[]>> {
+    const { instructions, input, prompt_cache_key, prompt_cache_options } = await this.render("openai-responses", options);
+    const request = instructions === undefined ? { input } : { instructions, input };
+    return withCacheFields(request, prompt_cache_key, prompt_cache_options);
   }
 
   /**

@@ -295,40 +295,115 @@ export interface OpenAIChatToolCall {
   function: { name: string; arguments: string };
 }
 
-/** One Chat Completions message. */
-export type OpenAIChatMessage =
-  | { role: "system"; content: string }
-  | { role: "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: OpenAIChatToolCall[] }
-  | { role: "tool"; tool_call_id: string; content: string };
+/** How long OpenAI keeps a cache breakpoint at least (`prompt_cache_options.ttl`, GPT-5.6 and later). */
+export type OpenAICacheTtl = "30m";
 
-/** The Chat Completions request fields: `openai.chat.completions.create({ model, ...request })`. */
-export interface OpenAIChatRequest {
-  messages: OpenAIChatMessage[];
+/**
+ * Which breakpoints an OpenAI request writes: `"explicit"` threadkeeper's only (`mode: "explicit"`),
+ * `"implicit"` OpenAI's implicit one only (today's messages), `"none"` none: only the key is sent
+ * (models before GPT-5.6).
+ */
+export type OpenAICacheBreakpoints = "explicit" | "implicit" | "none";
+
+/**
+ * `options.cacheControl` of the `openai-chat` and `openai-responses` renders: `"none"` (the
+ * default) is today's request; `"auto"` adds `prompt_cache_key` (the thread's),
+ * `prompt_cache_options: {mode: "implicit"}` and at most 3 explicit breakpoints on system, user
+ * and tool content (then text parts); the object form overrides those parts.
+ */
+export type OpenAICacheControlOption =
+  | "none"
+  | "auto"
+  | { key?: string; breakpoints?: OpenAICacheBreakpoints; ttl?: OpenAICacheTtl };
+
+/** The object forms that mark no block: the messages keep string content. */
+export type OpenAIUnmarkedCacheControl = "none" | { key?: string; breakpoints: "implicit" | "none"; ttl?: OpenAICacheTtl };
+
+/** The cache options that mark blocks: system, user and tool content becomes text parts. */
+export type OpenAIMarkedCacheControl = "auto" | { key?: string; breakpoints?: "explicit"; ttl?: OpenAICacheTtl };
+
+/** `prompt_cache_breakpoint` on a content part: the prefix up to its end is cached (GPT-5.6 and later). */
+export interface OpenAIPromptCacheBreakpoint {
+  mode: "explicit";
 }
 
-export interface OpenAIChatRender extends OpenAIChatRequest, BudgetedRender {
+/** `prompt_cache_options` of a request (GPT-5.6 and later). */
+export interface OpenAIPromptCacheOptions {
+  mode: "implicit" | "explicit";
+  ttl?: OpenAICacheTtl;
+}
+
+/** A Chat Completions text part, as content is sent under explicit cache breakpoints. */
+export interface OpenAIChatTextPart {
+  type: "text";
+  text: string;
+  prompt_cache_breakpoint?: OpenAIPromptCacheBreakpoint;
+}
+
+/** Options of the OpenAI renders: the provider render options and prompt caching. */
+export interface OpenAIRenderOptions extends ProviderRenderOptions {
+  cacheControl?: OpenAICacheControlOption;
+}
+
+/**
+ * One Chat Completions message. `Content` is `string` for a render without explicit cache
+ * breakpoints; with them a non-empty system, user or tool content is text parts.
+ */
+export type OpenAIChatMessage<Content extends string | OpenAIChatTextPart[] = string> =
+  | { role: "system"; content: Content }
+  | { role: "user"; content: Content }
+  | { role: "assistant"; content: string | null; tool_calls?: OpenAIChatToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: Content };
+
+/** The Chat Completions request fields: `openai.chat.completions.create({ model, ...request })`. */
+export interface OpenAIChatRequest<Content extends string | OpenAIChatTextPart[] = string> {
+  messages: OpenAIChatMessage<Content>[];
+  /** With `cacheControl`: the thread's (or the given) cache key. */
+  prompt_cache_key?: string;
+  /** With `cacheControl`, unless `breakpoints: "none"`. */
+  prompt_cache_options?: OpenAIPromptCacheOptions;
+}
+
+export interface OpenAIChatRender<Content extends string | OpenAIChatTextPart[] = string>
+  extends OpenAIChatRequest<Content>, BudgetedRender {
   format: "openai-chat";
   version: number;
   contextMode: ContextMode;
 }
 
-/** One Responses API input item. */
-export type OpenAIResponsesInputItem =
+/** A Responses API text part, as content is sent under explicit cache breakpoints. */
+export interface OpenAIResponsesTextPart {
+  type: "input_text";
+  text: string;
+  prompt_cache_breakpoint?: OpenAIPromptCacheBreakpoint;
+}
+
+/**
+ * One Responses API input item. With explicit cache breakpoints (`Content` is then text
+ * parts) a non-empty user message's content and tool output are text parts, and the system
+ * prompt is the first item (`role: "system"`) instead of `instructions`.
+ */
+export type OpenAIResponsesInputItem<Content extends string | OpenAIResponsesTextPart[] = string> =
   | { type: "message"; role: "user" | "assistant"; content: string }
+  | { type: "message"; role: "system" | "user"; content: Exclude<Content, string> }
   /** `arguments` is the JSON text of the call's arguments. */
   | { type: "function_call"; call_id: string; name: string; arguments: string }
-  | { type: "function_call_output"; call_id: string; output: string }
+  | { type: "function_call_output"; call_id: string; output: Content }
   /** An imported reasoning block, passed back so the model can continue its reasoning. */
   | { type: "reasoning"; id: string; summary: { type: "summary_text"; text: string }[]; encrypted_content: string };
 
 /** The Responses API request fields: `openai.responses.create({ model, ...request })`. */
-export interface OpenAIResponsesRequest {
+export interface OpenAIResponsesRequest<Content extends string | OpenAIResponsesTextPart[] = string> {
   instructions?: string;
-  input: OpenAIResponsesInputItem[];
+  input: OpenAIResponsesInputItem<Content>[];
+  /** With `cacheControl`: the thread's (or the given) cache key. */
+  prompt_cache_key?: string;
+  /** With `cacheControl`, unless `breakpoints: "none"`. */
+  prompt_cache_options?: OpenAIPromptCacheOptions;
 }
 
-export interface OpenAIResponsesRender extends OpenAIResponsesRequest, BudgetedRender {
+export interface OpenAIResponsesRender<Content extends string | OpenAIResponsesTextPart[] = string>
+  extends OpenAIResponsesRequest<Content>, BudgetedRender {
   format: "openai-responses";
   version: number;
   contextMode: ContextMode;

@@ -206,7 +206,7 @@ describe("renderAnthropic: cacheControl", () => {
     const thread = await agentThread();
     await thread.append(loopEvents(4));
     await thread.renderAnthropic({ cacheControl: "auto" });
-    for (const format of ["openai-chat", "openai-responses", "messages", "xml"] as const) {
+    for (const format of ["ai-sdk", "pydantic-ai", "messages", "xml"] as const) {
       const params = { threadId: thread.id, format, options: { cacheControl: "auto" } };
       const error = await rejectsWithCode(tk.call("thread/render", params), ErrorCodes.InvalidParams);
       assert.equal((error.data as { path?: string }).path, "options.cacheControl", format);
@@ -263,5 +263,58 @@ describe("budget: dropTo", () => {
     } finally {
       await fresh.close();
     }
+  });
+});
+
+describe("XML context mode in cacheable blocks", () => {
+  test("the Anthropic request's blocks join to the XML render, the closing tag last and unmarked", async () => {
+    const thread = await agentThread();
+    await thread.append(loopEvents(60));
+    const request = await thread.renderAnthropic({ cacheControl: "auto", contextMode: "xml" });
+    assertValid(request);
+    const blocks = request.messages[0]!.content;
+    assert.ok(blocks.length > 2, `${blocks.length} blocks`);
+    const text = blocks.map((b) => (b.type === "text" ? b.text : "")).join("");
+    assert.equal(text, await thread.renderXml());
+    assert.deepEqual(blocks.at(-1), { type: "text", text: "</thread>" });
+    assert.ok(breakpoints(request).length <= ANTHROPIC_MAX_CACHE_BREAKPOINTS);
+    // Without the option: one block, as before.
+    assert.equal((await thread.renderAnthropic({ contextMode: "xml" })).messages[0]!.content.length, 1);
+  });
+});
+
+describe("renderOpenAIChat / renderOpenAIResponses: cacheControl", () => {
+  test('"auto": the thread\'s key, implicit mode, at most 3 explicit breakpoints, none on assistant content', async () => {
+    const thread = await agentThread();
+    await thread.append(loopEvents(40));
+    const chat = await thread.renderOpenAIChat({ cacheControl: "auto" });
+    assert.match(chat.prompt_cache_key ?? "", /^tk-[0-9a-f]{32}$/);
+    assert.deepEqual(chat.prompt_cache_options, { mode: "implicit" });
+    const marked = chat.messages.flatMap((m) =>
+      m.role === "assistant" || typeof m.content === "string" ? [] : m.content.filter((p) => p.prompt_cache_breakpoint !== undefined).map(() => m.role),
+    );
+    assert.deepEqual(marked, ["system", "tool"]);
+    const responses = await thread.renderOpenAIResponses({ cacheControl: "auto" });
+    assert.equal(responses.instructions, undefined);
+    assert.equal(responses.prompt_cache_key, chat.prompt_cache_key);
+    assert.deepEqual(responses.input[0], {
+      type: "message",
+      role: "system",
+      content: [{ type: "input_text", text: "You are a careful coding agent. Read before you write.", prompt_cache_breakpoint: { mode: "explicit" } }],
+    });
+    const other = await (await agentThread()).renderOpenAIChat({ cacheControl: "auto" });
+    assert.notEqual(other.prompt_cache_key, chat.prompt_cache_key);
+  });
+
+  test('"none" and no option are today\'s request; bad values are refused at their path', async () => {
+    const thread = await agentThread();
+    await thread.append(loopEvents(8));
+    assert.deepEqual(await thread.renderOpenAIChat({ cacheControl: "none" }), await thread.renderOpenAIChat());
+    const keyOnly = await thread.renderOpenAIResponses({ cacheControl: { breakpoints: "none", key: "tenant-7" } });
+    assert.deepEqual(keyOnly, { ...(await thread.renderOpenAIResponses()), prompt_cache_key: "tenant-7" });
+    const ttl = await rejectsWithCode(thread.render("openai-chat", { cacheControl: { ttl: "5m" } } as never), ErrorCodes.InvalidParams);
+    assert.match(ttl.message, /options\.cacheControl\.ttl/);
+    const key = await rejectsWithCode(thread.render("openai-responses", { cacheControl: { key: "" } }), ErrorCodes.InvalidParams);
+    assert.match(key.message, /options\.cacheControl\.key/);
   });
 });

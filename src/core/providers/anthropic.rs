@@ -208,9 +208,7 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 /// marked (the end of a stable prefix) and count against the four.
 pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark, placed: usize) {
     let mut left = MAX_BREAKPOINTS - placed;
-    if let Some(System::Text(text)) = request.system {
-        let block = Block::Text { text: Cow::Borrowed(text), cache_control: Some(mark) };
-        request.system = Some(System::Blocks(vec![block]));
+    if mark_system(request, mark) {
         left -= 1;
     }
     // Every block of the messages in order, as (message, block), and whether it can carry one.
@@ -243,6 +241,35 @@ pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark, placed: usi
         let (m, b, _) = blocks[at];
         request.messages[m].content[b].mark(mark);
     }
+}
+
+/// XML context mode under `cache`: the system prompt, then one user turn holding the document
+/// as the text blocks of `xml` ([`super::xml_blocks`]), the system prompt and `xml`'s
+/// breakpoints marked.
+pub fn project_xml<'a>(
+    system: Option<&'a str>,
+    xml: &super::xml_blocks::XmlBlocks<'a>,
+    mark: CacheMark,
+) -> Request<'a> {
+    let content =
+        xml.blocks.iter().map(|text| Block::Text { text: Cow::Borrowed(text), cache_control: None }).collect();
+    let mut request = Request {
+        system: system.filter(|text| !is_blank(text)).map(System::Text),
+        messages: vec![Message { role: Role::User, content }],
+    };
+    mark_system(&mut request, mark);
+    for &at in &xml.breakpoints {
+        request.messages[0].content[at].mark(mark);
+    }
+    request
+}
+
+/// Marks the system prompt, making it one text block; false when there is none.
+fn mark_system(request: &mut Request<'_>, mark: CacheMark) -> bool {
+    let Some(System::Text(text)) = request.system else { return false };
+    let block = Block::Text { text: Cow::Borrowed(text), cache_control: Some(mark) };
+    request.system = Some(System::Blocks(vec![block]));
+    true
 }
 
 /// The role and non-empty blocks of one message; `None` when it has nothing to say.

@@ -15,12 +15,14 @@
 
 pub mod ai_sdk;
 pub mod anthropic;
+pub mod openai_cache;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod pydantic_ai;
+pub mod xml_blocks;
 
 use crate::event::AgentEvent;
-use crate::messages::{xml_messages, ContextMode, Entry, MessageOptions, MessageRef, StandardMessages};
+use crate::messages::{xml_messages, ContextMode, Entry, MessageOptions, MessageRef, StandardMessages, StoredMessage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -77,10 +79,19 @@ pub fn project<'a>(provider: Provider, system: Option<&'a str>, entries: &'a [En
 pub struct ProviderOptions {
     /// `anthropic` only: prompt-caching breakpoints.
     pub cache_control: anthropic::CacheControl,
+    /// `openai-chat` and `openai-responses` only: the cache key, breakpoints and options.
+    pub openai_cache: openai_cache::CacheControl,
     /// How many messages at the front of the conversation later compaction rounds keep as
     /// they are (rolling summaries): a prefix worth its own breakpoint. Set from the thread,
     /// not by the host.
     pub stable_prefix: usize,
+}
+
+impl ProviderOptions {
+    /// With the thread's cache key where the host gave none.
+    pub fn for_thread(self, thread_id: &str) -> ProviderOptions {
+        ProviderOptions { openai_cache: self.openai_cache.for_thread(thread_id), ..self }
+    }
 }
 
 /// [`project`] with the provider's options.
@@ -91,8 +102,12 @@ pub fn project_with<'a>(
     options: &ProviderOptions,
 ) -> ProviderRequest<'a> {
     match provider {
-        Provider::OpenAiChat => ProviderRequest::OpenAiChat(openai_chat::project(system, entries)),
-        Provider::OpenAiResponses => ProviderRequest::OpenAiResponses(openai_responses::project(system, entries)),
+        Provider::OpenAiChat => {
+            ProviderRequest::OpenAiChat(openai_chat::project_cached(system, entries, options.openai_cache))
+        }
+        Provider::OpenAiResponses => {
+            ProviderRequest::OpenAiResponses(openai_responses::project_cached(system, entries, options.openai_cache))
+        }
         Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project_cached(
             system,
             entries,
@@ -126,6 +141,46 @@ pub fn to_json(
     text.expect("projections serialize")
 }
 
+/// The request body of `provider` in XML context mode: the system prompt and the `<thread>`
+/// document. Under prompt caching with breakpoints (`anthropic`'s, or OpenAI's explicit ones)
+/// the document goes out in blocks ([`xml_blocks`]); otherwise as one user message, as ever.
+pub fn xml_to_json(
+    provider: Provider,
+    system: Option<&str>,
+    document: String,
+    options: &ProviderOptions,
+    pretty: bool,
+) -> String {
+    let request = match provider {
+        Provider::Anthropic => match options.cache_control {
+            anthropic::CacheControl::Auto { ttl } => {
+                let mark = anthropic::CacheMark { kind: anthropic::Ephemeral::Ephemeral, ttl };
+                Some(ProviderRequest::Anthropic(anthropic::project_xml(system, &xml_blocks::split(&document), mark)))
+            }
+            anthropic::CacheControl::None => None,
+        },
+        Provider::OpenAiChat | Provider::OpenAiResponses => match options.openai_cache.fields() {
+            Some((fields, true)) => {
+                let blocks = xml_blocks::split(&document);
+                Some(match provider {
+                    Provider::OpenAiChat => {
+                        ProviderRequest::OpenAiChat(openai_chat::project_xml(system, &blocks, fields))
+                    }
+                    _ => ProviderRequest::OpenAiResponses(openai_responses::project_xml(system, &blocks, fields)),
+                })
+            }
+            _ => None,
+        },
+        Provider::AiSdk | Provider::PydanticAi => None,
+    };
+    if let Some(request) = request {
+        let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
+        return text.expect("projections serialize");
+    }
+    let entries = [Entry::Message(MessageRef::Made(Box::new(StoredMessage::human(document))))];
+    to_json(provider, system, &entries, options, pretty)
+}
+
 /// One-shot: the request body of `provider` for `events` under `options`.
 pub fn render_request(events: &[AgentEvent], options: &MessageOptions, provider: Provider, pretty: bool) -> String {
     render_request_with(events, options, provider, &ProviderOptions::default(), pretty)
@@ -140,6 +195,9 @@ pub fn render_request_with(
     pretty: bool,
 ) -> String {
     let instructions = options.instructions.as_deref();
+    // A thread file has no id: its first event, which appends never change, stands for it.
+    let thread = events.first().map(|event| serde_json::to_string(event.fields()).expect("events serialize"));
+    let provider_options = &provider_options.for_thread(thread.as_deref().unwrap_or_default());
     match options.context_mode {
         ContextMode::Standard => {
             let mut builder = StandardMessages::new();
@@ -156,9 +214,9 @@ pub fn render_request_with(
         ContextMode::Xml => {
             let mut messages = xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape);
             let document = messages.pop().expect("XML mode always has the document message");
+            let document = document.content_str().expect("the document is text").to_owned();
             let system = messages.pop();
-            let entries = [Entry::Message(MessageRef::Made(Box::new(document)))];
-            to_json(provider, system.as_ref().and_then(|m| m.content_str()), &entries, provider_options, pretty)
+            xml_to_json(provider, system.as_ref().and_then(|m| m.content_str()), document, provider_options, pretty)
         }
     }
 }

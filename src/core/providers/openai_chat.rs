@@ -10,7 +10,14 @@
 //!
 //! A tool call is `{id, type: "function", function: {name, arguments}}`, `arguments` being
 //! `JSON.stringify(args)`.
+//!
+//! Under prompt caching ([`project_cached`], [`super::openai_cache`]) the request carries
+//! `prompt_cache_key` and `prompt_cache_options`, and with explicit breakpoints the non-empty
+//! system, user and tool contents are `[{type: "text", text}]`, two of them marked: the system
+//! prompt (the prefix a budget cut keeps) and the last such content (where the next request,
+//! which extends this one, matches).
 
+use super::openai_cache::{CacheControl, Content, RequestFields};
 use crate::messages::{Entry, MessageType, StoredMessage};
 use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
@@ -19,16 +26,22 @@ use std::borrow::Cow;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Request<'a> {
     pub messages: Vec<Message<'a>>,
+    /// `prompt_cache_key` and `prompt_cache_options`, under caching only.
+    #[serde(flatten)]
+    pub cache: RequestFields,
 }
+
+/// The `type` of a text part.
+pub const PART: &str = "text";
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
 pub enum Message<'a> {
     System {
-        content: Cow<'a, str>,
+        content: Content<'a>,
     },
     User {
-        content: Cow<'a, str>,
+        content: Content<'a>,
     },
     Assistant {
         content: Option<Cow<'a, str>>,
@@ -37,8 +50,18 @@ pub enum Message<'a> {
     },
     Tool {
         tool_call_id: Cow<'a, str>,
-        content: Cow<'a, str>,
+        content: Content<'a>,
     },
+}
+
+impl<'a> Message<'a> {
+    /// The content a breakpoint may mark: a system, user or tool message's.
+    pub fn markable_content(&mut self) -> Option<&mut Content<'a>> {
+        match self {
+            Message::System { content } | Message::User { content } | Message::Tool { content, .. } => Some(content),
+            Message::Assistant { .. } => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -58,20 +81,48 @@ pub struct Function<'a> {
 pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request<'a> {
     let mut ids = IdMap::new(IdRule::OPENAI);
     let mut messages = Vec::with_capacity(entries.len() + 1);
-    messages.extend(system.map(|text| Message::System { content: Cow::Borrowed(text) }));
+    messages.extend(system.map(|text| Message::System { content: Content::text(Cow::Borrowed(text)) }));
     for entry in entries {
         if let Entry::Message(message) = entry {
             messages.extend(project_message(message, &mut ids));
         }
     }
-    Request { messages }
+    Request { messages, cache: RequestFields::default() }
+}
+
+/// The request with `cache`'s fields and breakpoints (see the module's docs).
+pub fn project_cached<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], cache: CacheControl) -> Request<'a> {
+    let mut request = project(system, entries);
+    if let Some((fields, explicit)) = cache.fields() {
+        request.cache = fields;
+        if explicit {
+            place_breakpoints(&mut request.messages);
+        }
+    }
+    request
+}
+
+/// Turns every markable content into parts and marks the first message's when it is the
+/// system prompt, and the last markable one.
+pub fn place_breakpoints(messages: &mut [Message<'_>]) {
+    for content in messages.iter_mut().filter_map(Message::markable_content) {
+        *content = std::mem::replace(content, Content::Text(Cow::Borrowed(""))).into_parts(PART);
+    }
+    if let Some(Message::System { content }) = messages.first_mut() {
+        content.mark_last();
+    }
+    if let Some(content) =
+        messages.iter_mut().rev().filter_map(Message::markable_content).find(|c| matches!(c, Content::Parts(_)))
+    {
+        content.mark_last();
+    }
 }
 
 fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Option<Message<'a>> {
     let content = message.content_text();
     Some(match message.message_type {
-        MessageType::System => Message::System { content },
-        MessageType::Human => Message::User { content },
+        MessageType::System => Message::System { content: Content::Text(content) },
+        MessageType::Human => Message::User { content: Content::Text(content) },
         MessageType::Ai => {
             let tool_calls: Vec<ToolCall<'a>> = message
                 .tool_calls()
@@ -86,8 +137,27 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Optio
             Message::Assistant { content, tool_calls }
         }
         MessageType::Tool => {
-            Message::Tool { tool_call_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()), content }
+            let tool_call_id = ids.get(message.data.tool_call_id.as_deref().unwrap_or_default());
+            Message::Tool { tool_call_id, content: Content::Text(content) }
         }
         MessageType::Other(_) => return None,
     })
+}
+
+/// XML context mode with explicit breakpoints: the system prompt, then one user message
+/// holding the document as the text parts of `xml` ([`super::xml_blocks`]), the system
+/// prompt and `xml`'s breakpoints marked.
+pub fn project_xml<'a>(
+    system: Option<&'a str>,
+    xml: &super::xml_blocks::XmlBlocks<'a>,
+    cache: RequestFields,
+) -> Request<'a> {
+    let mut messages = Vec::with_capacity(2);
+    if let Some(text) = system {
+        let mut content = Content::text(Cow::Borrowed(text)).into_parts(PART);
+        content.mark_last();
+        messages.push(Message::System { content });
+    }
+    messages.push(Message::User { content: super::openai_cache::xml_parts(xml, PART) });
+    Request { messages, cache }
 }

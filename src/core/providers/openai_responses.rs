@@ -13,7 +13,15 @@
 //! call) follows it; its summary is the payload's `summary`, a string or a list of parts:
 //! the API refuses a reasoning item without its following item. Any other reasoning block is
 //! left out; its text was never model input.
+//!
+//! Under prompt caching ([`project_cached`], [`super::openai_cache`]) the request carries
+//! `prompt_cache_key` and `prompt_cache_options`. With explicit breakpoints the system prompt
+//! moves from `instructions` to a first `{type: "message", role: "system"}` input item (a
+//! breakpoint needs a content block), the non-empty user messages' `content` and tool
+//! outputs' `output` are `[{type: "input_text", text}]`, and two are marked: the system prompt
+//! and the last such block.
 
+use super::openai_cache::{CacheControl, Content, RequestFields};
 use crate::messages::{Entry, MessageType, StoredMessage};
 use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
@@ -25,14 +33,20 @@ pub struct Request<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions: Option<&'a str>,
     pub input: Vec<Item<'a>>,
+    /// `prompt_cache_key` and `prompt_cache_options`, under caching only.
+    #[serde(flatten)]
+    pub cache: RequestFields,
 }
+
+/// The `type` of a text part.
+pub const PART: &str = "input_text";
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Item<'a> {
-    Message { role: &'static str, content: Cow<'a, str> },
+    Message { role: &'static str, content: Content<'a> },
     FunctionCall { call_id: Cow<'a, str>, name: &'a str, arguments: String },
-    FunctionCallOutput { call_id: Cow<'a, str>, output: Cow<'a, str> },
+    FunctionCallOutput { call_id: Cow<'a, str>, output: Content<'a> },
     Reasoning { id: &'a str, summary: Vec<SummaryText<'a>>, encrypted_content: &'a str },
 }
 
@@ -43,9 +57,18 @@ pub struct SummaryText<'a> {
     pub text: &'a str,
 }
 
-impl Item<'_> {
+impl<'a> Item<'a> {
     fn is_assistant(&self) -> bool {
         matches!(self, Item::Message { role: "assistant", .. } | Item::FunctionCall { .. })
+    }
+
+    /// The content a breakpoint may mark: a system or user message's, or a tool output.
+    pub fn markable_content(&mut self) -> Option<&mut Content<'a>> {
+        match self {
+            Item::Message { role, content } if *role != "assistant" => Some(content),
+            Item::FunctionCallOutput { output, .. } => Some(output),
+            _ => None,
+        }
     }
 }
 
@@ -71,16 +94,49 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
             }
         }
     }
-    Request { instructions: system, input }
+    Request { instructions: system, input, cache: RequestFields::default() }
+}
+
+/// The request with `cache`'s fields and breakpoints (see the module's docs).
+pub fn project_cached<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], cache: CacheControl) -> Request<'a> {
+    let mut request = project(system, entries);
+    if let Some((fields, explicit)) = cache.fields() {
+        request.cache = fields;
+        if explicit {
+            place_breakpoints(&mut request);
+        }
+    }
+    request
+}
+
+/// Moves the instructions into a system message, turns every markable content into parts,
+/// and marks the system prompt's and the last markable one.
+pub fn place_breakpoints(request: &mut Request<'_>) {
+    if let Some(text) = request.instructions.take() {
+        request.input.insert(0, Item::Message { role: "system", content: Content::text(Cow::Borrowed(text)) });
+    }
+    for content in request.input.iter_mut().filter_map(Item::markable_content) {
+        *content = std::mem::replace(content, Content::Text(Cow::Borrowed(""))).into_parts(PART);
+    }
+    if let Some(Item::Message { role: "system", content }) = request.input.first_mut() {
+        content.mark_last();
+    }
+    let last =
+        request.input.iter_mut().rev().filter_map(Item::markable_content).find(|c| matches!(c, Content::Parts(_)));
+    if let Some(content) = last {
+        content.mark_last();
+    }
 }
 
 fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>, out: &mut Vec<Item<'a>>) {
     let content = message.content_text();
     match message.message_type {
-        MessageType::Human | MessageType::System => out.push(Item::Message { role: "user", content }),
+        MessageType::Human | MessageType::System => {
+            out.push(Item::Message { role: "user", content: Content::Text(content) })
+        }
         MessageType::Ai => {
             if !content.is_empty() {
-                out.push(Item::Message { role: "assistant", content });
+                out.push(Item::Message { role: "assistant", content: Content::Text(content) });
             }
             out.extend(message.tool_calls().iter().map(|call| Item::FunctionCall {
                 call_id: ids.get(call.id.as_deref().unwrap_or_default()),
@@ -90,7 +146,7 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>, out: &mu
         }
         MessageType::Tool => out.push(Item::FunctionCallOutput {
             call_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()),
-            output: content,
+            output: Content::Text(content),
         }),
         MessageType::Other(_) => {}
     }
@@ -127,4 +183,22 @@ fn summary_part(value: &Value) -> Option<&str> {
         Value::Object(part) => part.get("text").and_then(Value::as_str),
         _ => None,
     }
+}
+
+/// XML context mode with explicit breakpoints: the system prompt as a first system message,
+/// then one user message holding the document as the text parts of `xml`
+/// ([`super::xml_blocks`]), the system prompt and `xml`'s breakpoints marked.
+pub fn project_xml<'a>(
+    system: Option<&'a str>,
+    xml: &super::xml_blocks::XmlBlocks<'a>,
+    cache: RequestFields,
+) -> Request<'a> {
+    let mut input = Vec::with_capacity(2);
+    if let Some(text) = system {
+        let mut content = Content::text(Cow::Borrowed(text)).into_parts(PART);
+        content.mark_last();
+        input.push(Item::Message { role: "system", content });
+    }
+    input.push(Item::Message { role: "user", content: super::openai_cache::xml_parts(xml, PART) });
+    Request { instructions: None, input, cache }
 }

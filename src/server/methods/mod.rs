@@ -5,6 +5,7 @@
 //! One file per group of methods; what several groups share is in [`params`] and [`render`], so
 //! imports run one way: groups to those two, never group to group.
 
+mod cache_control;
 mod context;
 mod inverse;
 mod lifecycle;

@@ -1,10 +1,10 @@
 //! Params shared by several method groups: a render's format and options (`thread/render`,
 //! `thread/tokens`, `thread/view`, `prompt/cli`), and the render's token budget.
 
+use super::cache_control::{provider_options, CacheFormat};
 use crate::context::Tokenizer;
 use crate::messages::{ContextMode, DanglingToolCalls};
-use crate::providers::anthropic::{CacheControl, CacheTtl};
-use crate::providers::{Provider, ProviderOptions};
+use crate::providers::Provider;
 use crate::server::errors::invalid_params;
 use crate::service::{RenderFormat, RenderOptions};
 use crate::xml::EscapeMode;
@@ -46,7 +46,7 @@ pub(super) struct RenderOptionsParams {
     #[serde(default)]
     dangling_tool_calls: DanglingToolCalls,
     from_event: Option<u64>,
-    /// `anthropic` only: `"none"`, `"auto"` or `{"ttl": "5m" | "1h"}`; read by [`cache_control`].
+    /// `anthropic`, `openai-chat` and `openai-responses` only; read by [`provider_options`].
     cache_control: Option<Value>,
     /// Render within a token budget (`thread/render` only).
     pub(super) budget: Option<BudgetParams>,
@@ -68,13 +68,12 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
     if o.from_event.is_some() && !matches!(format, Format::Xml) {
         return Err(invalid_params("options.fromEvent", "applies to format \"xml\" only"));
     }
-    let cache_control = match o.cache_control {
-        None => CacheControl::None,
-        Some(_) if !matches!(format, Format::Anthropic) => {
-            return Err(invalid_params("options.cacheControl", "applies to format \"anthropic\" only"))
-        }
-        Some(value) => cache_control(&value)?,
+    let cache_format = match format {
+        Format::Anthropic => CacheFormat::Anthropic,
+        Format::OpenAiChat | Format::OpenAiResponses => CacheFormat::OpenAi,
+        _ => CacheFormat::Other,
     };
+    let provider = provider_options(cache_format, o.cache_control.as_ref())?;
     let format = match format {
         Format::Xml => RenderFormat::Xml,
         Format::Messages => RenderFormat::Messages,
@@ -92,32 +91,7 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         response_prefix: o.response_prefix,
         escape: o.escape,
         dangling_tool_calls: o.dangling_tool_calls,
-        provider: ProviderOptions { cache_control, ..ProviderOptions::default() },
+        provider,
     };
     Ok((format, options))
-}
-
-/// `options.cacheControl`: `"none"`, `"auto"`, or `{"ttl": "5m" | "1h"}` (auto with that TTL).
-fn cache_control(value: &Value) -> RpcResult<CacheControl> {
-    const EXPECTED: &str = "expected \"none\", \"auto\" or {\"ttl\": \"5m\" | \"1h\"}";
-    match value {
-        Value::String(name) if name == "none" => Ok(CacheControl::None),
-        Value::String(name) if name == "auto" => Ok(CacheControl::Auto { ttl: None }),
-        Value::Object(fields) => {
-            if let Some(key) = fields.keys().find(|key| *key != "ttl") {
-                return Err(invalid_params(&format!("options.cacheControl.{key}"), "unknown field; expected ttl"));
-            }
-            let ttl = match fields.get("ttl") {
-                Some(Value::String(ttl)) if ttl == "5m" => CacheTtl::FiveMinutes,
-                Some(Value::String(ttl)) if ttl == "1h" => CacheTtl::OneHour,
-                Some(other) => {
-                    let reason = format!("expected \"5m\" or \"1h\", found {other}");
-                    return Err(invalid_params("options.cacheControl.ttl", &reason));
-                }
-                None => return Err(invalid_params("options.cacheControl.ttl", "missing")),
-            };
-            Ok(CacheControl::Auto { ttl: Some(ttl) })
-        }
-        other => Err(invalid_params("options.cacheControl", &format!("{EXPECTED}, found {other}"))),
-    }
 }

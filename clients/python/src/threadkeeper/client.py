@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._connection import Connection, Transport
 from .discovery import find_binary
@@ -32,12 +32,12 @@ from .types import (
     InitializeResult,
     IterationSummary,
     MessagesRenderOptions,
-    RollingCompactionPlan,
-    RollingCompactResult,
-    RollingStep,
+    OpenAICacheControl,
+    OpenAICacheControlOptions,
+    OpenAIChatCachedRequest,
     OpenAIChatRender,
     OpenAIChatRequest,
-    OpenAIResponsesRender,
+    OpenAIResponsesCachedRequest,
     OpenAIResponsesRequest,
     ParsedReply,
     ParsedToolCalls,
@@ -47,6 +47,9 @@ from .types import (
     RenderBudget,
     RenderFormat,
     RenderOptions,
+    RollingCompactionPlan,
+    RollingCompactResult,
+    RollingStep,
     StoredMessage,
     ThreadInfo,
     ThreadSettings,
@@ -86,7 +89,7 @@ def render_options(
     from_event: int | None = None,
     dangling_tool_calls: DanglingToolCalls | None = None,
     budget: RenderBudget | None = None,
-    cache_control: CacheControl | None = None,
+    cache_control: CacheControl | OpenAICacheControl | None = None,
 ) -> dict[str, Any]:
     """The wire form of render options (unset ones left out)."""
     return _drop_none(
@@ -100,6 +103,14 @@ def render_options(
         budget=budget,
         cacheControl=cache_control,
     )
+
+
+def _with_cache_fields(request: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """``request`` with the prompt-cache fields the render carried (none without ``cache_control``)."""
+    for key in ("prompt_cache_key", "prompt_cache_options"):
+        if key in result:
+            request[key] = result[key]
+    return request
 
 
 def turn_write_options(redact_encrypted_content: bool | None = None, omit_data: bool | None = None) -> dict[str, Any]:
@@ -159,7 +170,7 @@ class AsyncThread:
     async def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Unpack[RenderOptions]) -> dict[str, Any]:
         """The full ``thread/render`` result; ``options`` as in :func:`render_xml`, plus ``budget``
         (``{"maxTokens", "dropTo"?, "tokenizer"?}``: the result then has ``dropped`` and ``tokens``)
-        and, for ``anthropic``, ``cache_control``."""
+        and ``cache_control`` (formats ``anthropic``, ``openai-chat`` and ``openai-responses``)."""
         wire = render_options(**options)
         params: dict[str, Any] = {"threadId": self.id, "format": format}
         if wire:
@@ -297,6 +308,7 @@ class AsyncThread:
         )
         return str(result["text"])
 
+    @overload
     async def render_openai_chat(
         self,
         *,
@@ -306,17 +318,76 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        cache_control: Literal["none"] | None = None,
         timeout: float | None = None,
-    ) -> OpenAIChatRequest:
+    ) -> OpenAIChatRequest: ...
+
+    @overload
+    async def render_openai_chat(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+        cache_control: Literal["auto"] | OpenAICacheControlOptions,
+        timeout: float | None = None,
+    ) -> OpenAIChatCachedRequest: ...
+
+    async def render_openai_chat(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+        cache_control: OpenAICacheControl | None = None,
+        timeout: float | None = None,
+    ) -> OpenAIChatRequest | OpenAIChatCachedRequest:
         """The thread as OpenAI Chat Completions ``messages``: ``{"messages": [...]}``.
 
         Every assistant tool call is answered by its tool message right after it. Spread it into
-        the SDK call: ``client.chat.completions.create(model=..., **request)``.
+        the SDK call: ``client.chat.completions.create(model=..., **request)``. With
+        ``cache_control`` (``"auto"``, or ``{"key"?, "breakpoints"?, "ttl"?}``) the request also
+        carries ``prompt_cache_key`` (the thread's) and ``prompt_cache_options``, and with explicit
+        breakpoints system, user and tool content is text parts, at most 3 of them breakpoints.
         """
-        result: OpenAIChatRender = await self._render_provider(
-            "openai-chat", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout
+        result: dict[str, Any] = await self._render_provider(
+            "openai-chat", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout, cache_control
         )
-        return {"messages": result["messages"]}
+        return _with_cache_fields({"messages": result["messages"]}, result)  # type: ignore[return-value]
+
+    @overload
+    async def render_openai_responses(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+        cache_control: Literal["none"] | None = None,
+        timeout: float | None = None,
+    ) -> OpenAIResponsesRequest: ...
+
+    @overload
+    async def render_openai_responses(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        escape: EscapeMode | None = None,
+        group_tool_calls: bool | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+        cache_control: Literal["auto"] | OpenAICacheControlOptions,
+        timeout: float | None = None,
+    ) -> OpenAIResponsesCachedRequest: ...
 
     async def render_openai_responses(
         self,
@@ -327,19 +398,22 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        cache_control: OpenAICacheControl | None = None,
         timeout: float | None = None,
-    ) -> OpenAIResponsesRequest:
+    ) -> OpenAIResponsesRequest | OpenAIResponsesCachedRequest:
         """The thread as OpenAI Responses API ``{"instructions"?, "input": [...]}``.
 
-        ``client.responses.create(model=..., **request)``.
+        ``client.responses.create(model=..., **request)``. With ``cache_control`` as in
+        :meth:`render_openai_chat`; with explicit breakpoints the system prompt is the first input
+        item (a system message) instead of ``instructions``.
         """
-        result: OpenAIResponsesRender = await self._render_provider(
-            "openai-responses", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout
+        result: dict[str, Any] = await self._render_provider(
+            "openai-responses", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout, cache_control
         )
-        request: OpenAIResponsesRequest = {"input": result["input"]}
+        request: dict[str, Any] = {"input": result["input"]}
         if "instructions" in result:
             request["instructions"] = result["instructions"]
-        return request
+        return _with_cache_fields(request, result)  # type: ignore[return-value]
 
     async def render_anthropic(
         self,
@@ -378,7 +452,7 @@ class AsyncThread:
         group_tool_calls: bool | None,
         dangling_tool_calls: DanglingToolCalls | None,
         timeout: float | None,
-        cache_control: CacheControl | None = None,
+        cache_control: CacheControl | OpenAICacheControl | None = None,
     ) -> Any:
         return await self.render(
             format,

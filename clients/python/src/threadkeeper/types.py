@@ -269,6 +269,118 @@ class OpenAIResponsesRender(OpenAIResponsesRequest):
     contextMode: ContextMode
 
 
+# OpenAI prompt caching (``cache_control`` of ``render_openai_chat`` / ``render_openai_responses``):
+# requests rendered with explicit breakpoints send system, user and tool content as text parts.
+
+#: How long OpenAI keeps a breakpoint at least (``prompt_cache_options.ttl``, GPT-5.6 and later).
+OpenAICacheTtl = Literal["30m"]
+
+
+class OpenAICacheControlOptions(TypedDict, total=False):
+    """``cache_control`` of the OpenAI renders as an object: ``"auto"`` with these parts overridden."""
+
+    #: ``prompt_cache_key``, 1 to 64 bytes (default: the thread's, a hash of its id).
+    key: str
+    #: ``"explicit"``: threadkeeper's breakpoints only; ``"implicit"``: OpenAI's implicit one only
+    #: (today's messages); ``"none"``: only the key (models before GPT-5.6). Absent: both.
+    breakpoints: Literal["explicit", "implicit", "none"]
+    ttl: OpenAICacheTtl
+
+
+#: Prompt caching in the ``openai-chat`` and ``openai-responses`` renders: ``"none"`` (the default:
+#: today's request), ``"auto"`` (the thread's ``prompt_cache_key``, ``prompt_cache_options`` and at
+#: most 3 explicit breakpoints), or an object overriding parts of ``"auto"``.
+OpenAICacheControl = Union[Literal["none", "auto"], OpenAICacheControlOptions]
+
+
+class OpenAIPromptCacheBreakpoint(TypedDict):
+    """``prompt_cache_breakpoint`` on a content part: the prefix up to its end is cached."""
+
+    mode: Literal["explicit"]
+
+
+class OpenAIPromptCacheOptions(TypedDict):
+    mode: Literal["implicit", "explicit"]
+    ttl: NotRequired[OpenAICacheTtl]
+
+
+class OpenAIChatTextPart(TypedDict):
+    type: Literal["text"]
+    text: str
+    prompt_cache_breakpoint: NotRequired[OpenAIPromptCacheBreakpoint]
+
+
+class OpenAIChatCachedSystemMessage(TypedDict):
+    role: Literal["system"]
+    #: Text parts; an empty content stays ``""``.
+    content: str | list[OpenAIChatTextPart]
+
+
+class OpenAIChatCachedUserMessage(TypedDict):
+    role: Literal["user"]
+    content: str | list[OpenAIChatTextPart]
+
+
+class OpenAIChatCachedToolMessage(TypedDict):
+    role: Literal["tool"]
+    tool_call_id: str
+    content: str | list[OpenAIChatTextPart]
+
+
+#: One Chat Completions message of a request rendered with ``cache_control``.
+OpenAIChatCachedMessage = Union[
+    OpenAIChatCachedSystemMessage, OpenAIChatCachedUserMessage, OpenAIChatAssistantMessage, OpenAIChatCachedToolMessage
+]
+
+
+class OpenAIChatCachedRequest(TypedDict):
+    """``render_openai_chat(cache_control=...)``: the messages, the key and the cache options."""
+
+    messages: list[OpenAIChatCachedMessage]
+    prompt_cache_key: str
+    #: Absent with ``breakpoints: "none"``.
+    prompt_cache_options: NotRequired[OpenAIPromptCacheOptions]
+
+
+class OpenAIResponsesTextPart(TypedDict):
+    type: Literal["input_text"]
+    text: str
+    prompt_cache_breakpoint: NotRequired[OpenAIPromptCacheBreakpoint]
+
+
+class OpenAIResponsesCachedMessageItem(TypedDict):
+    """A message as text parts; with explicit breakpoints the system prompt is the first one."""
+
+    type: Literal["message"]
+    role: Literal["system", "user"]
+    content: list[OpenAIResponsesTextPart]
+
+
+class OpenAIResponsesCachedFunctionCallOutputItem(TypedDict):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str | list[OpenAIResponsesTextPart]
+
+
+#: One Responses API input item of a request rendered with ``cache_control``.
+OpenAIResponsesCachedInputItem = Union[
+    OpenAIResponsesMessageItem,
+    OpenAIResponsesCachedMessageItem,
+    OpenAIResponsesFunctionCallItem,
+    OpenAIResponsesCachedFunctionCallOutputItem,
+    OpenAIResponsesReasoningItem,
+]
+
+
+class OpenAIResponsesCachedRequest(TypedDict):
+    """``render_openai_responses(cache_control=...)``: ``instructions`` only without explicit breakpoints."""
+
+    instructions: NotRequired[str]
+    input: list[OpenAIResponsesCachedInputItem]
+    prompt_cache_key: str
+    prompt_cache_options: NotRequired[OpenAIPromptCacheOptions]
+
+
 class AnthropicCacheControl(TypedDict):
     """A prompt-caching breakpoint (``render_anthropic(cache_control=...)``)."""
 
@@ -490,8 +602,9 @@ class RenderOptions(MessagesRenderOptions, total=False):
     #: Format ``xml`` only: the delta from this event on.
     from_event: int | None
     budget: RenderBudget | None
-    #: Format ``anthropic`` only.
-    cache_control: CacheControl | None
+    #: Formats ``anthropic`` (:data:`CacheControl`), ``openai-chat`` and ``openai-responses``
+    #: (:data:`OpenAICacheControl`).
+    cache_control: CacheControl | OpenAICacheControl | None
 
 
 class IterationTokens(TypedDict):

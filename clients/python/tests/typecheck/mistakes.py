@@ -119,12 +119,19 @@ def options(tk: ThreadKeeper) -> None:
     thread.render_anthropic(cache_control="always")  # type: ignore[arg-type]
     # 35. a TTL Anthropic does not have
     thread.render_anthropic(cache_control={"ttl": "10m"})  # type: ignore[arg-type]
-    # 36. cache_control on a render that is not Anthropic's
-    thread.render_openai_chat(cache_control="auto")  # type: ignore[call-arg]
+    # 36. an Anthropic cache TTL on an OpenAI render, and OpenAI's field name for the option's
+    thread.render_openai_chat(cache_control={"ttl": "5m"})  # type: ignore[call-overload]
+    thread.render_openai_responses(cache_control={"prompt_cache_key": "k"})  # type: ignore[call-overload]
+    # 38. content read as a string where explicit breakpoints make it text parts
+    thread.render_openai_chat(cache_control="auto")["messages"][0]["content"].upper()  # type: ignore[union-attr]
     # What is right type-checks (else the run fails).
     thread.to_langchain_messages(context_mode="xml", dangling_tool_calls="drop", timeout=5)
     thread.render_anthropic(cache_control="auto")
     thread.render_anthropic(cache_control={"ttl": "1h"})
+    cached = thread.render_openai_chat(cache_control={"key": "tenant-7", "ttl": "30m"})
+    print(cached["prompt_cache_key"], cached.get("prompt_cache_options"))
+    print(len(thread.render_openai_chat(cache_control="none")["messages"]))
+    thread.render_openai_responses(context_mode="xml", cache_control="auto")["input"]
     thread.render("anthropic", cache_control="none", budget={"maxTokens": 30000, "dropTo": 18000, "tokenizer": "o200k_base"})
     # 37. the budget's dropTo misspelled, or as a string
     thread.render("messages", budget={"maxTokens": 30000, "drop_to": 18000})  # type: ignore[arg-type]

@@ -115,8 +115,16 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   await thread.renderAnthropic({ cacheControl: { ttl: "10m" } });
   // @ts-expect-error cacheControl as Anthropic's block mark instead of the option
   await thread.renderAnthropic({ cacheControl: { type: "ephemeral" } });
-  // @ts-expect-error cacheControl on a format without cache breakpoints
-  await thread.renderOpenAIChat({ cacheControl: "auto" });
+  // @ts-expect-error an Anthropic cache TTL on an OpenAI render
+  await thread.renderOpenAIChat({ cacheControl: { ttl: "5m" } });
+  // @ts-expect-error an OpenAI breakpoints mode misspelled
+  await thread.renderOpenAIResponses({ cacheControl: { breakpoints: "all" } });
+  // @ts-expect-error OpenAI's field name instead of the option's
+  await thread.renderOpenAIChat({ cacheControl: { prompt_cache_key: "k" } });
+  // @ts-expect-error cacheControl on a format without prompt caching
+  await thread.render("ai-sdk", { cacheControl: "auto" });
+  // @ts-expect-error content read as a string when explicit breakpoints make it text parts
+  (await thread.renderOpenAIChat({ cacheControl: "auto" })).messages[0]?.content?.trim();
   // @ts-expect-error cacheControl on the messages render
   await thread.render("messages", { cacheControl: "auto" });
   // @ts-expect-error the budget's dropTo misspelled

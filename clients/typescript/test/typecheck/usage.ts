@@ -10,6 +10,10 @@ import {
   type AgentEvent,
   type AnthropicCacheControlOption,
   type AnthropicRequest,
+  type OpenAICacheControlOption,
+  type OpenAIChatRequest,
+  type OpenAIChatTextPart,
+  type OpenAIResponsesTextPart,
   type AnyAgentEvent,
   type MessageEvent,
   type Thread,
@@ -86,5 +90,29 @@ export async function promptCaching(thread: Thread, ttl: "5m" | "1h" | undefined
   console.log(instructions, blocks?.at(-1)?.cache_control?.ttl);
   const fitted = await thread.render("openai-chat", { budget: { maxTokens: 30_000, dropTo: 18_000, tokenizer: "o200k_base" } });
   console.log(system, plain.messages.length, fitted.dropped?.iterations);
+  return request;
+}
+
+export async function openAIPromptCaching(thread: Thread, key: string | undefined): Promise<OpenAIChatRequest<string | OpenAIChatTextPart[]>> {
+  const cacheControl: OpenAICacheControlOption = key === undefined ? "auto" : { key, ttl: "30m" };
+  const request = await thread.renderOpenAIChat({ cacheControl, budget: { maxTokens: 30_000, dropTo: 18_000 } });
+  for (const message of request.messages) {
+    if (message.role === "assistant" || typeof message.content === "string") continue;
+    const marked: OpenAIChatTextPart[] = message.content.filter((part) => part.prompt_cache_breakpoint?.mode === "explicit");
+    console.log(message.role, marked.length);
+  }
+  console.log(request.prompt_cache_key, request.prompt_cache_options?.mode);
+  // Without explicit breakpoints the content stays a string.
+  const implicit = await thread.renderOpenAIChat({ cacheControl: { breakpoints: "implicit" } });
+  console.log(implicit.messages[0]?.content?.trim(), implicit.prompt_cache_key);
+  const responses = await thread.renderOpenAIResponses({ cacheControl: "auto", contextMode: "xml" });
+  for (const item of responses.input) {
+    if (item.type === "message" && typeof item.content !== "string") {
+      const parts: OpenAIResponsesTextPart[] = item.content;
+      console.log(item.role, parts.map((part) => part.text).join(""));
+    }
+  }
+  const plain = await thread.renderOpenAIResponses();
+  console.log(plain.instructions?.trim());
   return request;
 }
