@@ -549,7 +549,8 @@ fn cli_render(args: &[&str]) -> std::process::Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(Value::Array(events).to_string().as_bytes()).unwrap();
+    // A refused command may exit before it reads its input: the write may then meet a closed pipe.
+    let _ = child.stdin.take().unwrap().write_all(Value::Array(events).to_string().as_bytes());
     child.wait_with_output().unwrap()
 }
 
