@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from bench.reference_serializer import serialize_thread_to_xml as reference_xml
-from conftest import SAMPLE_XML, assert_subset, loop_events, sample_events
+from conftest import SAMPLE_XML, assert_subset, loop_events, repo_root, sample_events
 
 from threadkeeper import AsyncThreadKeeper, ErrorCode, ThreadKeeperError
 
@@ -256,3 +256,17 @@ async def test_import_without_thread_id_uses_the_exported_id(tk: AsyncThreadKeep
     restored = await tk.import_thread(text, "json")
     assert restored.id == thread.id
     assert await restored.events() == events
+
+
+@pytest.mark.parametrize(
+    ("fmt", "file"),
+    [("claude-code", "claude-code/agent-history-forked-2.0.75.jsonl"), ("codex", "codex/agent-history-compaction-0.77.0.jsonl")],
+)
+async def test_agent_host_sessions_import_as_threads(tk: AsyncThreadKeeper, fmt: Any, file: str) -> None:
+    text = (repo_root() / "tests" / "fixtures" / "host-sessions" / file).read_text(encoding="utf-8")
+    imported = await tk.import_thread(text, fmt, thread_id=f"host-{fmt}", branches=False)
+    assert imported.id == f"host-{fmt}" and imported.info.event_count > 0
+    assert (await imported.render_openai_chat())["messages"]
+    with pytest.raises(ThreadKeeperError) as info:
+        await tk.import_thread('{"type":"user"}\nnot json\n', fmt)
+    assert info.value.code == ErrorCode.INVALID_PARAMS

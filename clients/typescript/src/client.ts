@@ -18,6 +18,7 @@ import type {
   ThreadSettings,
   Turn,
   TurnFormat,
+  HostSessionFormat,
   TurnRead,
   TurnValidation,
   TurnWriteOptions,
@@ -216,11 +217,18 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
   /**
    * Creates a thread from a turn document made by `thread.export`. Without `threadId` the thread
    * gets the document's turn id (the exported thread's id); a thread that already has events
-   * under that id is not replaced: -32006 (thread exists).
+   * under that id is not replaced: -32006 (thread exists). With format "claude-code" or "codex",
+   * `text` is an agent host's session file, read as the thread the host would resume
+   * (`branches`: other branches and sidechains become threads of their own).
    */
-  async importThread(text: string, format: TurnFormat, options: { threadId?: string } & CallOptions = {}): Promise<Thread<ThreadKeeper>> {
-    const { signal, timeoutMs, ...rest } = options;
-    const info = await this.call<ThreadInfo>("thread/import", { text, format, ...rest }, { signal, timeoutMs });
+  async importThread(
+    text: string,
+    format: TurnFormat | HostSessionFormat,
+    options: { threadId?: string; branches?: boolean } & CallOptions = {},
+  ): Promise<Thread<ThreadKeeper>> {
+    const { signal, timeoutMs, branches, ...rest } = options;
+    const params = branches === undefined ? { text, format, ...rest } : { text, format, ...rest, options: { branches } };
+    const info = await this.call<ThreadInfo>("thread/import", params, { signal, timeoutMs });
     return new Thread(this, info);
   }
 

@@ -664,6 +664,9 @@ export interface Turn {
 
 export type TurnFormat = "yaml" | "json";
 
+/** Agent hosts' session files `importThread` also reads: a Claude Code session, a Codex rollout (JSON Lines). */
+export type HostSessionFormat = "claude-code" | "codex";
+
 export interface TurnWriteOptions {
   redactEncryptedContent?: boolean;
   omitData?: boolean;

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ErrorCodes, unknownEvent, type AnyAgentEvent, type StoredMessage, type ThreadKeeper, type Turn } from "../src/index.js";
 import { serializeThreadToXml as referenceXml } from "../bench/reference-serializer.js";
-import { assertSubset, loopEvents, rejectsWithCode, SAMPLE_XML, sampleEvents, spawnMemory } from "./helpers.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { assertSubset, loopEvents, rejectsWithCode, repoRoot, SAMPLE_XML, sampleEvents, spawnMemory } from "./helpers.js";
 
 let tk: ThreadKeeper;
 before(async () => {
@@ -286,5 +288,21 @@ describe("turns (seed 004)", () => {
     const restored = await tk.importThread(text, "json");
     assert.equal(restored.id, thread.id);
     assert.deepEqual(await restored.events(), events);
+  });
+
+  test("agent hosts' session files import as threads, a bad line refused by its number", async () => {
+    const dir = join(repoRoot(), "tests", "fixtures", "host-sessions");
+    for (const [format, file] of [
+      ["claude-code", "claude-code/agent-history-forked-2.0.75.jsonl"],
+      ["codex", "codex/agent-history-compaction-0.77.0.jsonl"],
+    ] as const) {
+      const text = readFileSync(join(dir, file), "utf8");
+      const imported = await tk.importThread(text, format, { threadId: `host-${format}`, branches: false });
+      assert.equal(imported.id, `host-${format}`);
+      assert.ok(imported.info.eventCount > 0);
+      const { messages } = await imported.renderOpenAIChat();
+      assert.ok(messages.length > 0);
+    }
+    await rejectsWithCode(tk.importThread("{\"type\":\"user\"}\nnot json\n", "claude-code"), ErrorCodes.InvalidParams);
   });
 });

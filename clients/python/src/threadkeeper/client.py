@@ -29,6 +29,7 @@ from .types import (
     EscapeMode,
     EventInput,
     EventsPage,
+    HostSessionFormat,
     InitializeResult,
     IterationSummary,
     MessagesRenderOptions,
@@ -809,13 +810,26 @@ class AsyncThreadKeeper:
         result = await self.request("thread/delete", {"threadId": thread_id}, timeout=timeout)
         return bool(result["deleted"])
 
-    async def import_thread(self, text: str, format: TurnFormat, *, thread_id: str | None = None, timeout: float | None = None) -> AsyncThread:
+    async def import_thread(
+        self,
+        text: str,
+        format: TurnFormat | HostSessionFormat,
+        *,
+        thread_id: str | None = None,
+        branches: bool | None = None,
+        timeout: float | None = None,
+    ) -> AsyncThread:
         """Creates a thread from a turn document made by ``thread.export``.
 
         Without ``thread_id`` the thread gets the document's turn id (the exported thread's id); a
-        thread that already exists under that id is not replaced: -32006 (thread exists).
+        thread that already exists under that id is not replaced: -32006 (thread exists). With format
+        ``"claude-code"`` or ``"codex"``, ``text`` is an agent host's session file, read as the thread the
+        host would resume (``branches``: other branches and sidechains become threads of their own).
         """
-        info = await self.request("thread/import", _drop_none(text=text, format=format, threadId=thread_id), timeout=timeout)
+        params = _drop_none(text=text, format=format, threadId=thread_id)
+        if branches is not None:
+            params["options"] = {"branches": branches}
+        info = await self.request("thread/import", params, timeout=timeout)
         return AsyncThread(self, ThreadInfo.from_wire(info))
 
     # Stateless methods.
