@@ -112,6 +112,18 @@ fn a_round_summarizes_the_oldest_iterations_into_a_message_after_the_instruction
     assert!(anthropic.to_string().matches("cache_control").count() <= 4);
     let plain = render(&mut server, "t", "anthropic", json!({}));
     assert!(!plain.to_string().contains("cache_control"), "no breakpoint without the option");
+    // So do they on OpenAI's explicit breakpoints (at most 3: the system prompt, the summaries, the end).
+    let chat = render(&mut server, "t", "openai-chat", json!({"cacheControl": "auto"}));
+    assert_eq!(chat["messages"][1]["content"][0]["text"], label);
+    assert_eq!(chat["messages"][1]["content"][0]["prompt_cache_breakpoint"], json!({"mode": "explicit"}), "{chat}");
+    assert_eq!(chat.to_string().matches("prompt_cache_breakpoint").count(), 3);
+    let responses = render(&mut server, "t", "openai-responses", json!({"cacheControl": "auto"}));
+    assert_eq!(
+        responses["input"][1]["content"][0]["prompt_cache_breakpoint"],
+        json!({"mode": "explicit"}),
+        "{responses}"
+    );
+    assert_eq!(responses.to_string().matches("prompt_cache_breakpoint").count(), 3);
     let chat = render(&mut server, "t", "openai-chat", json!({}));
     assert_eq!(chat["messages"][1], json!({"role": "user", "content": label}));
     let responses = render(&mut server, "t", "openai-responses", json!({}));

@@ -102,12 +102,18 @@ pub fn project_with<'a>(
     options: &ProviderOptions,
 ) -> ProviderRequest<'a> {
     match provider {
-        Provider::OpenAiChat => {
-            ProviderRequest::OpenAiChat(openai_chat::project_cached(system, entries, options.openai_cache))
-        }
-        Provider::OpenAiResponses => {
-            ProviderRequest::OpenAiResponses(openai_responses::project_cached(system, entries, options.openai_cache))
-        }
+        Provider::OpenAiChat => ProviderRequest::OpenAiChat(openai_chat::project_cached(
+            system,
+            entries,
+            options.openai_cache,
+            options.stable_prefix,
+        )),
+        Provider::OpenAiResponses => ProviderRequest::OpenAiResponses(openai_responses::project_cached(
+            system,
+            entries,
+            options.openai_cache,
+            options.stable_prefix,
+        )),
         Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project_cached(
             system,
             entries,

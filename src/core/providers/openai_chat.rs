@@ -90,13 +90,25 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
     Request { messages, cache: RequestFields::default() }
 }
 
-/// The request with `cache`'s fields and breakpoints (see the module's docs).
-pub fn project_cached<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], cache: CacheControl) -> Request<'a> {
+/// The request with `cache`'s fields and breakpoints (see the module's docs); with explicit
+/// breakpoints the first `stable_prefix` entries (rolling summaries, which later rounds keep)
+/// end on one of their own.
+pub fn project_cached<'a>(
+    system: Option<&'a str>,
+    entries: &'a [Entry<'a>],
+    cache: CacheControl,
+    stable_prefix: usize,
+) -> Request<'a> {
     let mut request = project(system, entries);
     if let Some((fields, explicit)) = cache.fields() {
         request.cache = fields;
         if explicit {
             place_breakpoints(&mut request.messages);
+            // The summaries are user messages, one each, right after the system prompt.
+            let last_summary = (stable_prefix + usize::from(system.is_some())).checked_sub(1);
+            if let Some(Message::User { content }) = last_summary.and_then(|at| request.messages.get_mut(at)) {
+                content.mark_last();
+            }
         }
     }
     request

@@ -98,12 +98,25 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 }
 
 /// The request with `cache`'s fields and breakpoints (see the module's docs).
-pub fn project_cached<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], cache: CacheControl) -> Request<'a> {
+pub fn project_cached<'a>(
+    system: Option<&'a str>,
+    entries: &'a [Entry<'a>],
+    cache: CacheControl,
+    stable_prefix: usize,
+) -> Request<'a> {
     let mut request = project(system, entries);
     if let Some((fields, explicit)) = cache.fields() {
         request.cache = fields;
         if explicit {
+            let has_system = request.instructions.is_some();
             place_breakpoints(&mut request);
+            // The rolling summaries (user messages, one each) follow the system prompt's item
+            // and end on a breakpoint of their own: later rounds keep them.
+            let last_summary = (stable_prefix + usize::from(has_system)).checked_sub(1);
+            if let Some(Item::Message { role: "user", content }) = last_summary.and_then(|at| request.input.get_mut(at))
+            {
+                content.mark_last();
+            }
         }
     }
     request
