@@ -134,13 +134,15 @@ fn plan_now(state: &mut ThreadState, budget: &RollingBudget, cancel: &Cancellati
         return Ok(plan);
     }
     let room = budget.summary_room();
-    let summaries: Vec<LiveSummary> = live.iter().map(|(s, _)| s.clone()).collect();
+    let (summaries, texts): (Vec<LiveSummary>, Vec<String>) = live.into_iter().unzip();
     plan.step = match choose_merge(&summaries, room) {
         Some(rounds) => {
-            let merged = &live[..rounds.len()];
-            let prompt =
-                merge_prompt(merged.iter().map(|(s, text)| (s.first, s.last, text.as_str())), target_tokens(room));
-            let (first, last) = (merged[0].0.first, merged[merged.len() - 1].0.last);
+            let merged = &summaries[..rounds.len()];
+            let prompt = merge_prompt(
+                merged.iter().zip(&texts).map(|(s, text)| (s.first, s.last, text.as_str())),
+                target_tokens(room),
+            );
+            let (first, last) = (merged[0].first, merged[merged.len() - 1].last);
             Some(PlannedStep { step: RollingStep::Merge { rounds }, first, last, prompt })
         }
         None => summarize_step(state, budget, cancel)?,

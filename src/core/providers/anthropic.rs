@@ -147,9 +147,7 @@ pub fn project_cached<'a>(
 ) -> Request<'a> {
     let mut request = project(system, entries);
     if let CacheControl::Auto { ttl } = cache {
-        let mark = CacheMark { kind: Ephemeral::Ephemeral, ttl };
-        let marked = mark_stable_prefix(&mut request, stable_prefix, mark);
-        place_breakpoints(&mut request, mark, usize::from(marked));
+        place_breakpoints(&mut request, CacheMark { kind: Ephemeral::Ephemeral, ttl }, stable_prefix);
     }
     request
 }
@@ -204,11 +202,15 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 ///    found as long as it is within their reach.
 ///
 /// Empty blocks (a `tool_result` without content) never carry one. The positions depend on
-/// the request alone, so every process marks the same blocks. `placed` breakpoints are already
-/// marked (the end of a stable prefix) and count against the four.
-pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark, placed: usize) {
-    let mut left = MAX_BREAKPOINTS - placed;
+/// the request alone, so every process marks the same blocks. When the conversation opens with
+/// `stable_prefix` rolling summaries, the last of them takes one of the four first
+/// ([`mark_stable_prefix`]).
+pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark, stable_prefix: usize) {
+    let mut left = MAX_BREAKPOINTS;
     if mark_system(request, mark) {
+        left -= 1;
+    }
+    if mark_stable_prefix(request, stable_prefix, mark) {
         left -= 1;
     }
     // Every block of the messages in order, as (message, block), and whether it can carry one.

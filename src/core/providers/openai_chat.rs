@@ -103,24 +103,25 @@ pub fn project_cached<'a>(
     if let Some((fields, explicit)) = cache.fields() {
         request.cache = fields;
         if explicit {
-            place_breakpoints(&mut request.messages);
-            // The summaries are user messages, one each, right after the system prompt.
-            let last_summary = (stable_prefix + usize::from(system.is_some())).checked_sub(1);
-            if let Some(Message::User { content }) = last_summary.and_then(|at| request.messages.get_mut(at)) {
-                content.mark_last();
-            }
+            place_breakpoints(&mut request.messages, stable_prefix);
         }
     }
     request
 }
 
 /// Turns every markable content into parts and marks the first message's when it is the
-/// system prompt, and the last markable one.
-pub fn place_breakpoints(messages: &mut [Message<'_>]) {
+/// system prompt, the last of the `stable_prefix` rolling summaries (user messages, one each,
+/// right after it), and the last markable one.
+pub fn place_breakpoints(messages: &mut [Message<'_>], stable_prefix: usize) {
     for content in messages.iter_mut().filter_map(Message::markable_content) {
         *content = std::mem::replace(content, Content::Text(Cow::Borrowed(""))).into_parts(PART);
     }
+    let has_system = matches!(messages.first(), Some(Message::System { .. }));
     if let Some(Message::System { content }) = messages.first_mut() {
+        content.mark_last();
+    }
+    let last_summary = (stable_prefix + usize::from(has_system)).checked_sub(1);
+    if let Some(Message::User { content }) = last_summary.and_then(|at| messages.get_mut(at)) {
         content.mark_last();
     }
     if let Some(content) =

@@ -108,23 +108,17 @@ pub fn project_cached<'a>(
     if let Some((fields, explicit)) = cache.fields() {
         request.cache = fields;
         if explicit {
-            let has_system = request.instructions.is_some();
-            place_breakpoints(&mut request);
-            // The rolling summaries (user messages, one each) follow the system prompt's item
-            // and end on a breakpoint of their own: later rounds keep them.
-            let last_summary = (stable_prefix + usize::from(has_system)).checked_sub(1);
-            if let Some(Item::Message { role: "user", content }) = last_summary.and_then(|at| request.input.get_mut(at))
-            {
-                content.mark_last();
-            }
+            place_breakpoints(&mut request, stable_prefix);
         }
     }
     request
 }
 
 /// Moves the instructions into a system message, turns every markable content into parts,
-/// and marks the system prompt's and the last markable one.
-pub fn place_breakpoints(request: &mut Request<'_>) {
+/// and marks the system prompt's, the last of the `stable_prefix` rolling summaries (user
+/// messages, one each, right after it), and the last markable one.
+pub fn place_breakpoints(request: &mut Request<'_>, stable_prefix: usize) {
+    let has_system = request.instructions.is_some();
     if let Some(text) = request.instructions.take() {
         request.input.insert(0, Item::Message { role: "system", content: Content::text(Cow::Borrowed(text)) });
     }
@@ -132,6 +126,10 @@ pub fn place_breakpoints(request: &mut Request<'_>) {
         *content = std::mem::replace(content, Content::Text(Cow::Borrowed(""))).into_parts(PART);
     }
     if let Some(Item::Message { role: "system", content }) = request.input.first_mut() {
+        content.mark_last();
+    }
+    let last_summary = (stable_prefix + usize::from(has_system)).checked_sub(1);
+    if let Some(Item::Message { role: "user", content }) = last_summary.and_then(|at| request.input.get_mut(at)) {
         content.mark_last();
     }
     let last =
