@@ -6,7 +6,8 @@
 //! Starts SERVERS processes (`BINARY serve --store STORE SERVE_ARG...`) and WRITERS writers,
 //! spread over them in turn. Each writer opens a thread of its own and appends one ~200-byte
 //! event per `thread/append`, with one call in flight (it waits for each answer, as an agent
-//! loop does). After a warm-up of one second, it alternates SLICES times between the floor and
+//! loop does). One thread per server drives that server's writers, as a host's event loop
+//! drives its agent loops: an answer read sends its writer's next call. After a warm-up of one second, it alternates SLICES times between the floor and
 //! the writers: FLOOR_CMD (a shell command, e.g. pgbench with the same number of clients for
 //! SECONDS, that prints `tps = N`) runs while the writers pause, then the writers append for
 //! SECONDS while their answers are counted. Alternating in short slices keeps both measured
@@ -19,19 +20,19 @@
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 const WARM_UP: Duration = Duration::from_secs(1);
 
-/// One server process: writers share its stdin; its answers go to the writer whose id they carry.
+/// One server process and the writers it serves, driven by one thread as a host's event loop
+/// drives its agent loops: each answer read lets its writer send its next call at once.
 struct ServerProcess {
     child: Child,
-    stdin: Arc<Mutex<ChildStdin>>,
-    waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Value>>>>,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
 }
 
 impl ServerProcess {
@@ -45,49 +46,32 @@ impl ServerProcess {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {binary}: {e}"));
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let waiting: Arc<Mutex<HashMap<u64, mpsc::Sender<Value>>>> = Arc::default();
-        let routes = waiting.clone();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
-                let answer: Value = serde_json::from_str(&line).expect("an answer is JSON");
-                let Some(id) = answer["id"].as_u64() else { continue };
-                if let Some(writer) = routes.lock().unwrap().get(&id) {
-                    let _ = writer.send(answer);
-                }
-            }
-        });
-        let stdin = Arc::new(Mutex::new(child.stdin.take().unwrap()));
-        ServerProcess { child, stdin, waiting }
+        let stdin = child.stdin.take().unwrap();
+        ServerProcess { child, stdin, stdout }
     }
 
-    fn connect(&self, id: u64) -> Caller {
-        let (sender, answers) = mpsc::channel();
-        self.waiting.lock().unwrap().insert(id, sender);
-        Caller { id, stdin: self.stdin.clone(), answers }
-    }
-}
-
-/// A writer's line to its server: one call at a time, under its own id.
-struct Caller {
-    id: u64,
-    stdin: Arc<Mutex<ChildStdin>>,
-    answers: mpsc::Receiver<Value>,
-}
-
-impl Caller {
-    fn call(&self, method: &str, params: Value) -> Value {
-        let mut line = json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}).to_string();
+    fn send(&mut self, id: u64, method: &str, params: &Value) {
+        let mut line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
         line.push('\n');
-        self.stdin.lock().unwrap().write_all(line.as_bytes()).expect("the server reads");
-        let answer = self.answers.recv().expect("the server answers");
-        match answer.get("result") {
-            Some(result) => result.clone(),
-            None => {
-                eprintln!("store_load: {method} failed: {answer}");
-                std::process::exit(1);
-            }
+        self.stdin.write_all(line.as_bytes()).expect("the server reads");
+    }
+
+    /// The next answer: its id, or the end of the run when it is an error.
+    fn answer(&mut self, line: &mut String) -> u64 {
+        line.clear();
+        self.stdout.read_line(line).expect("the server answers");
+        let answer: Value = serde_json::from_str(line).expect("an answer is JSON");
+        if answer.get("result").is_none() {
+            eprintln!("store_load: a call failed: {answer}");
+            std::process::exit(1);
         }
+        answer["id"].as_u64().expect("an answer carries its id")
+    }
+
+    fn call(&mut self, id: u64, method: &str, params: Value) {
+        self.send(id, method, &params);
+        let mut line = String::new();
+        assert_eq!(self.answer(&mut line), id, "one call at a time");
     }
 }
 
@@ -191,36 +175,53 @@ fn main() {
     let serve_args = &args[7..];
     assert!(servers >= 1 && writers >= 1 && slices >= 1, "at least one writer, server and slice");
 
-    let processes: Vec<ServerProcess> = (0..servers).map(|_| ServerProcess::start(binary, store, serve_args)).collect();
-    for (i, server) in processes.iter().enumerate() {
-        server.connect(u64::MAX - i as u64).call("initialize", json!({"clientInfo": {"name": "store_load"}}));
-    }
+    let mut processes: Vec<ServerProcess> =
+        (0..servers).map(|_| ServerProcess::start(binary, store, serve_args)).collect();
     let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
     let run = format!("{}-{}", std::process::id(), started.as_nanos());
+    let thread_id = |w: u64| format!("store-load-{run}-{w}");
+    for (i, server) in processes.iter_mut().enumerate() {
+        server.call(u64::MAX, "initialize", json!({"clientInfo": {"name": "store_load"}}));
+        for w in (0..writers).filter(|w| *w as usize % servers == i) {
+            server.call(w, "thread/open", json!({"threadId": thread_id(w)}));
+        }
+    }
+    let pids: Vec<u32> = processes.iter().map(|p| p.child.id()).collect();
     let gate = Arc::new(Gate { open: Mutex::new(true), changed: Condvar::new() });
     let stop = Arc::new(AtomicBool::new(false));
     let answered = Arc::new(AtomicU64::new(0));
     let busy = Arc::new(AtomicU64::new(0));
-    let threads: Vec<_> = (0..writers)
-        .map(|w| {
-            let caller = processes[w as usize % servers].connect(w);
-            let thread_id = format!("store-load-{run}-{w}");
+    let loops: Vec<_> = processes
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut server)| {
+            let mine: Vec<(u64, String)> =
+                (0..writers).filter(|w| *w as usize % servers == i).map(|w| (w, thread_id(w))).collect();
             let (gate, stop, answered, busy) = (gate.clone(), stop.clone(), answered.clone(), busy.clone());
             std::thread::spawn(move || {
-                caller.call("thread/open", json!({"threadId": thread_id}));
-                let mut n = 0;
+                let mut step: HashMap<u64, u64> = mine.iter().map(|(w, _)| (*w, 0)).collect();
+                let thread_of: HashMap<u64, &str> = mine.iter().map(|(w, id)| (*w, id.as_str())).collect();
+                let mut idle: Vec<u64> = mine.iter().map(|(w, _)| *w).collect();
+                let mut line = String::new();
                 loop {
-                    busy.fetch_add(1, Ordering::SeqCst);
-                    if !gate.is_open() {
-                        busy.fetch_sub(1, Ordering::SeqCst);
+                    // Every idle writer calls again, while the gate is open.
+                    if gate.is_open() && !stop.load(Ordering::Relaxed) {
+                        for w in idle.drain(..) {
+                            busy.fetch_add(1, Ordering::SeqCst);
+                            let n = step[&w];
+                            server.send(w, "thread/append", &json!({"threadId": thread_of[&w], "events": [event(n)]}));
+                            step.insert(w, n + 1);
+                        }
+                    }
+                    if idle.len() == mine.len() {
+                        if stop.load(Ordering::Relaxed) {
+                            return server;
+                        }
                         gate.wait_open();
                         continue;
                     }
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    caller.call("thread/append", json!({"threadId": thread_id, "events": [event(n)]}));
-                    n += 1;
+                    let w = server.answer(&mut line);
+                    idle.push(w);
                     answered.fetch_add(1, Ordering::SeqCst);
                     busy.fetch_sub(1, Ordering::SeqCst);
                 }
@@ -242,7 +243,7 @@ fn main() {
         floor += floor_slice(floor_command);
         let (x1, w1) = counters.read();
         (floor_xacts, floor_wal) = (floor_xacts + x1 - x0, floor_wal + w1 - w0);
-        let cpu_before: u64 = processes.iter().map(|p| cpu_ticks(p.child.id())).sum();
+        let cpu_before: u64 = pids.iter().map(|pid| cpu_ticks(*pid)).sum();
         let before = answered.load(Ordering::SeqCst);
         let start = Instant::now();
         gate.set(true);
@@ -253,17 +254,15 @@ fn main() {
         }
         appends += answered.load(Ordering::SeqCst) - before;
         appending += start.elapsed().as_secs_f64();
-        cpu += processes.iter().map(|p| cpu_ticks(p.child.id())).sum::<u64>() - cpu_before;
+        cpu += pids.iter().map(|pid| cpu_ticks(*pid)).sum::<u64>() - cpu_before;
         let (x2, w2) = counters.read();
         // The floor's own rows aside, counted above; the reads themselves take no id.
         (our_xacts, our_wal) = (our_xacts + x2 - x1, our_wal + w2 - w1);
     }
     stop.store(true, Ordering::SeqCst);
     gate.set(true);
-    for thread in threads {
-        thread.join().unwrap();
-    }
-    for mut server in processes {
+    for event_loop in loops {
+        let mut server = event_loop.join().unwrap();
         drop(server.stdin);
         let _ = server.child.wait();
     }

@@ -340,7 +340,7 @@ fn a_database_with_a_newer_schema_is_refused() {
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(
-            "the PostgreSQL database has threadkeeper schema version 99, newer than the 2 this threadkeeper \
+            "the PostgreSQL database has threadkeeper schema version 99, newer than the 3 this threadkeeper \
              understands; refusing to use it (use a newer threadkeeper)"
         ),
         "{stderr}"

@@ -166,7 +166,7 @@ fn appends_waiting_together_share_one_statement_and_keep_their_own_answers() {
             appends.iter().map(|(id, expected, events)| store.append(id, *expected, events, 3)),
         )
         .await;
-        assert_eq!(store.statements_sent() - before, 2, "31 appends in one statement, t0's second in another");
+        assert_eq!(store.statements_sent() - before, 2, "31 appends in one round trip, t0's second in another");
 
         for (i, result) in results.iter().enumerate().take(30) {
             match i {
@@ -233,7 +233,7 @@ fn an_append_the_database_refuses_fails_alone_and_the_others_of_its_statement_co
             logs.iter().enumerate().map(|(i, events)| store.append(&format!("t{i}"), None, events, 2)),
         )
         .await;
-        // One statement for all five, refused whole; then each alone.
+        // One transaction for all five, refused whole; then each alone.
         assert_eq!(store.statements_sent() - before, 6);
         for (i, result) in results.iter().enumerate() {
             if i == 2 {

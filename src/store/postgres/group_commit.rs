@@ -1,15 +1,14 @@
-//! Group commit: the appends waiting at one moment go to the database as one statement, so
-//! they share one transaction, one round trip and one flush of the write-ahead log.
+//! Group commit: the appends waiting at one moment go to the database together, so they share
+//! one transaction, one round trip and one flush of the write-ahead log (`append`).
 //!
 //! Each server runs one committer. An append queues its request and waits for its own answer.
-//! The committer keeps at most `slots` statements in flight; while they are all busy, requests
+//! The committer keeps at most `slots` transactions in flight; while they are all busy, requests
 //! pile up, and the next free slot takes every one waiting (up to [`MAX_BATCH`]). A lone
 //! append therefore goes out at once, as its own statement; under load the batches grow by
-//! themselves. The statement decides each append's fate on its own (its thread's row is
-//! locked and its `expectedVersion` checked inside the statement), so one append's conflict
-//! or missing thread is its answer alone; an error of the statement as a whole, which rolls
-//! it all back, sends each append again on its own. Appends to one thread go out one after
-//! the other, in the order they came.
+//! themselves. Each append's own statement decides its fate (its thread's row is locked and
+//! its `expectedVersion` checked there), so one append's conflict or missing thread is its
+//! answer alone; an error, which rolls the whole transaction back, sends each append again on
+//! its own. Appends to one thread go out one after the other, in the order they came.
 
 use super::Database;
 use crate::event_log::EventLog;
@@ -20,7 +19,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
 
-/// Most appends one statement carries; more wait for the next.
+/// Most appends one transaction carries; more wait for the next.
 pub const MAX_BATCH: usize = 64;
 
 /// One append on its way to the database.
@@ -38,7 +37,7 @@ pub struct GroupCommitter {
 }
 
 impl GroupCommitter {
-    /// Starts the committer on the current runtime, with at most `slots` statements in flight.
+    /// Starts the committer on the current runtime, with at most `slots` transactions in flight.
     pub fn start(db: Arc<Database>, slots: usize) -> Self {
         let (queue, requests) = mpsc::unbounded_channel();
         tokio::spawn(run(db, requests, slots.max(1)));
@@ -63,7 +62,7 @@ impl GroupCommitter {
 }
 
 /// Forms batches and runs them, at most `slots` at once, in this one task (no hand-off to
-/// another task between an append's arrival and its statement).
+/// another task between an append's arrival and its transaction).
 async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequest>, slots: usize) {
     // Requests not sent yet, oldest first (appends to a thread already in the batch being
     // formed wait here for a later one, in order).
@@ -147,7 +146,7 @@ async fn commit(db: Arc<Database>, batch: Vec<AppendRequest>) -> Vec<String> {
                 let _ = request.reply.send(result);
             }
         }
-        // The database refused the statement and rolled it back: each append goes again alone,
+        // The database refused a statement and rolled the transaction back: each append goes again alone,
         // so whatever one of them caused is its answer only.
         Err(BatchFailure::RolledBack(e)) if batch.len() > 1 => {
             tracing::debug!(appends = batch.len(), error = %e, "group commit rolled back; appending one by one");
@@ -172,11 +171,11 @@ async fn commit(db: Arc<Database>, batch: Vec<AppendRequest>) -> Vec<String> {
     threads
 }
 
-/// Why a batch statement gave no per-append answers.
+/// Why a group's transaction gave no per-append answers.
 pub enum BatchFailure {
-    /// The database raised an error: nothing of the statement committed.
+    /// The database raised an error: nothing of the transaction committed.
     RolledBack(tokio_postgres::Error),
-    /// No connection, or it broke: the statement's fate is unknown.
+    /// No connection, or it broke: the transaction's fate is unknown.
     Unavailable(StoreError),
 }
 

@@ -1,16 +1,18 @@
 //! PostgreSQL: threads shared by every server that uses the same database.
 //!
 //! Each call is one statement (so one round trip once prepared), which PostgreSQL runs as
-//! its own transaction; appends waiting together share one (`group_commit`). Conflicts are
-//! detected by the database: an append locks its thread's row and checks the version in its
-//! statement, and inserts a row keyed `(thread, version)` and its events keyed
-//! `(thread, seq)`, so two changes to the same version cannot both commit. An append with
+//! its own transaction; appends waiting together share one transaction and one round trip
+//! (`group_commit`, `append`). Conflicts are detected by the database: an append updates its
+//! thread's row (which locks it) where the version is the expected one, and inserts a row
+//! keyed `(thread, version)` and its events keyed `(thread, seq)`, so two changes to the
+//! same version cannot both commit. An append with
 //! `expectedVersion` that loses reports a conflict; one without goes after the winner. Reads
 //! see one consistent snapshot, so a server catches up with others' appends in one query.
 //! Watchers learn of changes through `signal`.
 
 #[macro_use]
 mod signal;
+mod append;
 mod group_commit;
 
 use super::changes::ChangeSignal;
@@ -22,7 +24,7 @@ use super::{
 use crate::event_log::{EventLog, EventLogBuilder};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use futures_util::future::{BoxFuture, FutureExt};
-use group_commit::{AppendRequest, BatchFailure, GroupCommitter};
+use group_commit::{BatchFailure, GroupCommitter};
 use signal::NotifyGate;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -33,7 +35,7 @@ use tokio_postgres::{NoTls, Row};
 use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `threadkeeper_schema.version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Serializes migrations of servers starting together (`pg_advisory_xact_lock` key).
 const MIGRATION_LOCK: i64 = 0x7468_7264_6b70_7231;
@@ -71,6 +73,18 @@ const MIGRATIONS: &[&str] = &[
         lease_until timestamptz NOT NULL,
         backend_pid integer
     );",
+    // 2 → 3: version rows no longer reference their thread. An append updates its thread's row
+    // (which locks it) before inserting its version row, so the reference's check, a trigger
+    // and a lock per append, proved nothing; a delete removes the rows itself.
+    "DO $$
+    DECLARE name text;
+    BEGIN
+        FOR name IN SELECT conname FROM pg_constraint
+                    WHERE conrelid = 'threadkeeper_appends'::regclass AND contype = 'f'
+        LOOP
+            EXECUTE format('ALTER TABLE threadkeeper_appends DROP CONSTRAINT %I', name);
+        END LOOP;
+    END $$;",
 ];
 
 /// Appends without `expectedVersion` that keep losing races give up after this many tries.
@@ -101,45 +115,6 @@ const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 
 const RECORD_COLUMNS: &str =
     "t.thread_id, t.version, t.event_count, t.settings, t.metadata, t.created_at, t.updated_at";
-
-/// Appends of several threads (each at most once) in one statement: locks the threads' rows
-/// (in id order, so that two such statements cannot deadlock), checks each version, claims
-/// `(thread, version + 1)`, inserts the events after the current ones and moves each thread on.
-/// Yields per append (`$1..$4`: thread, expected version, event count, time; the events are
-/// `$7` with their append's index `$5` and position `$6`) its index, the version found and,
-/// when it happened, the new version and event count. `$8`: whether to notify watchers.
-const APPEND_BATCH_SQL: &str = concat!(
-    "
-WITH req AS (
-    SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
-        WITH ORDINALITY AS r(thread_id, expected, n, at, idx)
-), cur AS (
-    SELECT thread_key, thread_id, version, event_count FROM threadkeeper_threads
-    WHERE thread_id = ANY($1::text[]) ORDER BY thread_id FOR UPDATE
-), app AS (
-    INSERT INTO threadkeeper_appends (thread_key, version, first_seq, event_count, appended_at)
-    SELECT cur.thread_key, cur.version + 1, cur.event_count, req.n, req.at
-    FROM req JOIN cur USING (thread_id)
-    WHERE req.expected IS NULL OR cur.version = req.expected
-    RETURNING thread_key, version, first_seq, event_count, appended_at
-), ev AS (
-    INSERT INTO threadkeeper_events (thread_key, seq, body)
-    SELECT app.thread_key, app.first_seq + b.pos, b.body
-    FROM unnest($5::bigint[], $6::bigint[], $7::text[]) AS b(idx, pos, body)
-    JOIN req ON req.idx = b.idx JOIN cur USING (thread_id) JOIN app USING (thread_key)
-), upd AS (
-    UPDATE threadkeeper_threads t
-    SET version = app.version, event_count = app.first_seq + app.event_count, updated_at = app.appended_at
-    FROM app WHERE t.thread_key = app.thread_key
-    RETURNING CASE WHEN $8::bool AND ",
-    watched!(),
-    " THEN ",
-    notify!(),
-    " END
-)
-SELECT req.idx, cur.version, app.version, app.first_seq + app.event_count
-FROM req LEFT JOIN cur USING (thread_id) LEFT JOIN app USING (thread_key)"
-);
 
 /// Pops in one statement, as an append does: locks the thread's row first (as appends do, so
 /// the two wait for each other instead of deadlocking), claims `(thread, version + 1)` with a
@@ -249,7 +224,8 @@ impl PostgresStore {
         Ok(PostgresStore { db, committer })
     }
 
-    /// Statements sent to the database so far (each is one round trip once prepared).
+    /// Round trips to the database so far: a statement, once prepared, or a group commit's
+    /// pipelined transaction.
     pub fn statements_sent(&self) -> u64 {
         self.db.statements.load(Ordering::Relaxed)
     }
@@ -282,88 +258,6 @@ impl Database {
         let sql = format!("SELECT {RECORD_COLUMNS} FROM threadkeeper_threads t WHERE t.thread_id = $1");
         let rows = self.query(&sql, &[&thread_id]).await?;
         rows.first().map(|row| raw_record(row).decode()).transpose()
-    }
-
-    /// Sends a batch of appends (each to another thread) as one statement: each append's own
-    /// result, or why the statement as a whole gave none.
-    async fn append_batch(
-        self: &Arc<Self>,
-        batch: &[AppendRequest],
-    ) -> Result<Vec<StoreResult<Appended>>, BatchFailure> {
-        let client = self.client().await.map_err(BatchFailure::Unavailable)?;
-        let statement = client.prepare_cached(APPEND_BATCH_SQL).await.map_err(BatchFailure::from)?;
-        let thread_ids: Vec<&str> = batch.iter().map(|r| r.thread_id.as_str()).collect();
-        let expected: Vec<Option<i64>> = batch.iter().map(|r| r.expected_version.map(|v| v as i64)).collect();
-        let counts: Vec<i64> = batch.iter().map(|r| r.events.len() as i64).collect();
-        let times: Vec<i64> = batch.iter().map(|r| r.now as i64).collect();
-        let total: usize = batch.iter().map(|r| r.events.len()).sum();
-        let (mut owners, mut positions, mut bodies) =
-            (Vec::with_capacity(total), Vec::with_capacity(total), Vec::with_capacity(total));
-        for (i, request) in batch.iter().enumerate() {
-            for (position, body) in request.events.iter().enumerate() {
-                owners.push(i as i64 + 1);
-                positions.push(position as i64);
-                bodies.push(body);
-            }
-        }
-        let carry = self.notify_gate.may_carry();
-        self.count();
-        let rows = client
-            .query(&statement, &[&thread_ids, &expected, &counts, &times, &owners, &positions, &bodies, &carry])
-            .await
-            .map_err(BatchFailure::from)?;
-        drop(client);
-        let mut results: Vec<Option<StoreResult<Appended>>> = batch.iter().map(|_| None).collect();
-        for row in &rows {
-            let i = row.get::<_, i64>(0) as usize - 1;
-            let request = &batch[i];
-            let thread_id = || request.thread_id.clone();
-            results[i] = Some(match (row.get::<_, Option<i64>>(1), row.get::<_, Option<i64>>(2), row.get(3)) {
-                (None, _, _) => Err(StoreError::NotFound { thread_id: thread_id() }),
-                (Some(_), Some(version), Some(count)) => {
-                    let count: i64 = count;
-                    Ok(Appended { version: version as u64, event_count: count as u64, updated_at: request.now })
-                }
-                (Some(current), _, _) => {
-                    Err(StoreError::VersionConflict { thread_id: thread_id(), current_version: current as u64 })
-                }
-            });
-        }
-        let changed = results.iter().any(|r| matches!(r, Some(Ok(_))));
-        if changed && !carry {
-            self.notify_gate.committed_uncarried(self);
-        }
-        Ok(results
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| Err(StoreError::Unavailable("PostgreSQL: the append returned nothing".into())))
-            })
-            .collect())
-    }
-
-    /// One append as its own statement, tried again (with fresh numbers) when it loses a race.
-    async fn append_alone(self: &Arc<Self>, request: &AppendRequest) -> StoreResult<Appended> {
-        let thread_id = &request.thread_id;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match self.append_batch(std::slice::from_ref(request)).await {
-                Ok(mut results) => return results.pop().expect("one result per append"),
-                Err(BatchFailure::Unavailable(e)) => return Err(e),
-                // The thread was deleted while this append was on its way.
-                Err(BatchFailure::RolledBack(e)) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
-                    return Err(StoreError::NotFound { thread_id: thread_id.clone() })
-                }
-                Err(BatchFailure::RolledBack(e)) if lost_race(&e) => {
-                    if let Some(error) =
-                        self.after_lost_race(thread_id, request.expected_version, attempt, request.now).await
-                    {
-                        return Err(error);
-                    }
-                }
-                Err(BatchFailure::RolledBack(e)) => return Err(pg_error(e)),
-            }
-        }
     }
 }
 
@@ -715,9 +609,6 @@ impl Store for PostgresStore {
                              concurrent changes"
                         )))
                     }
-                    Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
-                        return Err(StoreError::NotFound { thread_id })
-                    }
                     Err(e) if lost_race(&e) => {
                         if let Some(error) = self.db.after_lost_race(&thread_id, expected_version, attempt, now).await {
                             return Err(error);
@@ -765,8 +656,8 @@ impl Store for PostgresStore {
     fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>> {
         let thread_id = thread_id.to_owned();
         async move {
-            // Deleting the thread row waits for appends in flight (they hold a key-share lock
-            // through their append row), so the events deleted afterwards include theirs.
+            // Deleting the thread row waits for appends and pops in flight (they lock it), so
+            // the versions and events deleted afterwards include theirs.
             let mut client = self.db.client().await?;
             let tx = client.transaction().await.map_err(pg_error)?;
             self.db.count();
@@ -778,6 +669,10 @@ impl Store for PostgresStore {
                 let key: i64 = row.get(0);
                 self.db.count();
                 tx.execute("DELETE FROM threadkeeper_events WHERE thread_key = $1", &[&key]).await.map_err(pg_error)?;
+                self.db.count();
+                tx.execute("DELETE FROM threadkeeper_appends WHERE thread_key = $1", &[&key])
+                    .await
+                    .map_err(pg_error)?;
                 self.db.count();
                 tx.execute(signal::NOTIFY_IF_WATCHED_SQL, &[]).await.map_err(pg_error)?;
             }
