@@ -342,13 +342,13 @@ fn reactor_stdin() -> Option<Box<dyn AsyncRead + Unpin + Send>> {
     let polled = stdin.try_clone().ok()?;
     if file_type.is_fifo() {
         let inner = Box::new(tokio::net::unix::pipe::Receiver::from_file(stdin).ok()?);
-        return Some(Box::new(PollingInput { inner, polled }));
+        return Some(Box::new(PollingInput::new(inner, polled)));
     }
     if file_type.is_socket() {
         let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stdin));
         socket.set_nonblocking(true).ok()?;
         let inner = Box::new(tokio::net::UnixStream::from_std(socket).ok()?);
-        return Some(Box::new(PollingInput { inner, polled }));
+        return Some(Box::new(PollingInput::new(inner, polled)));
     }
     None
 }
@@ -362,10 +362,25 @@ const INPUT_POLL: Duration = Duration::from_micros(50);
 /// Non-blocking stdin that, right after the answers went out, polls for the next request a
 /// little while before sleeping: a host that calls again at once (an agent loop's append then
 /// render) is read without a wake-up, which on a virtual machine costs tens of microseconds.
+///
+/// The poll adapts: once it waits in vain (the host takes longer to call again, e.g. because
+/// its calls wait on the database), it stops polling, which would only take a core from the
+/// host and the database, until a request again comes within [`INPUT_POLL`] of the answers.
 #[cfg(unix)]
 struct PollingInput {
     inner: Box<dyn AsyncRead + Unpin + Send>,
     polled: std::fs::File,
+    /// Whether to poll after the next answers.
+    poll: bool,
+    /// When the answers went out before the reader last went to sleep.
+    slept_from: Option<std::time::Instant>,
+}
+
+#[cfg(unix)]
+impl PollingInput {
+    fn new(inner: Box<dyn AsyncRead + Unpin + Send>, polled: std::fs::File) -> Self {
+        PollingInput { inner, polled, poll: true, slept_from: None }
+    }
 }
 
 #[cfg(unix)]
@@ -376,10 +391,22 @@ impl AsyncRead for PollingInput {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         let pending = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        if pending.is_ready() || !POLL_INPUT_BEFORE_WAITING.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        if pending.is_ready() {
+            if let Some(from) = self.slept_from.take() {
+                // Woken by the reactor: poll next time if polling would have caught this one.
+                self.poll = from.elapsed() < INPUT_POLL;
+            }
             return pending;
         }
-        let until = std::time::Instant::now() + INPUT_POLL;
+        if !POLL_INPUT_BEFORE_WAITING.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            return pending;
+        }
+        let now = std::time::Instant::now();
+        if !self.poll {
+            self.slept_from = Some(now);
+            return pending;
+        }
+        let until = now + INPUT_POLL;
         let unfilled = buf.initialize_unfilled();
         loop {
             match (&self.polled).read(unfilled) {
@@ -392,6 +419,8 @@ impl AsyncRead for PollingInput {
             }
             if std::time::Instant::now() >= until {
                 // The inner reader is registered for the next readiness, so sleeping is safe.
+                self.poll = false;
+                self.slept_from = Some(now);
                 return pending;
             }
             std::hint::spin_loop();
