@@ -419,6 +419,28 @@ fn write_until(
     (acknowledged, failed)
 }
 
+/// Every acknowledged append is stored, and nothing twice: each thread holds its writer's
+/// tags in order, one event per append.
+fn assert_each_acknowledged_append_stored_once(
+    servers: &mut [Server],
+    threads: &[Vec<String>],
+    acknowledged: &[Vec<Vec<u64>>],
+) {
+    for (s, server) in servers.iter_mut().enumerate() {
+        for (w, id) in threads[s].iter().enumerate() {
+            let stored = server.ok("thread/events", json!({"threadId": id}));
+            let tags: Vec<u64> =
+                stored["events"].as_array().unwrap().iter().map(|e| e["iteration"].as_u64().unwrap()).collect();
+            assert!(tags.windows(2).all(|p| p[0] < p[1]), "{id}: {tags:?}");
+            assert_eq!(stored["version"], tags.len(), "{id}");
+            let stored: BTreeSet<u64> = tags.into_iter().collect();
+            for tag in &acknowledged[s][w] {
+                assert!(stored.contains(tag), "{id}: acknowledged append {tag} is missing");
+            }
+        }
+    }
+}
+
 #[test]
 fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_and_doubles_none() {
     let Some(url) =
@@ -471,20 +493,88 @@ fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_a
     assert!(failed > 0, "no append met the outage: the test proved nothing");
     let acknowledged: Vec<Vec<Vec<u64>>> = outcomes.into_iter().map(|(acknowledged, _)| acknowledged).collect();
 
-    for (s, server) in servers.iter_mut().enumerate() {
-        for (w, id) in threads[s].iter().enumerate() {
-            let stored = server.ok("thread/events", json!({"threadId": id}));
-            let tags: Vec<u64> =
-                stored["events"].as_array().unwrap().iter().map(|e| e["iteration"].as_u64().unwrap()).collect();
-            // Nothing twice, in the writer's order; one event per append.
-            assert!(tags.windows(2).all(|p| p[0] < p[1]), "{id}: {tags:?}");
-            assert_eq!(stored["version"], tags.len(), "{id}");
-            let stored: BTreeSet<u64> = tags.into_iter().collect();
-            for tag in &acknowledged[s][w] {
-                assert!(stored.contains(tag), "{id}: acknowledged append {tag} is missing");
-            }
+    assert_each_acknowledged_append_stored_once(&mut servers, &threads, &acknowledged);
+    for server in servers {
+        assert!(server.stop().success());
+    }
+}
+
+/// A PostgreSQL server of one test's own (`scripts/with-postgres`), which it may restart without
+/// breaking the connections of the tests running beside it. Stopped when dropped.
+struct OwnPostgres {
+    child: std::process::Child,
+    url: String,
+    restart: String,
+}
+
+impl OwnPostgres {
+    fn start() -> OwnPostgres {
+        use std::io::BufRead;
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/with-postgres");
+        let mut child = std::process::Command::new(script)
+            .args(["sh", "-c", r#"printf '%s %s\n' "$THREADKEEPER_TEST_PG" "$THREADKEEPER_TEST_PG_RESTART"; read _"#])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start scripts/with-postgres");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let (url, restart) = line.trim().split_once(' ').expect("the server's URL and restart program");
+        OwnPostgres { url: url.to_owned(), restart: restart.to_owned(), child }
+    }
+
+    fn restart(&self) {
+        let status = std::process::Command::new(&self.restart).status().expect("run the restart program");
+        assert!(status.success(), "PostgreSQL did not restart");
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take()); // ends `read`, so the script stops the server
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn postgresql_restarted_mid_run_loses_no_acknowledged_append_and_doubles_none() {
+    if database_url("postgresql_restarted_mid_run_loses_no_acknowledged_append_and_doubles_none").is_none() {
+        return;
+    }
+    const SERVERS: usize = 2;
+    const WRITERS: usize = 3;
+    let postgres = OwnPostgres::start();
+    let mut servers: Vec<Server> = (0..SERVERS).map(|_| Server::start(Wire::Ndjson, &postgres.url)).collect();
+    let threads: Vec<Vec<String>> =
+        (0..SERVERS).map(|s| (0..WRITERS).map(|w| format!("restarted-{s}-{w}")).collect()).collect();
+    for (server, ids) in servers.iter_mut().zip(&threads) {
+        for id in ids {
+            server.ok("thread/open", json!({"threadId": id}));
         }
     }
+    let stop = AtomicBool::new(false);
+    let fault_over = AtomicBool::new(false);
+    let outcomes = std::thread::scope(|s| {
+        let writers: Vec<_> = servers
+            .iter_mut()
+            .zip(&threads)
+            .map(|(server, ids)| s.spawn(|| write_until(server, ids, &stop, &fault_over)))
+            .collect();
+        // The server itself goes down (fast shutdown: every session ends, in-flight
+        // transactions roll back) and comes back, twice, while the writers append.
+        for _ in 0..2 {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            postgres.restart();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        fault_over.store(true, Ordering::SeqCst);
+        stop.store(true, Ordering::SeqCst);
+        writers.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
+    });
+    let failed: usize = outcomes.iter().map(|(_, failed)| failed).sum();
+    assert!(failed > 0, "no append met the restart: the test proved nothing");
+    let acknowledged: Vec<Vec<Vec<u64>>> = outcomes.into_iter().map(|(acknowledged, _)| acknowledged).collect();
+    assert_each_acknowledged_append_stored_once(&mut servers, &threads, &acknowledged);
     for server in servers {
         assert!(server.stop().success());
     }
