@@ -24,6 +24,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+use threadkeeper::event_log::{EventLog, EventLogBuilder};
+use threadkeeper::store::{OpenThread, PostgresOptions, PostgresStore, Store};
+use threadkeeper::AgentEvent;
 
 const WARM_UP: Duration = Duration::from_secs(1);
 
@@ -79,6 +82,75 @@ impl ServerProcess {
 fn event(n: u64) -> Value {
     json!({"type": "message", "iteration": n, "role": "assistant",
            "content": format!("Step {n:>8}: read the section, found the three entities the user asked about, and wrote them to the notes for the next step.")})
+}
+
+/// The same appends made in this process through the store library (`PostgresStore`, one per
+/// server, each with its own pool and group commit), with no process and no transport between
+/// the writers and the store: what the sidecar's own hop costs is the gap between the two.
+struct InProcess {
+    runtime: tokio::runtime::Runtime,
+    writers: Vec<(Arc<PostgresStore>, String)>,
+}
+
+impl InProcess {
+    fn connect(url: &str, count: u64, servers: usize, run: &str) -> InProcess {
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        let writers = runtime.block_on(async {
+            let mut stores = Vec::new();
+            for _ in 0..servers {
+                let store = PostgresStore::connect_with(url, PostgresOptions::default()).await.expect("connect");
+                stores.push(Arc::new(store));
+            }
+            let mut writers = Vec::new();
+            for w in 0..count {
+                let store = stores[w as usize % servers].clone();
+                let thread_id = format!("store-load-{run}-in-process-{w}");
+                let now = 1;
+                store.open(OpenThread { thread_id: thread_id.clone(), now, ..Default::default() }).await.expect("open");
+                writers.push((store, thread_id));
+            }
+            writers
+        });
+        InProcess { runtime, writers }
+    }
+
+    /// Appends per second for `seconds`, one append in flight per writer.
+    fn slice(&self, seconds: f64, first: u64) -> f64 {
+        let until = Instant::now() + Duration::from_secs_f64(seconds);
+        let start = Instant::now();
+        let appends: u64 = self.runtime.block_on(async {
+            let tasks: Vec<_> = self
+                .writers
+                .iter()
+                .map(|(store, thread_id)| {
+                    let (store, thread_id) = (store.clone(), thread_id.clone());
+                    tokio::spawn(async move {
+                        let mut n = first;
+                        while Instant::now() < until {
+                            let events = event_log(n);
+                            store.append(&thread_id, None, &events, 2).await.expect("an in-process append");
+                            n += 1;
+                        }
+                        n - first
+                    })
+                })
+                .collect();
+            let mut total = 0;
+            for task in tasks {
+                total += task.await.unwrap();
+            }
+            total
+        });
+        appends as f64 / start.elapsed().as_secs_f64()
+    }
+}
+
+/// [`event`] as the log a store appends.
+fn event_log(n: u64) -> EventLog {
+    let fields = AgentEvent::from_value(event(n), "event").expect("a valid event");
+    let mut builder = EventLogBuilder::new();
+    builder.push_validated(&serde_json::to_string(fields.fields()).unwrap());
+    builder.finish()
 }
 
 /// Whether the writers may send; they wait (between calls) while it is false.
@@ -229,11 +301,13 @@ fn main() {
         })
         .collect();
     let counters = DbCounters::connect(store);
+    let in_process = InProcess::connect(store, writers, servers, &run);
+    let mut library = 0f64;
     std::thread::sleep(WARM_UP);
     let (mut appends, mut appending, mut floor) = (0u64, 0f64, 0f64);
     let (mut our_xacts, mut our_wal, mut floor_xacts, mut floor_wal) = (0i64, 0i64, 0i64, 0i64);
     let mut cpu = 0u64;
-    for _ in 0..slices {
+    for slice in 0..slices {
         // Pause the writers; calls in flight finish before the floor starts.
         gate.set(false);
         while busy.load(Ordering::SeqCst) > 0 {
@@ -243,6 +317,8 @@ fn main() {
         floor += floor_slice(floor_command);
         let (x1, w1) = counters.read();
         (floor_xacts, floor_wal) = (floor_xacts + x1 - x0, floor_wal + w1 - w0);
+        library += in_process.slice(seconds, slice as u64 * 10_000_000);
+        let (x1, w1) = counters.read();
         let cpu_before: u64 = pids.iter().map(|pid| cpu_ticks(*pid)).sum();
         let before = answered.load(Ordering::SeqCst);
         let start = Instant::now();
@@ -269,11 +345,12 @@ fn main() {
     let floor_rows = (floor / slices as f64 * seconds * slices as f64).max(1.0);
     let ticks_per_s = 100.0; // USER_HZ on Linux
     println!(
-        "appends_per_s={:.0} floor_per_s={:.0} appends={appends} seconds={appending:.2} \
+        "appends_per_s={:.0} floor_per_s={:.0} in_process_per_s={:.0} appends={appends} seconds={appending:.2} \
          xacts_per_append={:.3} wal_bytes_per_append={:.0} floor_xacts_per_row={:.3} floor_wal_bytes_per_row={:.0} \
          server_cpu_us_per_append={:.0}",
         appends as f64 / appending,
         floor / slices as f64,
+        library / slices as f64,
         our_xacts as f64 / appends.max(1) as f64,
         our_wal as f64 / appends.max(1) as f64,
         floor_xacts as f64 / floor_rows,
