@@ -42,6 +42,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = PostgresOptions::default().commit_slots as u64,
           value_parser = clap::value_parser!(u64).range(1..=1000), value_name = "N")]
     pg_commit_slots: u64,
+    /// PostgreSQL store: longest an append waits, in microseconds, for the threads answered a
+    /// moment ago that usually call again at once, so that they commit together (0: never).
+    #[arg(long, default_value_t = PostgresOptions::default().commit_hold.as_micros() as u64,
+          value_parser = clap::value_parser!(u64).range(0..=100_000), value_name = "MICROSECONDS")]
+    pg_commit_hold: u64,
     /// Largest turn document given as text (`turns/from*`, `thread/import`), in bytes.
     #[arg(long, default_value_t = DocumentLimits::default().max_input_bytes, value_name = "BYTES")]
     max_document_bytes: usize,
@@ -108,6 +113,7 @@ pub fn run(args: ServeArgs) -> i32 {
     let postgres = PostgresOptions {
         pool_size: args.pg_pool_size as usize,
         commit_slots: args.pg_commit_slots.min(args.pg_pool_size) as usize,
+        commit_hold: Duration::from_micros(args.pg_commit_hold),
     };
     let store = match runtime.block_on(open_store_with(&spec, limits.max_threads_in_memory as u64, postgres)) {
         Ok(store) => store,

@@ -583,9 +583,14 @@ fn postgresql_restarted_mid_run_loses_no_acknowledged_append_and_doubles_none() 
 #[test]
 fn pool_and_commit_slot_flags_out_of_range_are_usage_errors() {
     // Needs no database: the flags are checked before the store is opened.
-    for (flag, value) in
-        [("--pg-pool-size", "0"), ("--pg-pool-size", "1001"), ("--pg-commit-slots", "0"), ("--pg-commit-slots", "x")]
-    {
+    for (flag, value) in [
+        ("--pg-pool-size", "0"),
+        ("--pg-pool-size", "1001"),
+        ("--pg-commit-slots", "0"),
+        ("--pg-commit-slots", "x"),
+        ("--pg-commit-hold", "100001"),
+        ("--pg-commit-hold", "x"),
+    ] {
         let (status, stderr) = run_to_end(serve(Some("memory")).args([flag, value]));
         assert_eq!(status.code(), Some(2), "{flag} {value}: {stderr}");
         assert!(stderr.contains(flag), "{flag} {value}: {stderr}");

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use threadkeeper::event_log::{EventLog, EventLogBuilder};
-use threadkeeper::store::{OpenThread, PostgresStore, Store, StoreError};
+use threadkeeper::store::{OpenThread, PostgresOptions, PostgresStore, Store, StoreError};
 use threadkeeper::AgentEvent;
 use tokio::sync::mpsc;
 use tokio_postgres::AsyncMessage;
@@ -246,6 +246,65 @@ fn an_append_the_database_refuses_fails_alone_and_the_others_of_its_statement_co
         }
         let (record, events) = store.events_from("t2", 0).await.unwrap();
         assert_eq!((record.version, events.len()), (0, 0));
+    });
+    drop(rt);
+}
+
+/// Loops each appending to a thread of its own, one append in flight, loop `w` calling again
+/// `w * gap` after each answer (a host's loops do not all turn around equally fast).
+async fn loops(store: &PostgresStore, prefix: &str, writers: usize, appends: u64, gap: Duration) {
+    let runs = (0..writers).map(|w| async move {
+        let thread_id = format!("{prefix}{w}");
+        store.open(OpenThread { thread_id: thread_id.clone(), now: 1, ..Default::default() }).await.unwrap();
+        for n in 0..appends {
+            let appended = store.append(&thread_id, None, &log(&[numbered_event(n, 0)]), 2).await.unwrap();
+            assert_eq!((appended.version, appended.event_count), (n + 1, n + 1), "{thread_id}");
+            tokio::time::sleep(gap * w as u32).await;
+        }
+    });
+    futures_util::future::join_all(runs).await;
+}
+
+#[test]
+fn loops_that_call_again_soon_are_held_to_commit_together() {
+    let Some(url) = database_url("loops_that_call_again_soon_are_held_to_commit_together") else {
+        return;
+    };
+    const WRITERS: usize = 4;
+    const APPENDS: u64 = 40;
+    const GAP: Duration = Duration::from_millis(3);
+    let rt = runtime();
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    rt.block_on(async {
+        let round_trips = |hold| {
+            let url = scratch.url.clone();
+            async move {
+                let options = PostgresOptions { commit_hold: hold, ..PostgresOptions::default() };
+                let store = PostgresStore::connect_with(&url, options).await.unwrap();
+                let prefix = format!("hold{}ms-", hold.as_millis());
+                let before = store.statements_sent();
+                loops(&store, &prefix, WRITERS, APPENDS, GAP).await;
+                // The opens are one round trip each.
+                store.statements_sent() - before - WRITERS as u64
+            }
+        };
+        // Sent as they come, the loops' appends (3 ms apart) mostly go out one by one.
+        let alone = round_trips(Duration::ZERO).await;
+        assert!(alone > APPENDS * 5 / 2, "no hold: {alone} round trips for 160 appends");
+        // Held (for at most 50 ms), they go out together once each loop's pace is known (from
+        // its second append on): one round trip a round on a quiet machine, a few more on a
+        // loaded one, where a loop is now and then later than its pace allows for.
+        let held = round_trips(Duration::from_millis(50)).await;
+        assert!(held <= APPENDS * 2, "hold: {held} round trips for 160 appends");
+        // A loop slower than the hold is not waited for: as many round trips as without one.
+        let slow = round_trips(Duration::from_millis(1)).await;
+        assert!(slow > APPENDS * 5 / 2, "a hold shorter than the loops' pace: {slow} round trips for 160 appends");
+        // A lone loop is never held, however long the hold: 40 appends in far less than one hold.
+        let options = PostgresOptions { commit_hold: Duration::from_secs(30), ..PostgresOptions::default() };
+        let store = PostgresStore::connect_with(&scratch.url, options).await.unwrap();
+        let started = Instant::now();
+        loops(&store, "lone", 1, APPENDS, Duration::ZERO).await;
+        assert!(started.elapsed() < Duration::from_secs(30), "a lone loop waited for nobody");
     });
     drop(rt);
 }

@@ -5,17 +5,21 @@
 //! The committer keeps at most `slots` transactions in flight; while they are all busy, requests
 //! pile up, and the next free slot takes every one waiting (up to [`MAX_BATCH`]). A lone
 //! append therefore goes out at once, as its own statement; under load the batches grow by
-//! themselves. Each append's own statement decides its fate (its thread's row is locked and
+//! themselves. A free slot also holds the waiting appends back (for at most the hold) while
+//! threads answered a moment ago are due back (`pace`), so loops that call again at once
+//! commit together instead of in small groups taking turns. Each append's own statement decides its fate (its thread's row is locked and
 //! its `expectedVersion` checked there), so one append's conflict or missing thread is its
 //! answer alone; an error, which rolls the whole transaction back, sends each append again on
 //! its own. Appends to one thread go out one after the other, in the order they came.
 
+use super::pace::Pace;
 use super::Database;
 use crate::event_log::EventLog;
 use crate::store::{Appended, StoreError, StoreResult};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
 
@@ -29,6 +33,7 @@ pub struct AppendRequest {
     pub events: EventLog,
     pub now: u64,
     pub reply: oneshot::Sender<StoreResult<Appended>>,
+    pub arrived: Instant,
 }
 
 /// The queue into a server's committer; the committer ends when this is dropped.
@@ -37,10 +42,11 @@ pub struct GroupCommitter {
 }
 
 impl GroupCommitter {
-    /// Starts the committer on the current runtime, with at most `slots` transactions in flight.
-    pub fn start(db: Arc<Database>, slots: usize) -> Self {
+    /// Starts the committer on the current runtime, with at most `slots` transactions in flight
+    /// and waiting appends held back for others for at most `hold`.
+    pub fn start(db: Arc<Database>, slots: usize, hold: Duration) -> Self {
         let (queue, requests) = mpsc::unbounded_channel();
-        tokio::spawn(run(db, requests, slots.max(1)));
+        tokio::spawn(run(db, requests, slots.max(1), Pace::new(hold)));
         GroupCommitter { queue }
     }
 
@@ -53,7 +59,7 @@ impl GroupCommitter {
         now: u64,
     ) -> StoreResult<Appended> {
         let (reply, answer) = oneshot::channel();
-        let request = AppendRequest { thread_id, expected_version, events, now, reply };
+        let request = AppendRequest { thread_id, expected_version, events, now, reply, arrived: Instant::now() };
         if self.queue.send(request).is_err() {
             return Err(StoreError::Unavailable("PostgreSQL: the committer has stopped".into()));
         }
@@ -63,7 +69,7 @@ impl GroupCommitter {
 
 /// Forms batches and runs them, at most `slots` at once, in this one task (no hand-off to
 /// another task between an append's arrival and its transaction).
-async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequest>, slots: usize) {
+async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequest>, slots: usize, mut pace: Pace) {
     // Requests not sent yet, oldest first (appends to a thread already in the batch being
     // formed wait here for a later one, in order).
     let mut waiting: VecDeque<AppendRequest> = VecDeque::new();
@@ -74,13 +80,23 @@ async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequ
     loop {
         while open {
             match requests.try_recv() {
-                Ok(request) => waiting.push_back(request),
+                Ok(request) => {
+                    pace.arrived(&request.thread_id, request.arrived);
+                    waiting.push_back(request);
+                }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => open = false,
             }
         }
+        // Hold the waiting back while threads answered a moment ago are due (the oldest
+        // waiting for at most the hold).
+        let now = Instant::now();
+        let held_until = match waiting.front() {
+            Some(oldest) if open && in_flight.len() < slots => pace.wait_until(now, oldest.arrived + pace.hold()),
+            _ => None,
+        };
         // A free slot takes everything waiting (while all are busy, a batch forms).
-        while in_flight.len() < slots {
+        while held_until.is_none() && in_flight.len() < slots {
             let batch = next_batch(&mut waiting, &mut busy);
             if batch.is_empty() {
                 break;
@@ -92,14 +108,20 @@ async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequ
         }
         tokio::select! {
             Some(done) = in_flight.next(), if !in_flight.is_empty() => {
+                let now = Instant::now();
                 for thread_id in done {
+                    pace.answered(&thread_id, now);
                     busy.remove(&thread_id);
                 }
             }
             request = requests.recv(), if open => match request {
-                Some(request) => waiting.push_back(request),
+                Some(request) => {
+                    pace.arrived(&request.thread_id, request.arrived);
+                    waiting.push_back(request);
+                }
                 None => open = false,
             },
+            () = tokio::time::sleep_until(held_until.unwrap_or(now).into()), if held_until.is_some() => {}
         }
     }
 }
@@ -191,6 +213,7 @@ mod tests {
             events: EventLog::default(),
             now: 0,
             reply,
+            arrived: Instant::now(),
         }
     }
 

@@ -14,6 +14,7 @@
 mod signal;
 mod append;
 mod group_commit;
+mod pace;
 
 use super::changes::ChangeSignal;
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
@@ -98,6 +99,9 @@ pub struct PostgresOptions {
     /// Append statements in flight at once per server (group commit); the appends that wait
     /// meanwhile go out together in the next.
     pub commit_slots: usize,
+    /// Longest a waiting append is held back for threads due back at once, so that they
+    /// commit together (zero: never held).
+    pub commit_hold: Duration,
 }
 
 impl Default for PostgresOptions {
@@ -106,7 +110,9 @@ impl Default for PostgresOptions {
         // costs it a flush of the log, where PostgreSQL would have flushed it with the others
         // anyway. Batches form when more wait (many writers per server, or a slow database).
         // Two connections more serve reads, opens and pops meanwhile.
-        PostgresOptions { pool_size: 10, commit_slots: 8 }
+        // A hold of a millisecond is a few commits' time: enough for a host's loops that call
+        // again at once, too short for anyone to notice when none is due.
+        PostgresOptions { pool_size: 10, commit_slots: 8, commit_hold: Duration::from_millis(1) }
     }
 }
 
@@ -220,7 +226,7 @@ impl PostgresStore {
         let mut client = db.client().await?;
         migrate(&mut client).await?;
         drop(client);
-        let committer = GroupCommitter::start(db.clone(), options.commit_slots);
+        let committer = GroupCommitter::start(db.clone(), options.commit_slots, options.commit_hold);
         Ok(PostgresStore { db, committer })
     }
 
