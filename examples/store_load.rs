@@ -7,7 +7,9 @@
 //! spread over them in turn. Each writer opens a thread of its own and appends one ~200-byte
 //! event per `thread/append`, with one call in flight (it waits for each answer, as an agent
 //! loop does). One thread per server drives that server's writers, as a host's event loop
-//! drives its agent loops: an answer read sends its writer's next call. After a warm-up of one second, it alternates SLICES times between the floor and
+//! drives its agent loops: an answer read sends its writer's next call. Each slice also
+//! measures the same appends without the sidecar: through the store library in this process,
+//! and as the bare statement an append runs, from plain connections. After a warm-up of one second, it alternates SLICES times between the floor and
 //! the writers: FLOOR_CMD (a shell command, e.g. pgbench with the same number of clients for
 //! SECONDS, that prints `tps = N`) runs while the writers pause, then the writers append for
 //! SECONDS while their answers are counted. Alternating in short slices keeps both measured
@@ -129,6 +131,72 @@ impl InProcess {
                         while Instant::now() < until {
                             let events = event_log(n);
                             store.append(&thread_id, None, &events, 2).await.expect("an in-process append");
+                            n += 1;
+                        }
+                        n - first
+                    })
+                })
+                .collect();
+            let mut total = 0;
+            for task in tasks {
+                total += task.await.unwrap();
+            }
+            total
+        });
+        appends as f64 / start.elapsed().as_secs_f64()
+    }
+}
+
+/// The database's side alone: plain connections, one per writer, each running the statement an
+/// append runs for a thread of its own, one transaction each, with no server, no pool and no
+/// group commit. Its ratio to the floor is what a versioned append costs the database over a
+/// one-row insert.
+struct StatementAlone {
+    runtime: tokio::runtime::Runtime,
+    writers: Vec<(Arc<tokio_postgres::Client>, tokio_postgres::Statement, String)>,
+}
+
+impl StatementAlone {
+    fn connect(url: &str, count: u64, run: &str) -> StatementAlone {
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        let writers = runtime.block_on(async {
+            let store = PostgresStore::connect(url).await.expect("connect");
+            let mut writers = Vec::new();
+            for w in 0..count {
+                let thread_id = format!("store-load-{run}-statement-{w}");
+                store
+                    .open(OpenThread { thread_id: thread_id.clone(), now: 1, ..Default::default() })
+                    .await
+                    .expect("open");
+                let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connect");
+                tokio::spawn(connection);
+                let statement = client.prepare(PostgresStore::append_statement()).await.expect("prepare");
+                writers.push((Arc::new(client), statement, thread_id));
+            }
+            writers
+        });
+        StatementAlone { runtime, writers }
+    }
+
+    /// Appends per second for `seconds`, one statement in flight per writer.
+    fn slice(&self, seconds: f64, first: u64) -> f64 {
+        let until = Instant::now() + Duration::from_secs_f64(seconds);
+        let start = Instant::now();
+        let appends: u64 = self.runtime.block_on(async {
+            let tasks: Vec<_> = self
+                .writers
+                .iter()
+                .map(|(client, statement, thread_id)| {
+                    let (client, statement, thread_id) = (client.clone(), statement.clone(), thread_id.clone());
+                    tokio::spawn(async move {
+                        let mut n = first;
+                        while Instant::now() < until {
+                            let body = serde_json::to_string(&event(n)).unwrap();
+                            let row = client
+                                .query_one(&statement, &[&thread_id, &None::<i64>, &1i64, &2i64, &vec![body], &false])
+                                .await
+                                .expect("the append statement");
+                            assert!(row.get::<_, bool>(0), "appended");
                             n += 1;
                         }
                         n - first
@@ -302,7 +370,8 @@ fn main() {
         .collect();
     let counters = DbCounters::connect(store);
     let in_process = InProcess::connect(store, writers, servers, &run);
-    let mut library = 0f64;
+    let statement_alone = StatementAlone::connect(store, writers, &run);
+    let (mut library, mut statement) = (0f64, 0f64);
     std::thread::sleep(WARM_UP);
     let (mut appends, mut appending, mut floor) = (0u64, 0f64, 0f64);
     let (mut our_xacts, mut our_wal, mut floor_xacts, mut floor_wal) = (0i64, 0i64, 0i64, 0i64);
@@ -318,6 +387,7 @@ fn main() {
         let (x1, w1) = counters.read();
         (floor_xacts, floor_wal) = (floor_xacts + x1 - x0, floor_wal + w1 - w0);
         library += in_process.slice(seconds, slice as u64 * 10_000_000);
+        statement += statement_alone.slice(seconds, slice as u64 * 10_000_000);
         let (x1, w1) = counters.read();
         let cpu_before: u64 = pids.iter().map(|pid| cpu_ticks(*pid)).sum();
         let before = answered.load(Ordering::SeqCst);
@@ -345,12 +415,13 @@ fn main() {
     let floor_rows = (floor / slices as f64 * seconds * slices as f64).max(1.0);
     let ticks_per_s = 100.0; // USER_HZ on Linux
     println!(
-        "appends_per_s={:.0} floor_per_s={:.0} in_process_per_s={:.0} appends={appends} seconds={appending:.2} \
+        "appends_per_s={:.0} floor_per_s={:.0} in_process_per_s={:.0} statement_per_s={:.0} appends={appends} seconds={appending:.2} \
          xacts_per_append={:.3} wal_bytes_per_append={:.0} floor_xacts_per_row={:.3} floor_wal_bytes_per_row={:.0} \
          server_cpu_us_per_append={:.0}",
         appends as f64 / appending,
         floor / slices as f64,
         library / slices as f64,
+        statement / slices as f64,
         our_xacts as f64 / appends.max(1) as f64,
         our_wal as f64 / appends.max(1) as f64,
         floor_xacts as f64 / floor_rows,

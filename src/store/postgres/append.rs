@@ -23,7 +23,7 @@ use tokio_postgres::Row;
 /// which is older than the row's when a concurrent change committed while this one waited
 /// for the row (the caller reads again then), and a thread deleted meanwhile shows as a
 /// version found though the append expected none.
-const APPEND_SQL: &str = concat!(
+pub(super) const APPEND_SQL: &str = concat!(
     "
 WITH cur AS (
     UPDATE threadkeeper_threads

@@ -230,6 +230,14 @@ impl PostgresStore {
         Ok(PostgresStore { db, committer })
     }
 
+    /// The statement each append runs, for whoever measures or inspects the database's side:
+    /// `$1` thread id (text), `$2` expected version (bigint or null), `$3` event count
+    /// (bigint), `$4` time in ms (bigint), `$5` the events (text[]), `$6` whether to notify
+    /// watchers (bool).
+    pub fn append_statement() -> &'static str {
+        append::APPEND_SQL
+    }
+
     /// Round trips to the database so far: a statement, once prepared, or a group commit's
     /// pipelined transaction.
     pub fn statements_sent(&self) -> u64 {
