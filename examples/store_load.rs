@@ -9,7 +9,8 @@
 //! loop does). One thread per server drives that server's writers, as a host's event loop
 //! drives its agent loops: an answer read sends its writer's next call. Each slice also
 //! measures the same appends without the sidecar: through the store library in this process,
-//! and as the bare statement an append runs, from plain connections. After a warm-up of one second, it alternates SLICES times between the floor and
+//! and as the bare statement an append runs, from plain connections; and the floor's own
+//! INSERT sent from those connections (what this Rust client costs against pgbench's). After a warm-up of one second, it alternates SLICES times between the floor and
 //! the writers: FLOOR_CMD (a shell command, e.g. pgbench with the same number of clients for
 //! SECONDS, that prints `tps = N`) runs while the writers pause, then the writers append for
 //! SECONDS while their answers are counted. Alternating in short slices keeps both measured
@@ -147,56 +148,77 @@ impl InProcess {
     }
 }
 
-/// The database's side alone: plain connections, one per writer, each running the statement an
-/// append runs for a thread of its own, one transaction each, with no server, no pool and no
-/// group commit. Its ratio to the floor is what a versioned append costs the database over a
-/// one-row insert.
-struct StatementAlone {
+/// What [`Direct`] sends.
+#[derive(Clone, Copy, PartialEq)]
+enum Direct {
+    /// The statement an append runs, for a thread of each connection's own.
+    Append,
+    /// The floor's one-row INSERT (into `floor_rows`, which the bench makes).
+    FloorInsert,
+}
+
+/// The database's side alone: plain connections, one per writer, each sending one statement
+/// at a time as its own transaction, with no server, no pool and no group commit. The append
+/// statement's ratio to the floor is what a versioned append costs the database over a
+/// one-row insert; the floor's INSERT sent this way is what this Rust client costs against
+/// pgbench's.
+struct DirectWriters {
     runtime: tokio::runtime::Runtime,
+    kind: Direct,
     writers: Vec<(Arc<tokio_postgres::Client>, tokio_postgres::Statement, String)>,
 }
 
-impl StatementAlone {
-    fn connect(url: &str, count: u64, run: &str) -> StatementAlone {
+impl DirectWriters {
+    fn connect(url: &str, count: u64, run: &str, kind: Direct) -> DirectWriters {
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
         let writers = runtime.block_on(async {
             let store = PostgresStore::connect(url).await.expect("connect");
             let mut writers = Vec::new();
             for w in 0..count {
                 let thread_id = format!("store-load-{run}-statement-{w}");
-                store
-                    .open(OpenThread { thread_id: thread_id.clone(), now: 1, ..Default::default() })
-                    .await
-                    .expect("open");
                 let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connect");
                 tokio::spawn(connection);
-                let statement = client.prepare(PostgresStore::append_statement()).await.expect("prepare");
+                let sql = match kind {
+                    Direct::Append => {
+                        let open = OpenThread { thread_id: thread_id.clone(), now: 1, ..Default::default() };
+                        store.open(open).await.expect("open");
+                        PostgresStore::append_statement()
+                    }
+                    Direct::FloorInsert => "INSERT INTO floor_rows (body) VALUES ($1)",
+                };
+                let statement = client.prepare(sql).await.expect("prepare");
                 writers.push((Arc::new(client), statement, thread_id));
             }
             writers
         });
-        StatementAlone { runtime, writers }
+        DirectWriters { runtime, kind, writers }
     }
 
-    /// Appends per second for `seconds`, one statement in flight per writer.
+    /// Statements per second for `seconds`, one in flight per writer.
     fn slice(&self, seconds: f64, first: u64) -> f64 {
         let until = Instant::now() + Duration::from_secs_f64(seconds);
         let start = Instant::now();
-        let appends: u64 = self.runtime.block_on(async {
+        let kind = self.kind;
+        let sent: u64 = self.runtime.block_on(async {
             let tasks: Vec<_> = self
                 .writers
                 .iter()
                 .map(|(client, statement, thread_id)| {
                     let (client, statement, thread_id) = (client.clone(), statement.clone(), thread_id.clone());
                     tokio::spawn(async move {
+                        let row = "x".repeat(200);
                         let mut n = first;
                         while Instant::now() < until {
-                            let body = serde_json::to_string(&event(n)).unwrap();
-                            let row = client
-                                .query_one(&statement, &[&thread_id, &None::<i64>, &1i64, &2i64, &vec![body], &false])
-                                .await
-                                .expect("the append statement");
-                            assert!(row.get::<_, bool>(0), "appended");
+                            if kind == Direct::Append {
+                                let bodies = vec![serde_json::to_string(&event(n)).unwrap()];
+                                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+                                    [&thread_id, &None::<i64>, &1i64, &2i64, &bodies, &false];
+                                let appended =
+                                    client.query_one(&statement, &params).await.expect("the append statement");
+                                assert!(appended.get::<_, bool>(0), "appended");
+                            } else {
+                                client.execute(&statement, &[&row]).await.expect("the floor's insert");
+                            }
                             n += 1;
                         }
                         n - first
@@ -209,7 +231,7 @@ impl StatementAlone {
             }
             total
         });
-        appends as f64 / start.elapsed().as_secs_f64()
+        sent as f64 / start.elapsed().as_secs_f64()
     }
 }
 
@@ -370,8 +392,9 @@ fn main() {
         .collect();
     let counters = DbCounters::connect(store);
     let in_process = InProcess::connect(store, writers, servers, &run);
-    let statement_alone = StatementAlone::connect(store, writers, &run);
-    let (mut library, mut statement) = (0f64, 0f64);
+    let statement_alone = DirectWriters::connect(store, writers, &run, Direct::Append);
+    let insert_alone = DirectWriters::connect(store, writers, &run, Direct::FloorInsert);
+    let (mut library, mut statement, mut insert) = (0f64, 0f64, 0f64);
     std::thread::sleep(WARM_UP);
     let (mut appends, mut appending, mut floor) = (0u64, 0f64, 0f64);
     let (mut our_xacts, mut our_wal, mut floor_xacts, mut floor_wal) = (0i64, 0i64, 0i64, 0i64);
@@ -388,6 +411,7 @@ fn main() {
         (floor_xacts, floor_wal) = (floor_xacts + x1 - x0, floor_wal + w1 - w0);
         library += in_process.slice(seconds, slice as u64 * 10_000_000);
         statement += statement_alone.slice(seconds, slice as u64 * 10_000_000);
+        insert += insert_alone.slice(seconds, 0);
         let (x1, w1) = counters.read();
         let cpu_before: u64 = pids.iter().map(|pid| cpu_ticks(*pid)).sum();
         let before = answered.load(Ordering::SeqCst);
@@ -415,13 +439,14 @@ fn main() {
     let floor_rows = (floor / slices as f64 * seconds * slices as f64).max(1.0);
     let ticks_per_s = 100.0; // USER_HZ on Linux
     println!(
-        "appends_per_s={:.0} floor_per_s={:.0} in_process_per_s={:.0} statement_per_s={:.0} appends={appends} seconds={appending:.2} \
+        "appends_per_s={:.0} floor_per_s={:.0} in_process_per_s={:.0} statement_per_s={:.0} rust_insert_per_s={:.0} appends={appends} seconds={appending:.2} \
          xacts_per_append={:.3} wal_bytes_per_append={:.0} floor_xacts_per_row={:.3} floor_wal_bytes_per_row={:.0} \
          server_cpu_us_per_append={:.0}",
         appends as f64 / appending,
         floor / slices as f64,
         library / slices as f64,
         statement / slices as f64,
+        insert / slices as f64,
         our_xacts as f64 / appends.max(1) as f64,
         our_wal as f64 / appends.max(1) as f64,
         floor_xacts as f64 / floor_rows,
