@@ -119,32 +119,9 @@ impl InProcess {
 
     /// Appends per second for `seconds`, one append in flight per writer.
     fn slice(&self, seconds: f64, first: u64) -> f64 {
-        let until = Instant::now() + Duration::from_secs_f64(seconds);
-        let start = Instant::now();
-        let appends: u64 = self.runtime.block_on(async {
-            let tasks: Vec<_> = self
-                .writers
-                .iter()
-                .map(|(store, thread_id)| {
-                    let (store, thread_id) = (store.clone(), thread_id.clone());
-                    tokio::spawn(async move {
-                        let mut n = first;
-                        while Instant::now() < until {
-                            let events = event_log(n);
-                            store.append(&thread_id, None, &events, 2).await.expect("an in-process append");
-                            n += 1;
-                        }
-                        n - first
-                    })
-                })
-                .collect();
-            let mut total = 0;
-            for task in tasks {
-                total += task.await.unwrap();
-            }
-            total
-        });
-        appends as f64 / start.elapsed().as_secs_f64()
+        per_second(&self.runtime, &self.writers, seconds, first, |(store, thread_id), n| async move {
+            store.append(&thread_id, None, &event_log(n), 2).await.expect("an in-process append");
+        })
     }
 }
 
@@ -196,43 +173,53 @@ impl DirectWriters {
 
     /// Statements per second for `seconds`, one in flight per writer.
     fn slice(&self, seconds: f64, first: u64) -> f64 {
-        let until = Instant::now() + Duration::from_secs_f64(seconds);
-        let start = Instant::now();
         let kind = self.kind;
-        let sent: u64 = self.runtime.block_on(async {
-            let tasks: Vec<_> = self
-                .writers
-                .iter()
-                .map(|(client, statement, thread_id)| {
-                    let (client, statement, thread_id) = (client.clone(), statement.clone(), thread_id.clone());
-                    tokio::spawn(async move {
-                        let row = "x".repeat(200);
-                        let mut n = first;
-                        while Instant::now() < until {
-                            if kind == Direct::Append {
-                                let bodies = vec![serde_json::to_string(&event(n)).unwrap()];
-                                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-                                    [&thread_id, &None::<i64>, &1i64, &2i64, &bodies, &false];
-                                let appended =
-                                    client.query_one(&statement, &params).await.expect("the append statement");
-                                assert!(appended.get::<_, bool>(0), "appended");
-                            } else {
-                                client.execute(&statement, &[&row]).await.expect("the floor's insert");
-                            }
-                            n += 1;
-                        }
-                        n - first
-                    })
-                })
-                .collect();
-            let mut total = 0;
-            for task in tasks {
-                total += task.await.unwrap();
+        per_second(&self.runtime, &self.writers, seconds, first, move |(client, statement, thread_id), n| async move {
+            if kind == Direct::Append {
+                let bodies = vec![serde_json::to_string(&event(n)).unwrap()];
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+                    [&thread_id, &None::<i64>, &1i64, &2i64, &bodies, &false];
+                let appended = client.query_one(&statement, &params).await.expect("the append statement");
+                assert!(appended.get::<_, bool>(0), "appended");
+            } else {
+                client.execute(&statement, &[&"x".repeat(200)]).await.expect("the floor's insert");
             }
-            total
-        });
-        sent as f64 / start.elapsed().as_secs_f64()
+        })
     }
+}
+
+/// Runs a loop per writer on `runtime` for `seconds`, each awaiting `step(writer, n)` for
+/// n = `first`, `first` + 1, … one at a time; the steps per second of all of them.
+fn per_second<W, F, S>(runtime: &tokio::runtime::Runtime, writers: &[W], seconds: f64, first: u64, step: F) -> f64
+where
+    W: Clone + Send + 'static,
+    F: Fn(W, u64) -> S + Clone + Send + 'static,
+    S: std::future::Future<Output = ()> + Send,
+{
+    let until = Instant::now() + Duration::from_secs_f64(seconds);
+    let start = Instant::now();
+    let steps: u64 = runtime.block_on(async {
+        let tasks: Vec<_> = writers
+            .iter()
+            .map(|writer| {
+                let (writer, step) = (writer.clone(), step.clone());
+                tokio::spawn(async move {
+                    let mut n = first;
+                    while Instant::now() < until {
+                        step(writer.clone(), n).await;
+                        n += 1;
+                    }
+                    n - first
+                })
+            })
+            .collect();
+        let mut total = 0;
+        for task in tasks {
+            total += task.await.unwrap();
+        }
+        total
+    });
+    steps as f64 / start.elapsed().as_secs_f64()
 }
 
 /// [`event`] as the log a store appends.

@@ -419,43 +419,16 @@ fn write_until(
     (acknowledged, failed)
 }
 
-/// Every acknowledged append is stored, and nothing twice: each thread holds its writer's
-/// tags in order, one event per append.
-fn assert_each_acknowledged_append_stored_once(
-    servers: &mut [Server],
-    threads: &[Vec<String>],
-    acknowledged: &[Vec<Vec<u64>>],
-) {
-    for (s, server) in servers.iter_mut().enumerate() {
-        for (w, id) in threads[s].iter().enumerate() {
-            let stored = server.ok("thread/events", json!({"threadId": id}));
-            let tags: Vec<u64> =
-                stored["events"].as_array().unwrap().iter().map(|e| e["iteration"].as_u64().unwrap()).collect();
-            assert!(tags.windows(2).all(|p| p[0] < p[1]), "{id}: {tags:?}");
-            assert_eq!(stored["version"], tags.len(), "{id}");
-            let stored: BTreeSet<u64> = tags.into_iter().collect();
-            for tag in &acknowledged[s][w] {
-                assert!(stored.contains(tag), "{id}: acknowledged append {tag} is missing");
-            }
-        }
-    }
-}
-
-#[test]
-fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_and_doubles_none() {
-    let Some(url) =
-        database_url("the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_and_doubles_none")
-    else {
-        return;
-    };
+/// Two servers with three writers each append, each writer to a thread of its own, while
+/// `fault` runs and after it: the fault must fail some appends (or the test proves nothing),
+/// every acknowledged append is stored, and nothing twice (each thread holds its writer's
+/// tags in order, one event per append).
+fn appends_survive(url: &str, prefix: &str, fault: impl FnOnce()) {
     const SERVERS: usize = 2;
     const WRITERS: usize = 3;
-    let rt = runtime();
-    let scratch = rt.block_on(ScratchDatabase::create(&url));
-    let name = scratch.url.rsplit('/').next().unwrap().to_owned();
-    let mut servers: Vec<Server> = (0..SERVERS).map(|_| Server::start(Wire::Ndjson, &scratch.url)).collect();
+    let mut servers: Vec<Server> = (0..SERVERS).map(|_| Server::start(Wire::Ndjson, url)).collect();
     let threads: Vec<Vec<String>> =
-        (0..SERVERS).map(|s| (0..WRITERS).map(|w| format!("restart-{s}-{w}")).collect()).collect();
+        (0..SERVERS).map(|s| (0..WRITERS).map(|w| format!("{prefix}-{s}-{w}")).collect()).collect();
     for (server, ids) in servers.iter_mut().zip(&threads) {
         for id in ids {
             server.ok("thread/open", json!({"threadId": id}));
@@ -469,6 +442,42 @@ fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_a
             .zip(&threads)
             .map(|(server, ids)| s.spawn(|| write_until(server, ids, &stop, &fault_over)))
             .collect();
+        fault();
+        fault_over.store(true, Ordering::SeqCst);
+        stop.store(true, Ordering::SeqCst);
+        writers.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
+    });
+    let failed: usize = outcomes.iter().map(|(_, failed)| failed).sum();
+    assert!(failed > 0, "no append met the fault: the test proved nothing");
+    for ((server, ids), (acknowledged, _)) in servers.iter_mut().zip(&threads).zip(&outcomes) {
+        for (id, acknowledged) in ids.iter().zip(acknowledged) {
+            let stored = server.ok("thread/events", json!({"threadId": id}));
+            let tags: Vec<u64> =
+                stored["events"].as_array().unwrap().iter().map(|e| e["iteration"].as_u64().unwrap()).collect();
+            assert!(tags.windows(2).all(|p| p[0] < p[1]), "{id}: {tags:?}");
+            assert_eq!(stored["version"], tags.len(), "{id}");
+            let stored: BTreeSet<u64> = tags.into_iter().collect();
+            for tag in acknowledged {
+                assert!(stored.contains(tag), "{id}: acknowledged append {tag} is missing");
+            }
+        }
+    }
+    for server in servers {
+        assert!(server.stop().success());
+    }
+}
+
+#[test]
+fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_and_doubles_none() {
+    let Some(url) =
+        database_url("the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_and_doubles_none")
+    else {
+        return;
+    };
+    let rt = runtime();
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    let name = scratch.url.rsplit('/').next().unwrap().to_owned();
+    appends_survive(&scratch.url, "dropped", || {
         // As a restart looks to its clients: every connection drops, new ones are refused for a
         // while, then the database is back. Twice.
         std::thread::sleep(std::time::Duration::from_millis(500));
@@ -485,18 +494,7 @@ fn the_database_dropping_every_connection_mid_run_loses_no_acknowledged_append_a
             rt.block_on(admin(&url, &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true")));
             std::thread::sleep(std::time::Duration::from_millis(300));
         }
-        fault_over.store(true, Ordering::SeqCst);
-        stop.store(true, Ordering::SeqCst);
-        writers.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
     });
-    let failed: usize = outcomes.iter().map(|(_, failed)| failed).sum();
-    assert!(failed > 0, "no append met the outage: the test proved nothing");
-    let acknowledged: Vec<Vec<Vec<u64>>> = outcomes.into_iter().map(|(acknowledged, _)| acknowledged).collect();
-
-    assert_each_acknowledged_append_stored_once(&mut servers, &threads, &acknowledged);
-    for server in servers {
-        assert!(server.stop().success());
-    }
 }
 
 /// A PostgreSQL server of one test's own (`scripts/with-postgres`), which it may restart without
@@ -535,31 +533,13 @@ impl Drop for OwnPostgres {
         let _ = self.child.wait();
     }
 }
-
 #[test]
 fn postgresql_restarted_mid_run_loses_no_acknowledged_append_and_doubles_none() {
     if database_url("postgresql_restarted_mid_run_loses_no_acknowledged_append_and_doubles_none").is_none() {
         return;
     }
-    const SERVERS: usize = 2;
-    const WRITERS: usize = 3;
     let postgres = OwnPostgres::start();
-    let mut servers: Vec<Server> = (0..SERVERS).map(|_| Server::start(Wire::Ndjson, &postgres.url)).collect();
-    let threads: Vec<Vec<String>> =
-        (0..SERVERS).map(|s| (0..WRITERS).map(|w| format!("restarted-{s}-{w}")).collect()).collect();
-    for (server, ids) in servers.iter_mut().zip(&threads) {
-        for id in ids {
-            server.ok("thread/open", json!({"threadId": id}));
-        }
-    }
-    let stop = AtomicBool::new(false);
-    let fault_over = AtomicBool::new(false);
-    let outcomes = std::thread::scope(|s| {
-        let writers: Vec<_> = servers
-            .iter_mut()
-            .zip(&threads)
-            .map(|(server, ids)| s.spawn(|| write_until(server, ids, &stop, &fault_over)))
-            .collect();
+    appends_survive(&postgres.url, "restarted", || {
         // The server itself goes down (fast shutdown: every session ends, in-flight
         // transactions roll back) and comes back, twice, while the writers append.
         for _ in 0..2 {
@@ -567,17 +547,7 @@ fn postgresql_restarted_mid_run_loses_no_acknowledged_append_and_doubles_none() 
             postgres.restart();
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
-        fault_over.store(true, Ordering::SeqCst);
-        stop.store(true, Ordering::SeqCst);
-        writers.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
     });
-    let failed: usize = outcomes.iter().map(|(_, failed)| failed).sum();
-    assert!(failed > 0, "no append met the restart: the test proved nothing");
-    let acknowledged: Vec<Vec<Vec<u64>>> = outcomes.into_iter().map(|(acknowledged, _)| acknowledged).collect();
-    assert_each_acknowledged_append_stored_once(&mut servers, &threads, &acknowledged);
-    for server in servers {
-        assert!(server.stop().success());
-    }
 }
 
 #[test]
