@@ -80,6 +80,9 @@ impl Pace {
     /// within the hold; each is waited for until twice its usual turnaround (and [`LATE`])
     /// after its answer, so one that is late is soon given up.
     pub fn wait_until(&self, now: Instant, until: Instant) -> Option<Instant> {
+        if until <= now {
+            return None;
+        }
         self.threads
             .values()
             .filter_map(|seen| {
@@ -121,9 +124,10 @@ mod tests {
         pace.arrived("a", t0 + us(500)); // back after 200 µs
         pace.answered("a", t0 + us(800));
         assert_eq!(pace.wait_until(t0 + us(850), t0 + us(2000)), Some(t0 + us(1300)));
-        // Never past the limit, and not at all when expected after it.
+        // Never past the limit, not at all when expected after it, nor once it has passed.
         assert_eq!(pace.wait_until(t0 + us(850), t0 + us(1100)), Some(t0 + us(1100)));
         assert_eq!(pace.wait_until(t0 + us(850), t0 + us(900)), None);
+        assert_eq!(pace.wait_until(t0 + us(1100), t0 + us(1100)), None);
         // Late by more than its turnaround (and a little): given up.
         assert_eq!(pace.wait_until(t0 + us(1300), t0 + us(2000)), None);
         // Back: not waited for any more.
