@@ -73,7 +73,9 @@ impl Database {
             let appends = order.iter().map(|&i| client.query(&statement, &values[i]));
             let (begun, appended, committed) =
                 join3(client.batch_execute("BEGIN"), join_all(appends), client.batch_execute("COMMIT")).await;
-            begun.map_err(BatchFailure::from)?;
+            // Had BEGIN failed and the session lived on, the appends would have run (and
+            // committed) on their own: their fate is unknown then, so none is sent again.
+            begun.map_err(|e| BatchFailure::Unavailable(pg_error(e)))?;
             // A statement that failed aborted the transaction, and COMMIT then rolled it back.
             let mut in_order = Vec::with_capacity(batch.len());
             for result in appended {
