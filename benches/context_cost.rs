@@ -218,10 +218,10 @@ fn main() {
             strategy,
             "Anthropic, auto breakpoints",
             run.anthropic,
-            anthropic_cost(run.anthropic),
+            Replay::Anthropic.cost(&run.anthropic),
             run.summarizer_calls,
         );
-        row(strategy, "OpenAI chat", run.openai, openai_cost(run.openai), run.summarizer_calls);
+        row(strategy, "OpenAI chat", run.openai, Replay::OpenAiAutomatic.cost(&run.openai), run.summarizer_calls);
         eprintln!("{}: {:.1} s", strategy.name(), run.seconds);
     }
     if wanted(Strategy::Rolling("anthropic")) {
@@ -233,19 +233,44 @@ fn main() {
     }
 }
 
+/// One row of the strategies' table.
+fn print_row(strategy: Strategy, provider: &str, usage: Usage, cost: f64, calls: u64, steps: usize) {
+    let per_thousand = calls as f64 * 1000.0 / steps.max(1) as f64;
+    println!(
+        "| {} | {provider} | {} | {} ({:.1}%) | {} | {} | {:.3}× | {:.0} |",
+        strategy.name(),
+        usage.input,
+        usage.read,
+        usage.read_share() * 100.0,
+        usage.written,
+        usage.peak,
+        cost,
+        per_thousand
+    );
+}
+
 /// Rolling compaction measures the request it bounds: one run per provider.
 fn rolling_rows(binary: &str, steps: &[Vec<Value>]) {
-    let on_anthropic = run(&binary, Strategy::Rolling("anthropic"), &steps);
+    let row = |strategy: Strategy, provider: &str, usage: Usage, cost: f64, calls: u64| {
+        print_row(strategy, provider, usage, cost, calls, steps.len())
+    };
+    let on_anthropic = run(binary, Strategy::Rolling("anthropic"), steps);
     let strategy = Strategy::Rolling("anthropic");
     row(
         strategy,
         "Anthropic, auto breakpoints",
         on_anthropic.anthropic,
-        anthropic_cost(on_anthropic.anthropic),
+        Replay::Anthropic.cost(&on_anthropic.anthropic),
         on_anthropic.summarizer_calls,
     );
-    let on_openai = run(&binary, Strategy::Rolling("openai-chat"), &steps);
-    row(strategy, "OpenAI chat", on_openai.openai, openai_cost(on_openai.openai), on_openai.summarizer_calls);
+    let on_openai = run(binary, Strategy::Rolling("openai-chat"), steps);
+    row(
+        strategy,
+        "OpenAI chat",
+        on_openai.openai,
+        Replay::OpenAiAutomatic.cost(&on_openai.openai),
+        on_openai.summarizer_calls,
+    );
     eprintln!("{}: {:.1} s + {:.1} s", strategy.name(), on_anthropic.seconds, on_openai.seconds);
 }
 
