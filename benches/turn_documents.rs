@@ -6,36 +6,12 @@
 //!
 //! `cargo bench --bench turn_documents` (`THREADKEEPER_BENCH_BYTES=4194304` for smaller documents)
 
-use serde_json::{json, Map, Value};
+#[path = "support/long_run.rs"]
+mod long_run;
+
+use long_run::document;
 use std::time::Instant;
-use threadkeeper::turns::{self, Format, Limits, Options, TurnDocument};
-use threadkeeper::AgentEvent;
-
-fn event(i: usize) -> Value {
-    let text = format!("step {i}: {}", "the quick brown fox jumps over the lazy dog; ".repeat(5));
-    let iteration = i / 4;
-    match i % 4 {
-        0 => json!({"type": "message", "role": "user", "content": text, "iteration": iteration}),
-        1 => {
-            json!({"type": "tool_call", "toolName": "search", "toolCallId": format!("c{i}"), "args": {"q": text, "n": i}, "iteration": iteration})
-        }
-        2 => {
-            json!({"type": "tool_result", "toolCallId": format!("c{}", i - 1), "result": {"hits": [text]}, "iteration": iteration})
-        }
-        _ => {
-            json!({"type": "message", "role": "assistant", "content": text, "iteration": iteration, "timestamp": 1_700_000_000_000u64 + i as u64})
-        }
-    }
-}
-
-fn document(count: usize, format: Format) -> String {
-    let events: Vec<AgentEvent> = (0..count).map(|i| AgentEvent::from_value(event(i), "e").unwrap()).collect();
-    let turn = turns::thread_to_turn("big", &events, None, &Map::new());
-    match format {
-        Format::Yaml => turns::to_yaml(&turn, &Options::default()).unwrap(),
-        Format::Json => turns::to_json(&turn, &Options::default()).unwrap(),
-    }
-}
+use threadkeeper::turns::{self, Format, Limits, TurnDocument};
 
 /// A size line of `/proc/self/status` (`VmRSS:`, `VmHWM:`), in KiB.
 fn status_kib(field: &str) -> u64 {

@@ -2,38 +2,19 @@
 //! `thread/export` writes, `thread/import` reads back as the very same events, over the real
 //! protocol.
 
+#[path = "../../benches/support/long_run.rs"]
+mod long_run;
+
 use crate::support::{Server, Wire};
-use serde_json::{json, Map, Value};
-use threadkeeper::turns::{self, Format, Options};
-use threadkeeper::AgentEvent;
+use long_run::{document, event};
+use serde_json::{json, Value};
+use threadkeeper::turns::Format;
 
 const MAX_DOCUMENT_BYTES: usize = 16 << 20;
 
-/// Event `i` of a long run: user turns, calls with arguments, results, assistant text.
-fn event(i: usize) -> Value {
-    let text = format!("step {i}: {}", "the quick brown fox jumps over the lazy dog; ".repeat(5));
-    let iteration = i / 4;
-    match i % 4 {
-        0 => json!({"type": "message", "role": "user", "content": text, "iteration": iteration}),
-        1 => {
-            json!({"type": "tool_call", "toolName": "search", "toolCallId": format!("c{i}"), "args": {"q": text, "n": i}, "iteration": iteration})
-        }
-        2 => {
-            json!({"type": "tool_result", "toolCallId": format!("c{}", i - 1), "result": {"hits": [text]}, "iteration": iteration})
-        }
-        _ => {
-            json!({"type": "message", "role": "assistant", "content": text, "iteration": iteration, "timestamp": 1_700_000_000_000u64 + i as u64})
-        }
-    }
-}
-
 /// The larger of the thread's YAML and JSON documents, as export writes them.
 fn document_bytes(count: usize) -> (usize, usize) {
-    let events: Vec<AgentEvent> = (0..count).map(|i| AgentEvent::from_value(event(i), "e").unwrap()).collect();
-    let turn = turns::thread_to_turn("big", &events, None, &Map::new());
-    let yaml = turns::to_yaml(&turn, &Options::default()).unwrap().len();
-    let json = turns::to_json(&turn, &Options::default()).unwrap().len();
-    (yaml, json)
+    (document(count, Format::Yaml).len(), document(count, Format::Json).len())
 }
 
 #[test]
