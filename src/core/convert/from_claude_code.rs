@@ -25,8 +25,8 @@
 //! carry the line's `timestamp` in milliseconds. Empty text blocks make no event.
 
 use super::host_session::{
-    events_of, line_event, parts_text, timestamp_ms, Branch, BranchKind, Iterations, LeftOut, NumberedLine,
-    SessionError, SessionImport, CLAUDE_CODE_LINE_EVENT_TYPE,
+    event, events_of, line_event, parts_text, timestamp_ms, tool_outcome, Branch, BranchKind, Iterations, LeftOut,
+    NumberedLine, SessionError, SessionImport, CLAUDE_CODE_LINE_EVENT_TYPE,
 };
 use crate::event::{json_type, AgentEvent};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
@@ -281,22 +281,15 @@ impl ClaudeCodeLines {
                     }
                     Some(other) => other,
                 };
-                let mut event;
-                if block.get("is_error") == Some(&Value::Bool(true)) {
-                    event = self::event("error", self.iterations.other());
-                    let text = match result {
+                let outcome = if block.get("is_error") == Some(&Value::Bool(true)) {
+                    Err(match result {
                         Value::String(text) => text,
                         other => crate::js_json::to_string(&other),
-                    };
-                    event.insert("error".into(), text.into());
-                    event.insert("recoverable".into(), true.into());
-                    event.insert("toolCallId".into(), id.into());
+                    })
                 } else {
-                    event = self::event("tool_result", self.iterations.other());
-                    event.insert("toolCallId".into(), id.into());
-                    event.insert("result".into(), result);
-                }
-                Ok(Some(event))
+                    Ok(result)
+                };
+                Ok(Some(tool_outcome(id, outcome, self.iterations.other())))
             }
             _ => Ok(Some(block_event(block, self.iterations.user()))),
         }
@@ -352,13 +345,6 @@ impl ClaudeCodeLines {
             _ => Ok(Some(block_event(block, iteration))),
         }
     }
-}
-
-fn event(event_type: &str, iteration: u64) -> Map<String, Value> {
-    let mut event = Map::new();
-    event.insert("type".into(), event_type.into());
-    event.insert("iteration".into(), iteration.into());
-    event
 }
 
 fn block_event(block: Map<String, Value>, iteration: u64) -> Map<String, Value> {

@@ -25,8 +25,8 @@
 
 use super::from_messages::KEPT_ITEM_KEY;
 use super::host_session::{
-    events_of, line_event, parts_text, timestamp_ms, Iterations, NumberedLine, SessionError, SessionImport,
-    CODEX_LINE_EVENT_TYPE,
+    event, events_of, line_event, parts_text, timestamp_ms, tool_outcome, Iterations, NumberedLine, SessionError,
+    SessionImport, CODEX_LINE_EVENT_TYPE,
 };
 use crate::event::{json_type, AgentEvent};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
@@ -195,20 +195,13 @@ impl CodexLines {
                 let id = string("call_id")?;
                 let output = item.get("output").cloned().ok_or_else(|| (path("output"), "missing".to_owned()))?;
                 let failed = output.get("success") == Some(&Value::Bool(false));
-                let mut event;
-                if failed {
-                    event = self::event("error", self.iterations.other());
-                    let text = match output.get("content") {
+                let outcome = if failed {
+                    Err(match output.get("content") {
                         Some(Value::String(text)) => text.clone(),
                         _ => crate::js_json::to_string(&output),
-                    };
-                    event.insert("error".into(), text.into());
-                    event.insert("recoverable".into(), true.into());
-                    event.insert("toolCallId".into(), id.into());
+                    })
                 } else {
-                    event = self::event("tool_result", self.iterations.other());
-                    event.insert("toolCallId".into(), id.into());
-                    let result = match output {
+                    Ok(match output {
                         Value::Object(mut fields)
                             if fields.len() <= 2 && fields.get("content").is_some_and(Value::is_string) =>
                         {
@@ -216,9 +209,9 @@ impl CodexLines {
                         }
                         Value::Array(parts) => Value::String(parts_text(&parts)),
                         other => other,
-                    };
-                    event.insert("result".into(), result);
-                }
+                    })
+                };
+                let event = tool_outcome(id, outcome, self.iterations.other());
                 made.push(event);
             }
             _ => {
@@ -277,13 +270,6 @@ fn arguments(arguments: Option<&Value>) -> Map<String, Value> {
         Value::Object(args) => args,
         other => Map::from_iter([("input".to_owned(), other)]),
     }
-}
-
-fn event(event_type: &str, iteration: u64) -> Map<String, Value> {
-    let mut event = Map::new();
-    event.insert("type".into(), event_type.into());
-    event.insert("iteration".into(), iteration.into());
-    event
 }
 
 #[cfg(test)]

@@ -185,6 +185,34 @@ pub(super) fn events_of(number: usize, made: Vec<Map<String, Value>>) -> Result<
         .collect()
 }
 
+/// An event of `event_type` at `iteration`, its other fields to come.
+pub(super) fn event(event_type: &str, iteration: u64) -> Map<String, Value> {
+    let mut event = Map::new();
+    event.insert("type".into(), event_type.into());
+    event.insert("iteration".into(), iteration.into());
+    event
+}
+
+/// A tool call's answer: its result, or (when the host marked it failed) a recoverable error
+/// carrying `error_text`.
+pub(super) fn tool_outcome(tool_call_id: String, outcome: Result<Value, String>, iteration: u64) -> Map<String, Value> {
+    match outcome {
+        Ok(result) => {
+            let mut event = event("tool_result", iteration);
+            event.insert("toolCallId".into(), tool_call_id.into());
+            event.insert("result".into(), result);
+            event
+        }
+        Err(error_text) => {
+            let mut event = event("error", iteration);
+            event.insert("error".into(), error_text.into());
+            event.insert("recoverable".into(), true.into());
+            event.insert("toolCallId".into(), tool_call_id.into());
+            event
+        }
+    }
+}
+
 /// The event keeping a line whole.
 pub(super) fn line_event(event_type: &str, line: Map<String, Value>, iteration: u64) -> Map<String, Value> {
     let mut event = Map::new();
