@@ -80,10 +80,7 @@ async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequ
     loop {
         while open {
             match requests.try_recv() {
-                Ok(request) => {
-                    pace.arrived(&request.thread_id, request.arrived);
-                    waiting.push_back(request);
-                }
+                Ok(request) => queue(request, &mut waiting, &mut pace),
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => open = false,
             }
@@ -115,15 +112,18 @@ async fn run(db: Arc<Database>, mut requests: mpsc::UnboundedReceiver<AppendRequ
                 }
             }
             request = requests.recv(), if open => match request {
-                Some(request) => {
-                    pace.arrived(&request.thread_id, request.arrived);
-                    waiting.push_back(request);
-                }
+                Some(request) => queue(request, &mut waiting, &mut pace),
                 None => open = false,
             },
             () = tokio::time::sleep_until(held_until.unwrap_or(now).into()), if held_until.is_some() => {}
         }
     }
+}
+
+/// A request joins the waiting ones, and its thread's pace learns it came.
+fn queue(request: AppendRequest, waiting: &mut VecDeque<AppendRequest>, pace: &mut Pace) {
+    pace.arrived(&request.thread_id, request.arrived);
+    waiting.push_back(request);
 }
 
 /// Takes the next batch from the front of `waiting`: each thread once and none of the `busy`
