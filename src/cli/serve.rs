@@ -26,6 +26,9 @@ pub struct ServeArgs {
     /// Largest event accepted (its compact JSON), in bytes.
     #[arg(long, default_value_t = Limits::default().max_event_bytes, value_name = "BYTES")]
     max_event_bytes: usize,
+    /// Largest blob accepted (a media part's bytes, `blob/put`), in bytes.
+    #[arg(long, default_value_t = Limits::default().max_blob_bytes, value_name = "BYTES")]
+    max_blob_bytes: usize,
     /// Most threads held in memory (durable stores evict the least recently used).
     #[arg(long, default_value_t = Limits::default().max_threads_in_memory, value_name = "N")]
     max_threads_in_memory: usize,
@@ -89,6 +92,7 @@ pub fn run(args: ServeArgs) -> i32 {
     let limits = Limits {
         max_events_per_call: args.max_events_per_call,
         max_event_bytes: args.max_event_bytes,
+        max_blob_bytes: args.max_blob_bytes,
         max_threads_in_memory: args.max_threads_in_memory,
         keep_renders_up_to_bytes: args.keep_renders_up_to,
         documents: DocumentLimits {

@@ -5,6 +5,7 @@
 //! renderers need; construction validates those fields once, so the view never fails.
 
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 
 /// The roles a `message` event can carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,16 +30,19 @@ impl Role {
 pub enum EventKind<'a> {
     Message {
         role: Role,
-        content: &'a str,
+        content: Content<'a>,
     },
     ToolCall {
         tool_name: &'a str,
         tool_call_id: &'a str,
         args: &'a Map<String, Value>,
     },
+    /// `result` is absent only when `content` (parts) is given; [`ToolResultView::result_text`]
+    /// and friends give what text renders show.
     ToolResult {
         tool_call_id: &'a str,
-        result: &'a Value,
+        result: Option<&'a Value>,
+        content: Option<&'a [Value]>,
     },
     Error {
         error: &'a str,
@@ -63,6 +67,61 @@ pub enum EventKind<'a> {
     Unknown {
         type_name: &'a str,
     },
+}
+
+/// A `message`'s content: a string, or content parts ([`crate::media::parts`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Content<'a> {
+    Text(&'a str),
+    Parts(&'a [Value]),
+}
+
+impl<'a> Content<'a> {
+    /// The content as text: the string, or the parts' text with each media part named
+    /// ([`crate::media::parts::text_of`]).
+    pub fn text(self) -> Cow<'a, str> {
+        match self {
+            Content::Text(text) => Cow::Borrowed(text),
+            Content::Parts(parts) => Cow::Owned(crate::media::parts::text_of(parts)),
+        }
+    }
+
+    /// The string, when the content is one.
+    pub fn as_str(self) -> Option<&'a str> {
+        match self {
+            Content::Text(text) => Some(text),
+            Content::Parts(_) => None,
+        }
+    }
+
+    /// The parts, when the content is an array.
+    pub fn parts(self) -> Option<&'a [Value]> {
+        match self {
+            Content::Text(_) => None,
+            Content::Parts(parts) => Some(parts),
+        }
+    }
+
+    /// Whether it says nothing: blank text, or parts that are all blank text.
+    pub fn is_blank(self) -> bool {
+        match self {
+            Content::Text(text) => text.trim().is_empty(),
+            Content::Parts(parts) => crate::media::Part::all(parts).all(|part| match part {
+                crate::media::Part::Text(text) => text.trim().is_empty(),
+                crate::media::Part::Media(_) => false,
+            }),
+        }
+    }
+}
+
+/// What text renders show of a tool result: its `result`, or, when it gives `content` parts
+/// and no `result`, the text of its text parts.
+pub fn tool_result_value<'a>(result: Option<&'a Value>, content: Option<&'a [Value]>) -> Cow<'a, Value> {
+    match (result, content) {
+        (Some(result), _) => Cow::Borrowed(result),
+        (None, Some(parts)) => Cow::Owned(Value::String(crate::media::parts::text_parts_only(parts))),
+        (None, None) => Cow::Owned(Value::String(String::new())),
+    }
 }
 
 /// A validation failure: which field of which event, and what is wrong with it.
@@ -163,16 +222,21 @@ impl AgentEvent {
                     "assistant" => Role::Assistant,
                     _ => Role::System,
                 },
-                content: s(f.content),
+                content: match f.content {
+                    Some(Value::Array(parts)) => Content::Parts(parts),
+                    other => Content::Text(s(other)),
+                },
             },
             "tool_call" => EventKind::ToolCall {
                 tool_name: s(f.tool_name),
                 tool_call_id: s(f.tool_call_id),
                 args: f.args.and_then(Value::as_object).expect("validated"),
             },
-            "tool_result" => {
-                EventKind::ToolResult { tool_call_id: s(f.tool_call_id), result: f.result.expect("validated") }
-            }
+            "tool_result" => EventKind::ToolResult {
+                tool_call_id: s(f.tool_call_id),
+                result: f.result,
+                content: f.content.and_then(Value::as_array).map(Vec::as_slice),
+            },
             "error" => EventKind::Error {
                 error: s(f.error),
                 recoverable: b(f.recoverable),
@@ -206,7 +270,7 @@ impl AgentEvent {
                         check.error("role", format!("expected \"user\", \"assistant\" or \"system\", found {role:?}"))
                     );
                 }
-                check.string("content")?;
+                check.content("content")?;
             }
             "tool_call" => {
                 check.string("toolName")?;
@@ -215,7 +279,18 @@ impl AgentEvent {
             }
             "tool_result" => {
                 check.string("toolCallId")?;
-                check.require("result", Expect::Any)?;
+                match self.fields.get("content") {
+                    None => {
+                        check.require("result", Expect::Any)?;
+                    }
+                    Some(Value::Array(_)) => check.content("content")?,
+                    Some(other) => {
+                        return Err(check.error(
+                            "content",
+                            format!("expected an array of content parts, found {}", json_type(other)),
+                        ))
+                    }
+                }
             }
             "error" => {
                 check.string("error")?;
@@ -361,6 +436,19 @@ impl<'a> FieldCheck<'a> {
 
     fn string(&self, key: &str) -> Result<&'a str, EventError> {
         Ok(self.require(key, Expect::String)?.as_str().unwrap_or_default())
+    }
+
+    /// A string, or an array of content parts ([`crate::media::parts::validate_parts`]).
+    fn content(&self, key: &str) -> Result<(), EventError> {
+        match self.fields.get(key) {
+            Some(Value::Array(parts)) => crate::media::parts::validate_parts(parts, &format!("{}.{key}", self.path))
+                .map_err(|(path, reason)| EventError { path, reason }),
+            Some(Value::String(_)) => Ok(()),
+            None => Err(self.error(key, "missing".into())),
+            Some(v) => {
+                Err(self.error(key, format!("expected a string or an array of content parts, found {}", json_type(v))))
+            }
+        }
     }
 
     fn number(&self, key: &str) -> Result<(), EventError> {

@@ -22,6 +22,7 @@ pub mod event;
 pub mod event_log;
 pub mod js_json;
 pub mod json_text;
+pub mod media;
 pub mod messages;
 pub mod providers;
 pub mod trace;

@@ -62,6 +62,8 @@ impl Policy {
     pub const THREAD_WRITE_QUICK: Policy = Policy { inline: true, ..Policy::THREAD_WRITE };
     /// Reads every thread (`thread/list`).
     pub const SERVICE_READ: Policy = Policy { needs_init: true, per_thread: false, abandonable: true, inline: false };
+    /// Changes the store outside any thread (`blob/put`): never abandoned halfway.
+    pub const SERVICE_WRITE: Policy = Policy { needs_init: true, per_thread: false, abandonable: false, inline: false };
     /// The lifecycle methods, which the dispatcher runs itself.
     pub const LIFECYCLE: Policy = Policy { needs_init: false, per_thread: false, abandonable: false, inline: true };
 }

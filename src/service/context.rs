@@ -14,6 +14,7 @@ use crate::context::{
 };
 use crate::event::AgentEvent;
 use crate::event_log::EventLog;
+use crate::media::bytes::NO_MEDIA;
 use crate::store::ThreadRecord;
 use serde_json::{Number, Value};
 use std::collections::HashMap;
@@ -278,7 +279,7 @@ fn count_with_renderers(
             tokenizer.tokens_of_measure(tokenizer.measure("<thread>\n") + lines + tokenizer.measure(&tail))
         }
         _ => {
-            let rendered = super::render_with_renderers(state, format, options, cancel)?;
+            let rendered = super::render_with_renderers(state, format, options, &NO_MEDIA, cancel)?;
             tokenizer.count(model_input(&rendered))
         }
     };
@@ -370,7 +371,7 @@ impl ViewCuts {
         cancel: &CancellationToken,
     ) -> ServiceResult<Rendered> {
         let mut state = ThreadState::verbatim(self.record.clone(), self.without(count));
-        render_now(&mut state, format, options.clone(), cancel)
+        render_now(&mut state, format, options.clone(), &NO_MEDIA, cancel)
     }
 
     /// The events of iterations `first` to `last` in the view, summaries left out, in view order.

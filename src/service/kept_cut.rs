@@ -16,6 +16,7 @@ use super::{render_with_renderers, Budget, BudgetedRender, RenderFormat, RenderO
 use super::{ServiceError, ServiceResult};
 use crate::context::{advance_cut, drop_points, iteration_number, BudgetItem, DropPoints};
 use crate::event::AgentEvent;
+use crate::media::bytes::NO_MEDIA;
 use crate::store::{Appended, ThreadSettings};
 use tokio_util::sync::CancellationToken;
 
@@ -173,7 +174,7 @@ impl KeptCut {
         }
         let (_, window_state) = self.window.as_mut().expect("set above");
         window_state.record.version = state.record.version;
-        render_with_renderers(window_state, self.key.format, self.key.options.clone(), cancel)
+        render_with_renderers(window_state, self.key.format, self.key.options.clone(), &NO_MEDIA, cancel)
     }
 }
 

@@ -4,6 +4,7 @@
 //! [`ThreadState`]s. Callers are expected to order the requests of one thread (the server does
 //! it with one lane per thread); the per-thread mutex only guards against the rest.
 
+mod blobs;
 mod context;
 mod documents;
 mod kept_cut;
@@ -20,9 +21,12 @@ pub use state::{give_back_memory, set_give_back_memory};
 use crate::convert::messages_to_prompt;
 use crate::event::{AgentEvent, EventError};
 use crate::event_log::{EventLog, EventLogBuilder};
+use crate::media::{ingest_event, IngestError, IngestLimits, Ingested, MediaBytes};
 use crate::messages::{ContextMode, DanglingToolCalls};
 use crate::providers::{Provider, ProviderOptions};
-use crate::store::{ForkPoint, ForkThread, OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings};
+use crate::store::{
+    AppendBlobs, ForkPoint, ForkThread, OpenThread, Store, StoreError, StoreKind, ThreadRecord, ThreadSettings,
+};
 use crate::turns::TurnError;
 use crate::xml::EscapeMode;
 pub use context::{Budget, BudgetedRender, CompactionPlanned, TokenCount};
@@ -51,7 +55,12 @@ pub struct Limits {
     pub keep_renders_up_to_bytes: usize,
     /// What reading a turn document given as text may cost (`turns/from*`, `thread/import`).
     pub documents: crate::turns::Limits,
+    /// Bytes of one blob (a media part's `data`, `blob/put`).
+    pub max_blob_bytes: usize,
 }
+
+/// The default of [`Limits::max_blob_bytes`]: a 20 MB screenshot is an honest input.
+pub const MAX_BLOB_BYTES: usize = 32 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -61,6 +70,7 @@ impl Default for Limits {
             max_threads_in_memory: 10_000,
             keep_renders_up_to_bytes: state::KEEP_RENDERERS_UP_TO_BYTES,
             documents: crate::turns::Limits::default(),
+            max_blob_bytes: MAX_BLOB_BYTES,
         }
     }
 }
@@ -107,7 +117,20 @@ impl From<StoreError> for ServiceError {
                 ServiceError::ThreadExists { thread_id, hint: "pass newThreadId to fork under another id" }
             }
             StoreError::OutOfRange { field, reason } => ServiceError::InvalidParams { path: field.into(), reason },
+            StoreError::BlobMissing { blob } => ServiceError::InvalidParams {
+                path: String::new(),
+                reason: format!("names blob {blob}, which the store does not hold"),
+            },
             StoreError::Unavailable(reason) => ServiceError::Store(reason),
+        }
+    }
+}
+
+impl From<IngestError> for ServiceError {
+    fn from(e: IngestError) -> Self {
+        match e {
+            IngestError::Invalid { path, reason } => ServiceError::InvalidParams { path, reason },
+            IngestError::TooBig { value, max, .. } => ServiceError::Limit { limit: "maxBlobBytes", value, max },
         }
     }
 }
@@ -196,6 +219,8 @@ pub enum Rendered {
 pub struct ValidEvents {
     pub events: Vec<AgentEvent>,
     pub stored: EventLog,
+    /// The blobs the events name, and the bytes that came with them.
+    pub media: Ingested,
 }
 
 /// A page of a thread's events.
@@ -262,13 +287,19 @@ impl ThreadService {
     pub async fn append(
         &self,
         thread_id: &str,
-        ValidEvents { events, stored }: ValidEvents,
+        valid: ValidEvents,
         expected_version: Option<u64>,
     ) -> ServiceResult<ThreadRecord> {
+        let ValidEvents { events, stored, media } = self.with_blob_info(valid).await?;
         let shared = self.load(thread_id).await?;
         let mut state = shared.lock().await;
         let now = now_ms();
-        let appended = self.store.append(thread_id, expected_version, &stored, now).await;
+        let appended = if media.is_empty() {
+            self.store.append(thread_id, expected_version, &stored, now).await
+        } else {
+            let blobs = AppendBlobs { named: media.all_ids(), new: media.new_blobs };
+            self.store.append_with_blobs(thread_id, expected_version, &stored, &blobs, now).await
+        };
         let appended = match appended {
             Err(StoreError::VersionConflict { .. }) if self.store.is_shared() => {
                 // Someone else appended: catch up so the next render shows their events.
@@ -309,10 +340,11 @@ impl ThreadService {
         cancel: &CancellationToken,
     ) -> ServiceResult<Rendered> {
         let mut state = self.caught_up(thread_id).await?;
+        let media = self.media_of_view(&state, format).await?;
         if state.events.len() < OFFLOAD_RENDERS_FROM_EVENTS {
-            return render_now(&mut state, format, options, cancel);
+            return render_now(&mut state, format, options, &media, cancel);
         }
-        off_loop(cancel, move |token| render_now(&mut state, format, options, token)).await
+        off_loop(cancel, move |token| render_now(&mut state, format, options, &media, token)).await
     }
 
     pub async fn events(&self, thread_id: &str, offset: u64, limit: Option<u64>) -> ServiceResult<EventPage> {
@@ -584,7 +616,11 @@ fn validate_events(limits: &Limits, values: Vec<Value>) -> ServiceResult<ValidEv
     }
     let mut events = Vec::with_capacity(values.len());
     let mut stored = EventLogBuilder::with_capacity(values.len(), 0);
-    for (i, value) in values.into_iter().enumerate() {
+    let mut media = Ingested::default();
+    let ingest_limits = IngestLimits { max_blob_bytes: limits.max_blob_bytes };
+    for (i, mut value) in values.into_iter().enumerate() {
+        // Bytes move into blobs first: the event is measured and stored as it is logged.
+        ingest_event(&mut value, &format!("events[{i}]"), ingest_limits, &mut media)?;
         let bytes = stored.push_value(&value);
         if bytes > limits.max_event_bytes {
             return Err(ServiceError::Limit {
@@ -595,7 +631,7 @@ fn validate_events(limits: &Limits, values: Vec<Value>) -> ServiceResult<ValidEv
         }
         events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
     }
-    Ok(ValidEvents { events, stored: stored.finish() })
+    Ok(ValidEvents { events, stored: stored.finish(), media })
 }
 
 /// Runs `work` on a blocking thread and answers [`ServiceError::Cancelled`] as soon as `cancel`
@@ -643,9 +679,10 @@ fn render_now(
     state: &mut ThreadState,
     format: RenderFormat,
     options: RenderOptions,
+    media: &MediaBytes,
     cancel: &CancellationToken,
 ) -> ServiceResult<Rendered> {
-    let rendered = render_with_renderers(state, format, options, cancel);
+    let rendered = render_with_renderers(state, format, options, media, cancel);
     // A thread too big to keep its renderers lets them go as soon as the answer is made.
     state.release_renderers();
     rendered
@@ -655,6 +692,7 @@ fn render_with_renderers(
     state: &mut ThreadState,
     format: RenderFormat,
     options: RenderOptions,
+    media: &MediaBytes,
     cancel: &CancellationToken,
 ) -> ServiceResult<Rendered> {
     let settings = state.record.settings.clone();
@@ -692,6 +730,7 @@ fn render_with_renderers(
                 escape: options.escape,
                 dangling: options.dangling_tool_calls,
                 provider: options.provider,
+                media,
             };
             match format {
                 RenderFormat::Provider(provider) => {

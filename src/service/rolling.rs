@@ -11,6 +11,7 @@ use crate::context::rolling::{
     RollingMarker,
 };
 use crate::context::{iteration_number, BudgetChoice, Tokenizer};
+use crate::media::bytes::NO_MEDIA;
 use crate::store::ThreadRecord;
 use crate::xml::{serialize_thread_to_xml, XmlOptions};
 use serde_json::Value;
@@ -119,7 +120,7 @@ impl ThreadService {
 }
 
 fn plan_now(state: &mut ThreadState, budget: &RollingBudget, cancel: &CancellationToken) -> ServiceResult<RollingPlan> {
-    let rendered = render_now(state, budget.format, budget.options.clone(), cancel)?;
+    let rendered = render_now(state, budget.format, budget.options.clone(), &NO_MEDIA, cancel)?;
     let tokens = budget.tokenizer.count(model_input(&rendered));
     drop(rendered);
     let live = live_summaries(state, budget.tokenizer);

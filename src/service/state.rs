@@ -13,6 +13,7 @@
 use crate::context::{CompactedView, Tokenizer, ViewChange};
 use crate::event::AgentEvent;
 use crate::event_log::{parse_validated, EventLog};
+use crate::media::{BlobId, MediaBytes};
 use crate::messages::{
     xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, StandardMessages, StoredMessage,
 };
@@ -43,6 +44,8 @@ pub struct ThreadState {
     /// Where each budget that keeps its cut stands, for the next render with the same options
     /// (a few of them: a host may render the same thread in several formats each step).
     pub(super) kept_cuts: Vec<super::kept_cut::KeptCut>,
+    /// Whether any event names a blob: only then does a render look for the bytes it needs.
+    holds_media: bool,
 }
 
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
@@ -97,7 +100,9 @@ impl ThreadState {
         mut view: CompactedView,
         cancel: &CancellationToken,
     ) -> Result<Self, Cancelled> {
+        let mut holds_media = false;
         for_each_parsed(events.iter(), cancel, |event| {
+            holds_media |= names_blobs(event);
             view.push(event);
         })?;
         let mut state = ThreadState {
@@ -110,6 +115,7 @@ impl ThreadState {
             keep_renderers_up_to,
             line_measures: Vec::new(),
             kept_cuts: Vec::new(),
+            holds_media,
         };
         state.rebuild_injection();
         Ok(state)
@@ -123,6 +129,16 @@ impl ThreadState {
     /// The view's events, in upstream's order.
     pub fn view_events(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
         self.view.positions().map(|at| self.events.get(at).expect("view positions are in the log"))
+    }
+
+    /// The blobs the view's events name, once each: what a render may need the bytes of.
+    pub fn view_blobs(&self) -> Vec<BlobId> {
+        if !self.holds_media {
+            return Vec::new();
+        }
+        let events: Vec<AgentEvent> =
+            self.view_events().filter(|json| json.contains("\"sha256:")).map(parse_validated).collect();
+        crate::media::parts::blobs_of_events(&events)
     }
 
     /// The injection reads only the view's summaries, so it is rebuilt from them after a round.
@@ -154,6 +170,7 @@ impl ThreadState {
     pub fn apply(&mut self, events: &[AgentEvent], stored: &EventLog, shared: Option<EventLog>, appended: Appended) {
         let mut rewritten = false;
         for event in events {
+            self.holds_media |= names_blobs(event);
             rewritten |= self.view.push(event) == ViewChange::Rewritten;
         }
         match shared {
@@ -363,6 +380,19 @@ impl ThreadState {
     }
 }
 
+/// Whether an event's parts name a blob.
+fn names_blobs(event: &AgentEvent) -> bool {
+    match event.kind() {
+        crate::event::EventKind::Message { content, .. } => {
+            content.parts().is_some_and(|p| crate::media::parts::blobs_named(p).next().is_some())
+        }
+        crate::event::EventKind::ToolResult { content: Some(parts), .. } => {
+            crate::media::parts::blobs_named(parts).next().is_some()
+        }
+        _ => false,
+    }
+}
+
 /// The settings a render applies, after the request's overrides.
 #[derive(Clone, Copy, Debug)]
 pub struct View<'a> {
@@ -371,6 +401,8 @@ pub struct View<'a> {
     pub escape: EscapeMode,
     pub dangling: DanglingToolCalls,
     pub provider: ProviderOptions,
+    /// The bytes of the blobs the view names, for the formats that carry media.
+    pub media: &'a MediaBytes,
 }
 
 impl Drop for ThreadState {
@@ -464,6 +496,7 @@ mod tests {
                     escape: EscapeMode::default(),
                     dangling,
                     provider: Default::default(),
+                    media: &crate::media::bytes::NO_MEDIA,
                 };
                 out.push(state.messages_json(mode, &view));
                 state.release_renderers();

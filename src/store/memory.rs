@@ -1,9 +1,11 @@
 //! The in-memory store: threads live as long as the process, or until closed.
 
+use super::blobs::{AppendBlobs, MemoryBlobs};
 use super::changes::{bump, ChangeSignal};
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
 use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event_log::EventLog;
+use crate::media::{Blob, BlobId, BlobInfo};
 use futures_util::future::{BoxFuture, FutureExt};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -42,6 +44,7 @@ pub struct MemoryStore {
 struct Inner {
     threads: HashMap<String, Entry>,
     next_serial: u64,
+    blobs: MemoryBlobs,
 }
 
 impl MemoryStore {
@@ -127,17 +130,33 @@ impl Store for MemoryStore {
         events: &EventLog,
         now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>> {
+        self.append_with_blobs(thread_id, expected_version, events, &AppendBlobs::default(), now)
+    }
+
+    fn append_with_blobs(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &EventLog,
+        blobs: &AppendBlobs,
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>> {
         let result = self.with(|inner| {
             let Some(entry) = inner.threads.get_mut(thread_id) else {
                 return Err(StoreError::NotFound { thread_id: thread_id.to_owned() });
             };
             check_expected_version(thread_id, expected_version, entry.record.version)?;
+            inner.blobs.check(blobs)?;
+            let entry = inner.threads.get_mut(thread_id).expect("found above");
             entry.events.extend(events);
             entry.record.version += 1;
             entry.record.event_count = entry.events.len() as u64;
             entry.record.updated_at = now;
             entry.counts.push(entry.record.event_count);
-            Ok(Appended { version: entry.record.version, event_count: entry.record.event_count, updated_at: now })
+            let appended =
+                Appended { version: entry.record.version, event_count: entry.record.event_count, updated_at: now };
+            inner.blobs.record(thread_id, blobs);
+            Ok(appended)
         });
         let result = self.changed(result);
         async move { result }.boxed()
@@ -196,6 +215,7 @@ impl Store for MemoryStore {
             let counts = if version == 0 { vec![0] } else { vec![0, prefix] };
             let serial = inner.next_serial;
             inner.next_serial += 1;
+            inner.blobs.fork(&request.source_id, &request.thread_id);
             inner.threads.insert(request.thread_id, Entry { record: record.clone(), events, counts, serial });
             Ok(record)
         });
@@ -224,11 +244,30 @@ impl Store for MemoryStore {
     }
 
     fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>> {
-        let removed = self.with(|inner| inner.threads.remove(thread_id).is_some());
+        let removed = self.with(|inner| {
+            let removed = inner.threads.remove(thread_id).is_some();
+            inner.blobs.delete_thread(thread_id);
+            removed
+        });
         if removed {
             bump(&self.changes);
         }
         async move { Ok(removed) }.boxed()
+    }
+
+    fn put_blob(&self, blob: &Blob) -> BoxFuture<'_, StoreResult<()>> {
+        self.with(|inner| inner.blobs.put(blob));
+        async move { Ok(()) }.boxed()
+    }
+
+    fn blob(&self, id: &BlobId) -> BoxFuture<'_, StoreResult<Option<Blob>>> {
+        let blob = self.with(|inner| inner.blobs.get(id));
+        async move { Ok(blob) }.boxed()
+    }
+
+    fn blob_info(&self, id: &BlobId) -> BoxFuture<'_, StoreResult<Option<BlobInfo>>> {
+        let info = self.with(|inner| inner.blobs.info(id));
+        async move { Ok(info) }.boxed()
     }
 
     fn watch_changes(&self) -> BoxFuture<'_, StoreResult<ChangeSignal>> {

@@ -8,6 +8,7 @@
 //! every change is acknowledged only after the store has it. Durable stores (SQLite,
 //! PostgreSQL) implement the same trait as the in-memory one.
 
+pub mod blobs;
 mod changes;
 mod codec;
 mod data_dir;
@@ -24,7 +25,10 @@ pub use postgres::{PostgresOptions, PostgresStore};
 pub use spec::{open_store, open_store_with, StoreSpec, StoreSpecError};
 pub use sqlite::SqliteStore;
 
+pub use blobs::AppendBlobs;
+
 use crate::event_log::EventLog;
+use crate::media::{Blob, BlobId, BlobInfo};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -123,6 +127,9 @@ pub enum StoreError {
     /// events than there are.
     #[error("{field}: {reason}")]
     OutOfRange { field: &'static str, reason: String },
+    /// An append names a blob the store does not hold.
+    #[error("blob {blob} is not held by the store")]
+    BlobMissing { blob: String },
     /// The backing database failed or is unreachable.
     #[error("store unavailable: {0}")]
     Unavailable(String),
@@ -182,6 +189,27 @@ pub trait Store: Send + Sync + 'static {
     /// with the source's settings; at version 1 (the prefix counts as its first append), or 0
     /// when the prefix is empty. [`StoreError::Exists`] when the new id is taken.
     fn fork(&self, request: ForkThread) -> BoxFuture<'_, StoreResult<ThreadRecord>>;
+
+    /// [`Store::append`] of events that name blobs, all or nothing: keeps `blobs.new` (once
+    /// each), fails with [`StoreError::BlobMissing`] when a blob of `blobs.named` is neither
+    /// held nor new, and records that the thread names every one of them (see [`blobs`]).
+    fn append_with_blobs(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &EventLog,
+        blobs: &AppendBlobs,
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>>;
+
+    /// Keeps `blob`, once: the same bytes again change nothing.
+    fn put_blob(&self, blob: &Blob) -> BoxFuture<'_, StoreResult<()>>;
+
+    /// The blob with its bytes, if the store holds it.
+    fn blob(&self, id: &BlobId) -> BoxFuture<'_, StoreResult<Option<Blob>>>;
+
+    /// What the store knows of a blob, without its bytes.
+    fn blob_info(&self, id: &BlobId) -> BoxFuture<'_, StoreResult<Option<BlobInfo>>>;
 
     /// Whether a pop after `version` left the thread with fewer than `event_count` events, so
     /// a reader holding that many events must read the thread anew rather than catch up.

@@ -382,6 +382,30 @@ fn select_record(conn: &Connection, thread_id: &str) -> Result<Option<ThreadReco
 }
 
 impl Store for SqliteStore {
+    // Media arrive in a later change; until then such appends are refused.
+    fn append_with_blobs(
+        &self,
+        _thread_id: &str,
+        _expected_version: Option<u64>,
+        _events: &EventLog,
+        _blobs: &super::AppendBlobs,
+        _now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>> {
+        async move { Err(StoreError::Unavailable("this store keeps no media yet".into())) }.boxed()
+    }
+
+    fn put_blob(&self, _blob: &crate::media::Blob) -> BoxFuture<'_, StoreResult<()>> {
+        async move { Err(StoreError::Unavailable("this store keeps no media yet".into())) }.boxed()
+    }
+
+    fn blob(&self, _id: &crate::media::BlobId) -> BoxFuture<'_, StoreResult<Option<crate::media::Blob>>> {
+        async move { Ok(None) }.boxed()
+    }
+
+    fn blob_info(&self, _id: &crate::media::BlobId) -> BoxFuture<'_, StoreResult<Option<crate::media::BlobInfo>>> {
+        async move { Ok(None) }.boxed()
+    }
+
     fn kind(&self) -> StoreKind {
         StoreKind::Sqlite
     }

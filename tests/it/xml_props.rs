@@ -143,15 +143,17 @@ fn expected_type_and_body(event: &AgentEvent) -> (String, String) {
                 Role::Assistant => "ai",
                 Role::System => "system",
             };
-            (t.to_owned(), content.to_owned())
+            (t.to_owned(), content.text().into_owned())
         }
         EventKind::ToolCall { args, .. } => {
             let mut json = String::new();
             js_json::write_object(&mut json, args);
             ("tool_input".into(), json)
         }
-        EventKind::ToolResult { result: Value::String(text), .. } => ("tool_output".into(), text.clone()),
-        EventKind::ToolResult { result, .. } => ("tool_output".into(), js_json::to_string(result)),
+        EventKind::ToolResult { result: Some(Value::String(text)), .. } => ("tool_output".into(), text.clone()),
+        EventKind::ToolResult { result, content, .. } => {
+            ("tool_output".into(), js_json::to_string(&threadkeeper::event::tool_result_value(result, content)))
+        }
         EventKind::Error { error, .. } => ("error".into(), error.to_owned()),
         EventKind::HumanInputRequested { question } => ("human_input_requested".into(), question.to_owned()),
         EventKind::HumanInputReceived { response } => ("human_input_received".into(), response.to_owned()),
@@ -285,7 +287,7 @@ proptest! {
             prop_assert_eq!(back.event_type(), expected_event_type);
             match (original.kind(), back.kind()) {
                 (EventKind::ToolResult { .. }, EventKind::ToolResult { result, .. }) => {
-                    prop_assert_eq!(result, &Value::String(body));
+                    prop_assert_eq!(result, Some(&Value::String(body)));
                     prop_assert_eq!(timing_attributes(back), timing_attributes(original));
                 }
                 (EventKind::Error { recoverable: a, .. }, EventKind::Error { recoverable: b, .. }) => prop_assert_eq!(a, b),

@@ -204,6 +204,7 @@ pub(crate) fn text_of(content: &Content) -> String {
             Value::Array(blocks) => blocks.iter().filter_map(block_text).collect(),
             other => crate::js_json::to_string(other),
         },
+        Content::Parts(parts) => crate::media::parts::text_parts_only(parts),
     }
 }
 
@@ -444,6 +445,7 @@ impl Events<'_> {
             let result = match &message.data.content {
                 Content::Text(text) => Value::String(text.clone()),
                 Content::Other(value) => (**value).clone(),
+                Content::Parts(parts) => Value::Array(parts.to_vec()),
             };
             self.tool_result(id, result);
             return Ok(());

@@ -46,9 +46,9 @@ use super::labels::{
     ERROR_LABEL, HUMAN_RESPONSE_LABEL, NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL,
     STOPPED_FOR_INPUT, STRAY_RESULT_LABEL, SYSTEM_LABEL,
 };
-use super::stored::{MessageType, StoredMessage, ToolCall};
+use super::stored::{Content as MessageContent, MessageType, StoredMessage, ToolCall};
 use crate::context::rolling::summary_message_text;
-use crate::event::{AgentEvent, EventKind, Role};
+use crate::event::{AgentEvent, Content, EventKind, Role};
 use crate::js_json;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -188,10 +188,11 @@ impl OpenCalls {
         self.calls.iter().position(|c| !c.answered && c.thread_id == id)
     }
 
-    fn answer(&mut self, index: usize, content: String, error: bool, origin: Origin<'_>) {
+    fn answer(&mut self, index: usize, content: MessageContent, error: bool, origin: Origin<'_>) {
         self.calls[index].answered = true;
         let id = self.message.tool_calls()[index].id.clone().unwrap_or_default();
-        let mut message = StoredMessage::tool(id, content);
+        let mut message = StoredMessage::tool(id, String::new());
+        message.data.content = content;
         if error {
             message.data.extra.insert("status".into(), Value::String("error".into()));
         }
@@ -350,16 +351,21 @@ impl StandardMessages {
         let origin = Origin::of(event);
         let mut message = match event.kind() {
             // Whitespace says nothing, and Anthropic refuses a turn of it.
-            EventKind::Message { role: Role::User | Role::Assistant, content } if is_blank(content) => return,
-            EventKind::Message { role: Role::User, content } => StoredMessage::human(content),
-            EventKind::Message { role: Role::Assistant, content } => StoredMessage::ai(content),
-            EventKind::Message { role: Role::System, content } => {
+            EventKind::Message { role: Role::User | Role::Assistant, content } if content.is_blank() => return,
+            EventKind::Message { role, content: Content::Parts(parts) } => match role {
+                Role::User => StoredMessage::with_parts(MessageType::Human, parts),
+                Role::Assistant => StoredMessage::with_parts(MessageType::Ai, parts),
+                Role::System => StoredMessage::with_parts(MessageType::Human, labelled(SYSTEM_LABEL, parts)),
+            },
+            EventKind::Message { role: Role::User, content: Content::Text(content) } => StoredMessage::human(content),
+            EventKind::Message { role: Role::Assistant, content: Content::Text(content) } => StoredMessage::ai(content),
+            EventKind::Message { role: Role::System, content: Content::Text(content) } => {
                 StoredMessage::human(format!("{SYSTEM_LABEL}{content}"))
             }
             EventKind::HumanInputReceived { response } => {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.awaiting_human.take().filter(|&i| !open.calls[i].answered) {
-                        open.answer(index, response.to_owned(), false, origin);
+                        open.answer(index, MessageContent::Text(response.to_owned()), false, origin);
                         self.settle_if_answered();
                         return;
                     }
@@ -386,10 +392,12 @@ impl StandardMessages {
                 self.open.get_or_insert_with(OpenCalls::new).add_call(call, tool_call_id, origin);
                 return;
             }
-            EventKind::ToolResult { tool_call_id, result } => {
-                let content = match result {
-                    Value::String(text) => text.clone(),
-                    other => js_json::to_string(other),
+            EventKind::ToolResult { tool_call_id, result, content: parts } => {
+                let content = match (result, parts) {
+                    (result, Some(parts)) => MessageContent::Parts(result_parts(result, parts).into()),
+                    (Some(Value::String(text)), None) => MessageContent::Text(text.clone()),
+                    (Some(other), None) => MessageContent::Text(js_json::to_string(other)),
+                    (None, None) => MessageContent::Text(String::new()),
                 };
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = open.unanswered(tool_call_id) {
@@ -398,13 +406,19 @@ impl StandardMessages {
                         return;
                     }
                 }
-                StoredMessage::human(format!("{STRAY_RESULT_LABEL}{tool_call_id}]: {content}"))
+                let label = format!("{STRAY_RESULT_LABEL}{tool_call_id}]: ");
+                match content {
+                    MessageContent::Parts(parts) => {
+                        StoredMessage::with_parts(MessageType::Human, labelled(&label, &parts))
+                    }
+                    other => StoredMessage::human(format!("{label}{}", other.as_str().unwrap_or_default())),
+                }
             }
             EventKind::Error { error, recoverable, tool_call_id } => {
                 if let Some(open) = self.open.as_mut() {
                     if let Some(index) = tool_call_id.and_then(|id| open.unanswered(id)) {
                         let label = if recoverable { RECOVERABLE_LABEL } else { NON_RECOVERABLE_LABEL };
-                        open.answer(index, format!("{label}{error}"), true, origin);
+                        open.answer(index, MessageContent::Text(format!("{label}{error}")), true, origin);
                         self.settle_if_answered();
                         return;
                     }
@@ -592,4 +606,27 @@ fn reasoning_block(event: &AgentEvent) -> Option<&Map<String, Value>> {
     }
     let block = event.fields().get("block")?.as_object()?;
     (block.get("kind")?.as_str()? == "reasoning").then_some(block)
+}
+
+/// A tool result's parts: its `result` as a text part first, when it gives one beside `content`.
+fn result_parts(result: Option<&Value>, parts: &[Value]) -> Vec<Value> {
+    let result = result.map(|result| match result {
+        Value::String(text) => text.clone(),
+        other => js_json::to_string(other),
+    });
+    let lead = result.map(|text| serde_json::json!({"type": "text", "text": text}));
+    lead.into_iter().chain(parts.iter().cloned()).collect()
+}
+
+/// Parts with `label` before their text: joined to a leading text part, or as a text part of
+/// its own before media.
+fn labelled(label: &str, parts: &[Value]) -> Vec<Value> {
+    let mut out = parts.to_vec();
+    match out.first_mut().and_then(|part| part.get_mut("text")) {
+        Some(Value::String(text)) if parts[0].get("type").and_then(Value::as_str) == Some("text") => {
+            text.insert_str(0, label);
+        }
+        _ => out.insert(0, serde_json::json!({"type": "text", "text": label.trim_end()})),
+    }
+    out
 }

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 /// The `type` of a stored message.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +105,9 @@ pub struct MessageData {
 pub enum Content {
     Text(String),
     Other(Box<Value>),
+    /// A thread's own content parts ([`crate::media::parts`]): text, and media named by blob
+    /// or URL. Renders turn them into each provider's parts, with the bytes where they go.
+    Parts(Arc<[Value]>),
 }
 
 impl Default for Content {
@@ -116,7 +120,15 @@ impl Content {
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Content::Text(text) => Some(text),
-            Content::Other(_) => None,
+            Content::Other(_) | Content::Parts(_) => None,
+        }
+    }
+
+    /// The thread's content parts, when the content is made of them.
+    pub fn parts(&self) -> Option<&[Value]> {
+        match self {
+            Content::Parts(parts) => Some(parts),
+            Content::Text(_) | Content::Other(_) => None,
         }
     }
 }
@@ -126,6 +138,9 @@ impl Serialize for Content {
         match self {
             Content::Text(text) => serializer.serialize_str(text),
             Content::Other(value) => value.serialize(serializer),
+            // Without the bytes at hand, the parts as the thread keeps them (blob ids, never
+            // bytes); renders that carry media write them in their provider's form instead.
+            Content::Parts(parts) => parts.serialize(serializer),
         }
     }
 }
@@ -233,7 +248,15 @@ impl StoredMessage {
         match &self.data.content {
             Content::Text(text) => Cow::Borrowed(text),
             Content::Other(other) => Cow::Owned(js_json::to_string(other)),
+            Content::Parts(parts) => Cow::Owned(crate::media::parts::text_of(parts)),
         }
+    }
+
+    /// A message of `message_type` holding content parts.
+    pub fn with_parts(message_type: MessageType, parts: impl Into<Arc<[Value]>>) -> Self {
+        let mut message = Self::with_content(message_type, String::new());
+        message.data.content = Content::Parts(parts.into());
+        message
     }
 
     /// The content when it is a string.

@@ -96,7 +96,7 @@ impl TraceBuilder {
             let capture = self.options.capture_content;
             let run = self.start_run(position, time);
             if capture {
-                let message = content::message("user", vec![content::text_part(content)]);
+                let message = content::message("user", vec![content::text_part(&content.text())]);
                 run.input.push(message.clone());
                 run.messages.push(message);
             }
@@ -118,7 +118,7 @@ impl TraceBuilder {
             EventKind::Message { role: MessageRole::Assistant, content } => {
                 let turn = turn_for(run, event, position, &self.options.thread_id, time);
                 if capture {
-                    turn.parts.push(content::text_part(content));
+                    turn.parts.push(content::text_part(&content.text()));
                 }
             }
             EventKind::ToolCall { tool_name, tool_call_id, args } => {
@@ -191,7 +191,9 @@ impl TraceBuilder {
         let run = self.run.as_mut().expect("a run is open");
         let parent = run.parent();
         match kind {
-            EventKind::ToolResult { tool_call_id, result } => {
+            EventKind::ToolResult { tool_call_id, result, content: parts } => {
+                // Media parts are named (kind, type, blob, size), never carried.
+                let result = &*crate::event::tool_result_value(result, parts);
                 if capture {
                     let part = content::tool_response_part(tool_call_id, result);
                     run.messages.push(content::message("tool", vec![part]));
@@ -262,7 +264,7 @@ impl TraceBuilder {
             EventKind::Message { role, content } => {
                 // A system message (user and assistant ones never get here).
                 if capture {
-                    run.messages.push(content::message(role.as_str(), vec![content::text_part(content)]));
+                    run.messages.push(content::message(role.as_str(), vec![content::text_part(&content.text())]));
                 }
             }
             EventKind::Unknown { type_name } => {

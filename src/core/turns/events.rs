@@ -33,7 +33,7 @@
 
 use super::error::TurnError;
 use super::model::{sort_keys, Block, BlockKind, Turn};
-use crate::event::{json_type, AgentEvent, EventKind, Role};
+use crate::event::{json_type, AgentEvent, Content, EventKind, Role};
 use serde_json::{Map, Value};
 
 /// Metadata key: the event's `iteration`.
@@ -81,8 +81,10 @@ pub fn event_to_block(event: &AgentEvent) -> Block {
     let fields = event.fields();
     let mut block;
     let mut consumed: Vec<&str> = vec!["type", "iteration", "timestamp"];
+    // Content parts are not yet given a block shape of their own: such events export whole,
+    // as blocks of their type, so an export imports back as it was.
     match event.kind() {
-        EventKind::Message { role, content } => {
+        EventKind::Message { role, content: Content::Text(content) } => {
             block = Block::new(message_kind(role));
             block.role = role.as_str().to_string();
             block.payload.insert("text".into(), Value::String(content.to_string()));
@@ -95,7 +97,7 @@ pub fn event_to_block(event: &AgentEvent) -> Block {
             block.payload.insert("args".into(), Value::Object(args.clone()));
             consumed.extend(["toolName", "toolCallId", "args"]);
         }
-        EventKind::ToolResult { tool_call_id, result } => {
+        EventKind::ToolResult { tool_call_id, result: Some(result), content: None } => {
             block = Block::new(BlockKind::ToolUse);
             block.payload.insert("id".into(), Value::String(tool_call_id.to_string()));
             block.payload.insert("result".into(), result.clone());

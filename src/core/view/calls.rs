@@ -2,7 +2,6 @@
 //! links between event positions the page draws side by side.
 
 use crate::event::{AgentEvent, EventKind};
-use crate::messages::is_blank;
 use serde::Serialize;
 
 /// What answered a `tool_call`, or why nothing did.
@@ -99,7 +98,7 @@ pub fn link_events(events: &[AgentEvent]) -> Links {
                     None => {}
                 }
             }
-            EventKind::Message { content, .. } if !pending.is_empty() && !is_blank(content) => moved_on = true,
+            EventKind::Message { content, .. } if !pending.is_empty() && !content.is_blank() => moved_on = true,
             _ => {}
         }
     }

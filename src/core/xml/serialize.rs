@@ -285,7 +285,7 @@ impl Lines {
                 open_tag(out, type_name, id);
                 push_iteration(out, iteration);
                 out.push('>');
-                escape_into(out, content, escape);
+                escape_into(out, &content.text(), escape);
             }
             EventKind::ToolCall { tool_name, tool_call_id, args } => {
                 open_tag(out, "tool_input", id);
@@ -298,7 +298,7 @@ impl Lines {
                 // Latest call wins, as a backward scan from the result would find it.
                 tool_names.record(tool_call_id, tool_name);
             }
-            EventKind::ToolResult { tool_call_id, result } => {
+            EventKind::ToolResult { tool_call_id, result, content } => {
                 open_tag(out, "tool_output", id);
                 let name = tool_names.name(tool_call_id).unwrap_or("unknown");
                 push_attr(out, "name", name);
@@ -307,12 +307,20 @@ impl Lines {
                 push_timing_attributes(out, event, scratch);
                 out.push('>');
                 match result {
-                    Value::String(text) => escape_into(out, text, escape),
-                    other => {
+                    Some(Value::String(text)) => escape_into(out, text, escape),
+                    Some(other) => {
                         scratch.clear();
                         js_json::write_value(scratch, other);
                         escape_into(out, scratch, escape);
                     }
+                    None => {}
+                }
+                // Media never go into the document: each part is a line naming it.
+                if let Some(parts) = content {
+                    if result.is_some() {
+                        out.push('\n');
+                    }
+                    escape_into(out, &crate::media::parts::text_of(parts), escape);
                 }
             }
             EventKind::Error { error, recoverable, .. } => {

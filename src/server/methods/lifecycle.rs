@@ -52,6 +52,7 @@ pub(super) fn register(m: &mut MethodTable) {
                     "maxFrameBytes": ctx.max_frame_bytes,
                     "maxEventsPerCall": limits.max_events_per_call,
                     "maxEventBytes": limits.max_event_bytes,
+                    "maxBlobBytes": limits.max_blob_bytes,
                     "maxThreadsInMemory": limits.max_threads_in_memory,
                 },
             },

@@ -5,6 +5,7 @@
 //! One file per group of methods; what several groups share is in [`params`] and [`render`], so
 //! imports run one way: groups to those two, never group to group.
 
+mod blob;
 mod cache_control;
 mod context;
 mod inverse;
@@ -26,6 +27,7 @@ pub fn table(context: Context) -> MethodTable {
     let mut m = MethodTable::new(context);
     lifecycle::register(&mut m);
     thread::register(&mut m);
+    blob::register(&mut m);
     stateless::register(&mut m);
     inverse::register(&mut m);
     turn::register(&mut m);
