@@ -352,4 +352,25 @@ mod tests {
         assert!(event["content"][0].get("width").is_none());
         assert_eq!(out.new_blobs[0].info.media_type, "text/plain");
     }
+
+    proptest::proptest! {
+        /// Whatever the bytes, a file part's data becomes the blob of exactly those bytes, and
+        /// the logged part holds no data.
+        #[test]
+        fn any_bytes_become_their_own_blob(bytes in proptest::collection::vec(proptest::num::u8::ANY, 1..=1024), padded in proptest::bool::ANY) {
+            let mut data = to_base64(&bytes);
+            if !padded {
+                data = data.trim_end_matches('=').to_owned();
+            }
+            let event = json!({"type": "tool_result", "toolCallId": "c", "iteration": 0, "content": [
+                {"type": "file", "data": data, "mediaType": "application/octet-stream"}]});
+            let (event, out) = ingest(event).unwrap();
+            let part = &event["content"][0];
+            proptest::prop_assert!(part.get("data").is_none());
+            let id = BlobId::of(&bytes);
+            proptest::prop_assert_eq!(part["blob"].as_str().unwrap(), id.as_str());
+            proptest::prop_assert_eq!(part["size"].as_u64().unwrap(), bytes.len() as u64);
+            proptest::prop_assert_eq!(&out.new_blobs[0].bytes[..], &bytes[..]);
+        }
+    }
 }
