@@ -129,9 +129,9 @@ fn a_thread_that_opens_with_the_assistant_reads_back_without_the_opening_message
 fn parts_events_cannot_hold_are_refused_naming_them() {
     let cases = [
         (
-            json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image", "image": "https://x/a.png"}]}]),
-            "messages[0].content[1].type",
-            "unsupported part type \"image\" in a user message: expected text",
+            json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image"}]}]),
+            "messages[0].content[1].image",
+            "expected base64, a data URL or a URL",
         ),
         (
             json!([{"role": "assistant", "content": [{"type": "tool-result", "toolCallId": "c", "toolName": "t", "output": {"type": "text", "value": "x"}}]}]),
@@ -178,7 +178,7 @@ fn the_method_and_the_render_over_the_protocol() {
     assert_eq!(rendered["messages"], turn);
     let error = server.err("aiSdk/toEvents", json!({"messages": [{"role": "user", "content": [{"type": "file"}]}]}));
     assert_eq!(error["code"], -32602);
-    assert_eq!(error["data"]["path"], "messages[0].content[0].type");
+    assert_eq!(error["data"]["path"], "messages[0].content[0].data");
 }
 
 /// The worked example of `protocol/providers/ai-sdk.md` is what the code renders.

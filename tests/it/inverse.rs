@@ -71,9 +71,9 @@ fn each_message_becomes_the_events_it_was_rendered_from() {
         {"type":"tool","data":{"content":"[Error (non-recoverable)]: 404","tool_call_id":"c2","status":"error"}},
         {"type":"ai","data":{"content":"","tool_calls":[{"id":"c3","name":"calc","args":{"e":"1+1"},"type":"tool_call"}]}},
         {"type":"tool","data":{"content":[{"type":"text","text":"2"}],"tool_call_id":"c3"}},
-        {"type":"ai","data":{"content":[{"type":"text","text":"Two"},{"type":"image_url","image_url":"u"},"."]}}
+        {"type":"ai","data":{"content":[{"type":"text","text":"Two"},{"type":"image_url","image_url":"https://x.test/u.png"},"."]}}
     ]);
-    let expected = r#"[{"type":"message","role":"system","content":"Be brief.","iteration":0},{"type":"message","role":"user","content":"Hi & <bye>","iteration":0,"messageId":"m1"},{"type":"message","role":"system","content":"note","iteration":0},{"type":"human_input_received","response":"yes","iteration":0},{"type":"error","error":"slow","recoverable":true,"iteration":0},{"type":"error","error":"down","recoverable":false,"iteration":0},{"type":"error","error":"gone","recoverable":false,"iteration":0},{"type":"tool_result","toolCallId":"c9","result":"late","iteration":0},{"type":"message","role":"assistant","content":"Checking.","iteration":0,"messageId":"m2"},{"type":"tool_call","toolName":"search","toolCallId":"c1","args":{"q":"x"},"iteration":0,"messageId":"m2"},{"type":"tool_call","toolName":"fetch","toolCallId":"c2","args":{},"iteration":0,"messageId":"m2"},{"type":"tool_result","toolCallId":"c1","result":"found","iteration":0},{"type":"error","error":"404","recoverable":false,"toolCallId":"c2","iteration":0},{"type":"tool_call","toolName":"calc","toolCallId":"c3","args":{"e":"1+1"},"iteration":0},{"type":"tool_result","toolCallId":"c3","result":[{"type":"text","text":"2"}],"iteration":0},{"type":"message","role":"assistant","content":"Two.","iteration":0}]"#;
+    let expected = r#"[{"type":"message","role":"system","content":"Be brief.","iteration":0},{"type":"message","role":"user","content":"Hi & <bye>","iteration":0,"messageId":"m1"},{"type":"message","role":"system","content":"note","iteration":0},{"type":"human_input_received","response":"yes","iteration":0},{"type":"error","error":"slow","recoverable":true,"iteration":0},{"type":"error","error":"down","recoverable":false,"iteration":0},{"type":"error","error":"gone","recoverable":false,"iteration":0},{"type":"tool_result","toolCallId":"c9","result":"late","iteration":0},{"type":"message","role":"assistant","content":"Checking.","iteration":0,"messageId":"m2"},{"type":"tool_call","toolName":"search","toolCallId":"c1","args":{"q":"x"},"iteration":0,"messageId":"m2"},{"type":"tool_call","toolName":"fetch","toolCallId":"c2","args":{},"iteration":0,"messageId":"m2"},{"type":"tool_result","toolCallId":"c1","result":"found","iteration":0},{"type":"error","error":"404","recoverable":false,"toolCallId":"c2","iteration":0},{"type":"tool_call","toolName":"calc","toolCallId":"c3","args":{"e":"1+1"},"iteration":0},{"type":"tool_result","toolCallId":"c3","result":[{"type":"text","text":"2"}],"iteration":0},{"type":"message","role":"assistant","content":[{"type":"text","text":"Two"},{"type":"image","url":"https://x.test/u.png"},{"type":"text","text":"."}],"iteration":0}]"#;
     assert_eq!(from_messages(input).to_string(), expected);
 }
 
@@ -213,7 +213,7 @@ fn each_item_becomes_the_events_it_was_projected_from() {
     let items = json!([
         {"role":"developer","content":"Rules."},
         {"type":"message","role":"system","content":"More rules."},
-        {"type":"message","role":"user","content":[{"type":"input_text","text":"Hi"},{"type":"input_image","image_url":"u"}]},
+        {"type":"message","role":"user","content":[{"type":"input_text","text":"Hi"},{"type":"input_image","image_url":"https://x.test/u.png"}]},
         {"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"think"}],"encrypted_content":"enc"},
         {"type":"message","role":"assistant","id":"msg_1","content":[{"type":"output_text","text":"Sure."}]},
         {"type":"function_call","call_id":"c1","name":"a","arguments":"{\"x\":1}"},
@@ -221,7 +221,7 @@ fn each_item_becomes_the_events_it_was_projected_from() {
         {"type":"function_call_output","call_id":"c1","output":"ok"},
         {"type":"function_call_output","call_id":"c2","output":"[Error (recoverable)]: bad"}
     ]);
-    let expected = r#"[{"type":"message","role":"system","content":"Rules.","iteration":0},{"type":"message","role":"system","content":"More rules.","iteration":0},{"type":"message","role":"user","content":"Hi","iteration":0},{"type":"turn_block","block":{"kind":"reasoning","payload":{"encrypted_content":"enc","item_id":"rs_1","summary":[{"type":"summary_text","text":"think"}]}},"iteration":0},{"type":"message","role":"assistant","content":"Sure.","iteration":0,"messageId":"msg_1"},{"type":"tool_call","toolName":"a","toolCallId":"c1","args":{"x":1},"iteration":0},{"type":"tool_call","toolName":"b","toolCallId":"c2","args":{"input":"not json"},"iteration":0},{"type":"tool_result","toolCallId":"c1","result":"ok","iteration":0},{"type":"error","error":"bad","recoverable":true,"toolCallId":"c2","iteration":0}]"#;
+    let expected = r#"[{"type":"message","role":"system","content":"Rules.","iteration":0},{"type":"message","role":"system","content":"More rules.","iteration":0},{"type":"message","role":"user","content":[{"type":"text","text":"Hi"},{"type":"image","url":"https://x.test/u.png"}],"iteration":0},{"type":"turn_block","block":{"kind":"reasoning","payload":{"encrypted_content":"enc","item_id":"rs_1","summary":[{"type":"summary_text","text":"think"}]}},"iteration":0},{"type":"message","role":"assistant","content":"Sure.","iteration":0,"messageId":"msg_1"},{"type":"tool_call","toolName":"a","toolCallId":"c1","args":{"x":1},"iteration":0},{"type":"tool_call","toolName":"b","toolCallId":"c2","args":{"input":"not json"},"iteration":0},{"type":"tool_result","toolCallId":"c1","result":"ok","iteration":0},{"type":"error","error":"bad","recoverable":true,"toolCallId":"c2","iteration":0}]"#;
     assert_eq!(from_items(items).to_string(), expected);
 }
 
@@ -397,7 +397,7 @@ fn any_message() -> impl Strategy<Value = Value> {
     ]);
     let content = prop_oneof![
         4 => text.clone().prop_map(Value::from),
-        1 => text.clone().prop_map(|t| json!([{"type":"text","text":t}, {"type":"image_url","image_url":"u"}])),
+        1 => text.clone().prop_map(|t| json!([{"type":"text","text":t}, {"type":"image_url","image_url":"https://x.test/u.png"}])),
     ];
     let call =
         (id.clone(), any::<u8>()).prop_map(|(id, n)| json!({"id":id,"name":"t","args":{"n":n},"type":"tool_call"}));

@@ -19,12 +19,15 @@
 //!
 //! Not kept: blank text parts (standard mode leaves blank messages out), and the opening user
 //! message the renderer makes itself. A not-completed answer the renderer made for a call that
-//! had none is read like any `error-text`: the model saw the call answered so. Parts the event model cannot
-//! hold (images, files, custom parts, approvals, results inside an assistant message) are
-//! refused, naming the part: nothing is dropped unseen.
+//! had none is read like any `error-text`: the model saw the call answered so. A user message
+//! holding `image` or `file` parts is one `message` of content parts (the bytes stored as blobs
+//! when appended), and a `content` output holding `media` a `tool_result` of content parts
+//! ([`super::media_blocks`]). Parts the event model cannot hold (custom parts, approvals,
+//! results inside an assistant message) are refused, naming the part: nothing is dropped unseen.
 
 use super::from_messages::EventStamp;
 use super::input_fields::{fault, object, string};
+use super::media_blocks::{media_parts, Form};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::{is_blank, CARRIED_KEY, OPENING_TEXT};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
@@ -66,6 +69,19 @@ pub fn ai_sdk_to_events(messages: &[Value], stamp: &EventStamp) -> Result<Vec<Ag
                 out.meta = Some(meta);
                 out.text(role, text, None);
             }
+            // A user message that holds media is one message of content parts.
+            ("user", Value::Array(parts)) if has_media_part(parts) => {
+                let content_path = format!("{path}.content");
+                let parts = media_parts(parts, Form::AiSdk, &content_path)?.unwrap_or_default();
+                meta.insert("content".into(), "parts".into());
+                out.meta = Some(meta);
+                let fields = Map::from_iter([
+                    ("type".to_owned(), Value::from("message")),
+                    ("role".to_owned(), Value::from("user")),
+                    ("content".to_owned(), Value::Array(parts)),
+                ]);
+                out.push(fields, Map::new());
+            }
             ("user" | "assistant" | "tool", Value::Array(parts)) => {
                 if role == "user" {
                     meta.insert("content".into(), "parts".into());
@@ -91,6 +107,11 @@ pub fn ai_sdk_to_events(messages: &[Value], stamp: &EventStamp) -> Result<Vec<Ag
         }
     }
     Ok(out.events)
+}
+
+/// Whether a user message's parts hold an image or a file.
+fn has_media_part(parts: &[Value]) -> bool {
+    parts.iter().any(|part| matches!(part.get("type").and_then(Value::as_str), Some("image" | "file")))
 }
 
 /// The opening user message the renderer adds when a conversation opens with the assistant.
@@ -235,6 +256,11 @@ impl Events<'_> {
         };
         let answer = match kind {
             "text" => Answer::Result(Value::from(text_value()?)),
+            "content" if value()?.as_array().is_some_and(|items| items.iter().any(|i| i.get("type").and_then(Value::as_str) == Some("media"))) => {
+                let items = value()?.as_array().expect("checked above");
+                let parts = media_parts(items, Form::AiSdk, &format!("{output_path}.value"))?.unwrap_or_default();
+                Answer::Parts(parts)
+            }
             "json" | "content" => {
                 let value = value()?;
                 if kind == "json" && value.is_string() {
@@ -283,6 +309,11 @@ impl Events<'_> {
                 event.insert("toolCallId".into(), Value::from(id));
                 event.insert("result".into(), result);
             }
+            Answer::Parts(parts) => {
+                event.insert("type".into(), "tool_result".into());
+                event.insert("toolCallId".into(), Value::from(id));
+                event.insert("content".into(), Value::Array(parts));
+            }
         }
         self.push(event, carried);
         Ok(())
@@ -292,6 +323,8 @@ impl Events<'_> {
 /// What answered a call: a result, or an error's text.
 enum Answer {
     Result(Value),
+    /// Content output holding media: the result as content parts.
+    Parts(Vec<Value>),
     Error(String),
 }
 

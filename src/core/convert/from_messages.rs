@@ -109,18 +109,22 @@ pub(crate) fn sources_to_events(
         if starts_group {
             out.asked_in_group = false;
         }
-        match &message.message_type {
-            MessageType::Human if Some(index) == opening => {}
-            MessageType::Human => out.human(&text_of(&message.data.content)),
-            MessageType::System => out.message("system", text_of(&message.data.content)),
-            MessageType::Ai => {
+        let media = media_of(&message.data.content, &format!("{path}.data.content"))?;
+        match (&message.message_type, media) {
+            (MessageType::Human, _) if Some(index) == opening => {}
+            (MessageType::Human, Some(parts)) => out.parts("user", parts),
+            (MessageType::Human, None) => out.human(&text_of(&message.data.content)),
+            (MessageType::System, Some(parts)) => out.parts("system", parts),
+            (MessageType::System, None) => out.message("system", text_of(&message.data.content)),
+            (MessageType::Ai, media) => {
                 let answers = not_completed_answers(sources, index);
-                if let Some(question) = out.ai(message, path, &answers)? {
+                if let Some(question) = out.ai(message, media, path, &answers)? {
                     deferred_question = Some(question);
                 }
             }
-            MessageType::Tool => out.tool(message, path)?,
-            MessageType::Other(name) => {
+            (MessageType::Tool, Some(parts)) if !has_error_status(message) => out.tool_parts(message, parts, path)?,
+            (MessageType::Tool, _) => out.tool(message, path)?,
+            (MessageType::Other(name), _) => {
                 return Err(fault(&format!("{path}.type"), format!("expected system, human, ai or tool, found {name}")))
             }
         }
@@ -205,6 +209,21 @@ pub(crate) fn text_of(content: &Content) -> String {
             other => crate::js_json::to_string(other),
         },
         Content::Parts(parts) => crate::media::parts::text_parts_only(parts),
+    }
+}
+
+/// The content parts of a message that holds media: the thread's own parts, or LangChain
+/// content blocks read as parts ([`super::media_blocks`]); `None` for content without media.
+fn media_of(content: &Content, path: &str) -> Result<Option<Vec<Value>>, EventError> {
+    match content {
+        Content::Parts(parts) if crate::media::parts::has_media(parts) => Ok(Some(parts.to_vec())),
+        Content::Other(value) => match &**value {
+            Value::Array(blocks) => {
+                super::media_blocks::media_parts(blocks, super::media_blocks::Form::LangChain, path)
+            }
+            _ => Ok(None),
+        },
+        _ => Ok(None),
     }
 }
 
@@ -329,6 +348,22 @@ impl Events<'_> {
         }
     }
 
+    /// A message of content parts (media kept as parts, never as text).
+    fn parts(&mut self, role: &str, parts: Vec<Value>) {
+        self.push("message", [("role", role.into()), ("content", Value::Array(parts))]);
+    }
+
+    /// A tool message holding media: a result given as content parts.
+    fn tool_parts(&mut self, message: &StoredMessage, parts: Vec<Value>, path: &str) -> Result<(), EventError> {
+        let id = message
+            .data
+            .tool_call_id
+            .as_deref()
+            .ok_or_else(|| fault(&format!("{path}.data.tool_call_id"), "missing"))?;
+        self.push("tool_result", [("toolCallId", id.into()), ("content", Value::Array(parts))]);
+        Ok(())
+    }
+
     fn message(&mut self, role: &str, content: String) {
         self.push("message", [("role", role.into()), ("content", content.into())]);
     }
@@ -383,13 +418,19 @@ impl Events<'_> {
     fn ai(
         &mut self,
         message: &StoredMessage,
+        media: Option<Vec<Value>>,
         path: &str,
         not_completed: &[(String, NotCompleted)],
     ) -> Result<Option<String>, EventError> {
-        let text = text_of(&message.data.content);
         let calls = message.tool_calls();
-        if !text.is_empty() || calls.is_empty() {
-            self.message("assistant", text);
+        match media {
+            Some(parts) => self.parts("assistant", parts),
+            None => {
+                let text = text_of(&message.data.content);
+                if !text.is_empty() || calls.is_empty() {
+                    self.message("assistant", text);
+                }
+            }
         }
         // The first not-completed answer naming an id is the one the render made for it.
         let mut by_id: HashMap<&str, &NotCompleted> = HashMap::with_capacity(not_completed.len());

@@ -17,6 +17,7 @@
 
 use super::from_messages::{sources_to_events, EventStamp, Source, KEPT_ITEM_EVENT_TYPE};
 use super::input_fields::{fault, string};
+use super::media_blocks::{media_parts, Form};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL};
 use crate::messages::{Content, MessageType, StoredMessage, ToolCall};
@@ -132,17 +133,27 @@ fn read_item(item: &Value, index: usize, keep_items: bool, out: &mut Vec<Piece>)
 
 fn read_message(fields: &Map<String, Value>, path: &str) -> Result<StoredMessage, EventError> {
     let role = string(fields, "role", path)?;
-    let text = content_text(fields.get("content"), &format!("{path}.content"))?;
-    let mut message = match role {
-        "user" => StoredMessage::human(text),
-        "system" | "developer" => StoredMessage::system(text),
-        "assistant" => StoredMessage::ai(text),
-        other => {
-            return Err(fault(
-                &format!("{path}.role"),
-                format!("expected user, system, developer or assistant, found {other:?}"),
-            ))
-        }
+    let content_path = format!("{path}.content");
+    let text = content_text(fields.get("content"), &content_path)?;
+    let media = match fields.get("content") {
+        Some(Value::Array(parts)) => media_parts(parts, Form::Responses, &content_path)?,
+        _ => None,
+    };
+    let mut message = match (role, media) {
+        ("user", Some(parts)) => StoredMessage::with_parts(MessageType::Human, parts),
+        ("assistant", Some(parts)) => StoredMessage::with_parts(MessageType::Ai, parts),
+        ("system" | "developer", Some(parts)) => StoredMessage::with_parts(MessageType::System, parts),
+        (role, _) => match role {
+            "user" => StoredMessage::human(text),
+            "system" | "developer" => StoredMessage::system(text),
+            "assistant" => StoredMessage::ai(text),
+            other => {
+                return Err(fault(
+                    &format!("{path}.role"),
+                    format!("expected user, system, developer or assistant, found {other:?}"),
+                ))
+            }
+        },
     };
     if let Some(id) = fields.get("id").filter(|id| id.is_string()) {
         message.data.extra.insert("id".into(), id.clone());
@@ -188,9 +199,14 @@ fn read_output(fields: &Map<String, Value>, path: &str) -> Result<StoredMessage,
     let id = string(fields, "call_id", path)?;
     let mut message = match fields.get("output") {
         Some(Value::String(text)) => StoredMessage::tool(id, text.clone()),
-        Some(Value::Array(_)) => {
-            StoredMessage::tool(id, content_text(fields.get("output"), &format!("{path}.output"))?)
-        }
+        Some(Value::Array(parts)) => match media_parts(parts, Form::Responses, &format!("{path}.output"))? {
+            Some(parts) => {
+                let mut message = StoredMessage::tool(id, String::new());
+                message.data.content = Content::Parts(parts.into());
+                message
+            }
+            None => StoredMessage::tool(id, content_text(fields.get("output"), &format!("{path}.output"))?),
+        },
         None => return Err(fault(&format!("{path}.output"), "missing")),
         Some(other) => {
             let mut message = StoredMessage::tool(id, String::new());

@@ -15,6 +15,7 @@ mod host_session;
 mod input_fields;
 mod js_whitespace;
 mod kept_items;
+mod media_blocks;
 mod thread_splice;
 mod to_prompt;
 mod to_xml;

@@ -50,6 +50,10 @@ pub enum PartSource<'a> {
     Blob(&'a str),
     /// At an http(s) URL the host gave; kept as a reference, never fetched.
     Url(&'a str),
+    /// Inline, as the host or an importer gave them (base64 or a `data:` URL): only in events
+    /// not stored yet (conversions' output, files the command line renders); appending stores
+    /// the bytes as a blob.
+    Data(&'a str),
 }
 
 /// A typed view of one validated part.
@@ -101,7 +105,7 @@ impl<'a> Media<'a> {
     pub fn blob(&self) -> Option<&'a str> {
         match self.source {
             PartSource::Blob(id) => Some(id),
-            PartSource::Url(_) => None,
+            PartSource::Url(_) | PartSource::Data(_) => None,
         }
     }
 
@@ -112,6 +116,7 @@ impl<'a> Media<'a> {
         match self.source {
             PartSource::Blob(id) => write!(text, " {id}"),
             PartSource::Url(url) => write!(text, " {url}"),
+            PartSource::Data(data) => write!(text, " inline, {} characters of base64", data.len()),
         }
         .expect("writing to a String");
         if let Some(name) = self.filename() {
@@ -136,10 +141,11 @@ impl<'a> Part<'a> {
         match kind {
             None => Part::Text(fields.get("text").and_then(Value::as_str).unwrap_or_default()),
             Some(kind) => {
-                let source = match (fields.get("blob"), fields.get("url")) {
-                    (Some(Value::String(id)), _) => PartSource::Blob(id),
-                    (_, Some(Value::String(url))) => PartSource::Url(url),
-                    _ => unreachable!("validated: a media part has a blob or a url"),
+                let source = match (fields.get("blob"), fields.get("url"), fields.get("data")) {
+                    (Some(Value::String(id)), _, _) => PartSource::Blob(id),
+                    (_, Some(Value::String(url)), _) => PartSource::Url(url),
+                    (_, _, Some(Value::String(data))) => PartSource::Data(data),
+                    _ => unreachable!("validated: a media part has a blob, a url or data"),
                 };
                 Part::Media(Media { kind, source, fields })
             }
@@ -247,20 +253,20 @@ fn validate_part(part: &Value, path: &str) -> Result<(), (String, String)> {
             (at("type"), format!("expected \"text\", \"image\", \"file\" or \"audio\", found {other:?}"))
         })?,
     };
-    if fields.contains_key("data") {
-        return Err((at("data"), "bytes are taken only by thread/append and the importers, which store them as a blob; here a part names its `blob` or `url`".to_owned()));
-    }
-    match (string("blob")?, string("url")?) {
-        (Some(_), Some(_)) => return Err((path.to_owned(), "a part has a `blob` or a `url`, not both".to_owned())),
-        (None, None) => return Err((at("blob"), "missing (a media part gives `blob`, `url` or `data`)".to_owned())),
-        (Some(blob), None) => {
+    match (string("blob")?, string("url")?, string("data")?) {
+        (None, None, None) => {
+            return Err((at("blob"), "missing (a media part gives `blob`, `url` or `data`)".to_owned()))
+        }
+        (Some(blob), None, None) => {
             BlobId::parse(blob).map_err(|reason| (at("blob"), reason))?;
             string("mediaType")?.ok_or_else(|| (at("mediaType"), "missing".to_owned()))?;
         }
-        (None, Some(url)) => {
+        (None, Some(url), None) => {
             check_url(url).map_err(|reason| (at("url"), reason))?;
-            string("mediaType")?;
         }
+        // Bytes not stored yet: appending decodes and checks them (`media::ingest`).
+        (None, None, Some(_)) => {}
+        _ => return Err((path.to_owned(), "a part gives one of `blob`, `url` or `data`".to_owned())),
     }
     if let Some(media_type) = string("mediaType")? {
         check_media_type(kind, media_type).map_err(|reason| (at("mediaType"), reason))?;

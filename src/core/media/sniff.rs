@@ -2,8 +2,11 @@
 //! it: the header is all a token rule needs, and a hostile header claims what it likes, so the
 //! size it claims is bounded by [`MAX_IMAGE_SIDE`] and [`MAX_IMAGE_PIXELS`]).
 
+/// Whether bytes carry one kind's signature.
+type SignatureTest = fn(&[u8]) -> bool;
+
 /// The media types whose bytes can be checked here, each with its signature test.
-const CHECKED: &[(&str, fn(&[u8]) -> bool)] = &[
+const CHECKED: &[(&str, SignatureTest)] = &[
     ("image/png", is_png),
     ("image/jpeg", is_jpeg),
     ("image/jpg", is_jpeg),
