@@ -4,10 +4,14 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { findBinary } from "./discovery.js";
 import { toStoredMessages } from "./langchain.js";
 import { ServerExitedError } from "./errors.js";
+import { fromBase64, toBase64 } from "./parts.js";
 import { Thread } from "./thread.js";
 import type { EventStamp, ThreadClient } from "./thread-client.js";
 import type {
   AnyAgentEvent,
+  BinaryData,
+  BlobContent,
+  BlobInfo,
   InitializeResult,
   ParsedReply,
   ParsedToolCalls,
@@ -230,6 +234,32 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
     const params = branches === undefined ? { text, format, ...rest } : { text, format, ...rest, options: { branches } };
     const info = await this.call<ThreadInfo>("thread/import", params, { signal, timeoutMs });
     return new Thread(this, info);
+  }
+
+  // Blobs.
+
+  /**
+   * Keeps bytes in the blob store (`blob/put`) and answers their id (`sha256:…`, the same for
+   * the same bytes), media type, size and an image's dimensions; a part can then name the blob.
+   * `data` is bytes (a `Uint8Array` or `Buffer`), or a string that is base64 or a `data:` URL.
+   * Without `mediaType` the server reads it from the bytes; a type the bytes contradict, bad
+   * base64 or empty data is -32602, bytes over `maxBlobBytes` -32004.
+   */
+  async putBlob(data: BinaryData, options: { mediaType?: string } & CallOptions = {}): Promise<BlobInfo> {
+    const { signal, timeoutMs, mediaType } = options;
+    const params = mediaType === undefined ? { data: toBase64(data) } : { data: toBase64(data), mediaType };
+    return this.call<BlobInfo>("blob/put", params, { signal, timeoutMs });
+  }
+
+  /** A blob with its bytes (`blob/get`); a blob the store does not hold is -32602. */
+  async getBlob(blob: string, options: CallOptions = {}): Promise<BlobContent> {
+    const result = await this.call<Omit<BlobContent, "data"> & { data: string }>("blob/get", { blob }, options);
+    return { ...result, data: fromBase64(result.data) };
+  }
+
+  /** What the store knows of a blob, without its bytes (`blob/stat`); one it does not hold is -32602. */
+  async statBlob(blob: string, options: CallOptions = {}): Promise<BlobInfo> {
+    return this.call<BlobInfo>("blob/stat", { blob }, options);
   }
 
   // Stateless methods.

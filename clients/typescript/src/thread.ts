@@ -2,8 +2,10 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { CallOptions } from "./connection.js";
 import { ErrorCodes, ThreadKeeperError } from "./errors.js";
 import { storedToLangChainMessages } from "./langchain.js";
+import { encodeEvents } from "./parts.js";
 import type { ThreadClient } from "./thread-client.js";
 import type {
+  AgentEventInput,
   AnthropicCacheTtl,
   AnthropicRender,
   AnthropicRenderOptions,
@@ -126,10 +128,14 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
     this.info = info;
   }
 
-  /** Appends events, all or none. With `expectedVersion`, fails with -32003 unless the thread is at it. */
-  async append(events: readonly AnyAgentEvent[], options: { expectedVersion?: number } & CallOptions = {}): Promise<AppendResult> {
+  /**
+   * Appends events, all or none. With `expectedVersion`, fails with -32003 unless the thread is at it.
+   * A media part may give its bytes as `data` (`imagePart(bytes)`): they are sent base64-encoded,
+   * and the server keeps them as a blob, the part then naming it by `blob`.
+   */
+  async append(events: readonly AgentEventInput[], options: { expectedVersion?: number } & CallOptions = {}): Promise<AppendResult> {
     const [rest, call] = splitCallOptions(options);
-    const result = await this.client.call<AppendResult>("thread/append", { threadId: this.id, events, ...rest }, call);
+    const result = await this.client.call<AppendResult>("thread/append", { threadId: this.id, events: encodeEvents(events), ...rest }, call);
     this.info = { ...this.info, version: result.version, eventCount: result.eventCount };
     return result;
   }
@@ -188,7 +194,7 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
    * the events. The render is incremental unless `incremental: false`. When the append fails
    * the step rejects with its error (the render still runs, and its lines are kept).
    */
-  async step(events: readonly AnyAgentEvent[], options: StepOptions & CallOptions = {}): Promise<StepResult> {
+  async step(events: readonly AgentEventInput[], options: StepOptions & CallOptions = {}): Promise<StepResult> {
     const { expectedVersion, incremental = true, ...renderOptions } = options;
     const call = { signal: options.signal, timeoutMs: options.timeoutMs };
     const appended = this.append(events, { expectedVersion, ...call });

@@ -13,10 +13,15 @@ export interface EventBase {
   timestamp?: number;
 }
 
-export interface MessageEvent extends EventBase {
+/**
+ * A message. `content` is a string, or content parts (text, image, file, audio). `Part` is the
+ * parts' type: `ContentPart` (media named by `blob` or `url`) as the server answers and keeps
+ * them; `MessageEventInput` also takes parts that carry their bytes (`data`), for `append`.
+ */
+export interface MessageEvent<Part extends ContentPartInput = ContentPart> extends EventBase {
   type: "message";
   role: "user" | "assistant" | "system";
-  content: string;
+  content: string | Part[];
 }
 
 export interface ToolCallEvent extends EventBase {
@@ -26,11 +31,27 @@ export interface ToolCallEvent extends EventBase {
   args: Record<string, unknown>;
 }
 
-export interface ToolResultEvent extends EventBase {
+/** A tool result with its `result` (any JSON), and content parts too when it has them. */
+export interface ToolResultValueEvent<Part extends ContentPartInput = ContentPart> extends EventBase {
   type: "tool_result";
   toolCallId: string;
   result: unknown;
+  content?: Part[];
 }
+
+/**
+ * A tool result given as content parts, with `result` left out or kept: text renders then
+ * show its text parts.
+ */
+export interface ToolResultContentEvent<Part extends ContentPartInput = ContentPart> extends EventBase {
+  type: "tool_result";
+  toolCallId: string;
+  result?: unknown;
+  content: Part[];
+}
+
+/** A tool result: a `result`, or `content` parts, or both. `Part` as in `MessageEvent`. */
+export type ToolResultEvent<Part extends ContentPartInput = ContentPart> = ToolResultValueEvent<Part> | ToolResultContentEvent<Part>;
 
 export interface ErrorEvent extends EventBase {
   type: "error";
@@ -108,6 +129,157 @@ export interface UnknownAgentEvent {
 
 /** What a thread holds: known events, and events of newer types passed through as they are. */
 export type AnyAgentEvent = AgentEvent | UnknownAgentEvent;
+
+/** A message whose parts may carry their bytes (`data`): what `append` takes. */
+export type MessageEventInput = MessageEvent<ContentPartInput>;
+
+/** A tool result whose parts may carry their bytes (`data`): what `append` takes. */
+export type ToolResultEventInput = ToolResultEvent<ContentPartInput>;
+
+/**
+ * What `thread.append()` takes: any event, with messages' and tool results' media parts given
+ * by their bytes (`data`) too. The client sends the bytes base64-encoded; the server stores
+ * them as a blob and keeps the part with `blob` (see `ContentPart`).
+ */
+export type AgentEventInput = AnyAgentEvent | MessageEventInput | ToolResultEventInput;
+
+// Content parts and blobs.
+
+/** A blob's id: `"sha256:"` and the 64 lowercase hex digits of its bytes' SHA-256. */
+export type BlobId = `sha256:${string}`;
+
+/** How closely a model looks at an image (`auto`, `low`, `high`, `original`). */
+export type ImageDetail = "auto" | "low" | "high" | "original";
+
+export interface TextPart {
+  type: "text";
+  text: string;
+}
+
+/**
+ * An image in the blob store. The server adds what it knows of the bytes: `size`, `width` and
+ * `height` (and `mediaType` when the bytes were given without one).
+ */
+export interface ImagePart {
+  type: "image";
+  blob: BlobId;
+  mediaType: string;
+  detail?: ImageDetail;
+  size?: number;
+  width?: number;
+  height?: number;
+  url?: never;
+  data?: never;
+}
+
+/** A file (a PDF, a text file, …) in the blob store. */
+export interface FilePart {
+  type: "file";
+  blob: BlobId;
+  mediaType: string;
+  filename?: string;
+  size?: number;
+  url?: never;
+  data?: never;
+}
+
+/** Audio in the blob store. */
+export interface AudioPart {
+  type: "audio";
+  blob: BlobId;
+  mediaType: string;
+  size?: number;
+  url?: never;
+  data?: never;
+}
+
+/** An image at an http(s) URL, kept as a reference: the server never fetches it. */
+export interface ImageUrlPart {
+  type: "image";
+  url: string;
+  mediaType?: string;
+  detail?: ImageDetail;
+  blob?: never;
+  data?: never;
+}
+
+/** A file at an http(s) URL, kept as a reference. */
+export interface FileUrlPart {
+  type: "file";
+  url: string;
+  mediaType?: string;
+  filename?: string;
+  blob?: never;
+  data?: never;
+}
+
+/** Audio at an http(s) URL, kept as a reference. */
+export interface AudioUrlPart {
+  type: "audio";
+  url: string;
+  mediaType?: string;
+  blob?: never;
+  data?: never;
+}
+
+/** A media part as kept and read back: named by `blob` (or `url`), never with its bytes. */
+export type MediaPart = ImagePart | FilePart | AudioPart | ImageUrlPart | FileUrlPart | AudioUrlPart;
+
+/** One part of a message's (or a tool result's) content, as the server keeps it and answers it. */
+export type ContentPart = TextPart | MediaPart;
+
+/**
+ * A part's bytes as `append` and `putBlob` take them: bytes (a `Uint8Array`, so a `Buffer`),
+ * which the client sends base64-encoded, or a string that is already base64 or a `data:` URL.
+ */
+export type BinaryData = Uint8Array | string;
+
+/** An image given by its bytes; `mediaType`, when left out, is read from them. Made by `imagePart()`. */
+export interface ImageDataPart {
+  type: "image";
+  data: BinaryData;
+  mediaType?: string;
+  detail?: ImageDetail;
+  blob?: never;
+  url?: never;
+}
+
+/** A file given by its bytes; give `mediaType` unless the bytes' type is recognised (PDF, images…). Made by `filePart()`. */
+export interface FileDataPart {
+  type: "file";
+  data: BinaryData;
+  mediaType?: string;
+  filename?: string;
+  blob?: never;
+  url?: never;
+}
+
+/** Audio given by its bytes. Made by `audioPart()`. */
+export interface AudioDataPart {
+  type: "audio";
+  data: BinaryData;
+  mediaType?: string;
+  blob?: never;
+  url?: never;
+}
+
+/** A part as `append` takes it: a `ContentPart`, or a media part with its bytes. */
+export type ContentPartInput = ContentPart | ImageDataPart | FileDataPart | AudioDataPart;
+
+/** What the store knows of a blob (`blob/put`, `blob/stat`). */
+export interface BlobInfo {
+  blob: BlobId;
+  mediaType: string;
+  size: number;
+  /** An image's, when its header tells it. */
+  width?: number;
+  height?: number;
+}
+
+/** A blob with its bytes (`blob/get`). */
+export interface BlobContent extends BlobInfo {
+  data: Uint8Array;
+}
 
 const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set<AgentEventType>([
   "message",

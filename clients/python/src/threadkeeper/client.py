@@ -8,6 +8,7 @@ methods, and the connection's ``lock()``, never asyncio itself.
 
 from __future__ import annotations
 
+import base64
 import os
 import sys
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
@@ -18,10 +19,14 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from ._connection import Connection, Transport
 from .discovery import find_binary
 from .errors import ErrorCode, ThreadKeeperError
+from .parts import encode_events, to_base64
 from .types import (
     AnthropicRender,
     AnthropicRequest,
     AppendResult,
+    BinaryData,
+    BlobContent,
+    BlobInfo,
     CacheControl,
     CompactionPlan,
     ContextMode,
@@ -155,8 +160,12 @@ class AsyncThread:
         return f"AsyncThread(id={self.id!r}, version={self.info.version}, event_count={self.info.event_count})"
 
     async def append(self, events: Sequence[EventInput], *, expected_version: int | None = None, timeout: float | None = None) -> AppendResult:
-        """Appends events, all or none. With ``expected_version``, fails with -32003 unless the thread is at it."""
-        params = _drop_none(threadId=self.id, events=list(events), expectedVersion=expected_version)
+        """Appends events, all or none. With ``expected_version``, fails with -32003 unless the thread is at it.
+
+        A media part may give its bytes as ``data`` (``image_part(b"...")``, ``image_part(Path("a.png"))``):
+        they are sent base64-encoded, and the server keeps them as a blob, the part then naming it by ``blob``.
+        """
+        params = _drop_none(threadId=self.id, events=encode_events(events), expectedVersion=expected_version)
         return self._appended(await self._client.request("thread/append", params, timeout=timeout))
 
     def _appended(self, result: dict[str, Any]) -> AppendResult:
@@ -831,6 +840,29 @@ class AsyncThreadKeeper:
             params["options"] = {"branches": branches}
         info = await self.request("thread/import", params, timeout=timeout)
         return AsyncThread(self, ThreadInfo.from_wire(info))
+
+    # Blobs.
+
+    async def put_blob(self, data: BinaryData, *, media_type: str | None = None, timeout: float | None = None) -> BlobInfo:
+        """Keeps bytes in the blob store (``blob/put``): their id (``sha256:...``, the same for the same
+        bytes), media type, size and an image's dimensions; a part can then name the blob.
+
+        ``data`` is ``bytes``, ``bytearray``, ``memoryview``, a ``Path`` (the file's bytes), or a ``str``
+        that is base64 or a ``data:`` URL. Without ``media_type`` the server reads it from the bytes. A
+        type the bytes contradict, bad base64 or empty data is -32602; bytes over ``maxBlobBytes``, -32004.
+        """
+        params = _drop_none(data=to_base64(data), mediaType=media_type)
+        return BlobInfo.from_wire(await self.request("blob/put", params, timeout=timeout))
+
+    async def get_blob(self, blob: str, *, timeout: float | None = None) -> BlobContent:
+        """A blob with its bytes (``blob/get``); a blob the store does not hold is -32602."""
+        result = await self.request("blob/get", {"blob": blob}, timeout=timeout)
+        info = BlobInfo.from_wire(result)
+        return BlobContent(info.blob, info.media_type, info.size, base64.b64decode(result["data"]), info.width, info.height)
+
+    async def stat_blob(self, blob: str, *, timeout: float | None = None) -> BlobInfo:
+        """What the store knows of a blob, without its bytes (``blob/stat``); one it does not hold is -32602."""
+        return BlobInfo.from_wire(await self.request("blob/stat", {"blob": blob}, timeout=timeout))
 
     # Stateless methods.
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Literal, NewType, Union
+from pathlib import Path
+from typing import Any, Literal, NewType, Union, final
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
@@ -16,11 +17,126 @@ else:  # pragma: no cover
     from typing_extensions import NotRequired, TypedDict
 
 
+# Content parts: what a message's ``content`` (or a tool result's) holds when it is a list
+# rather than a string. Media are named by ``blob`` (an id in the server's blob store) or ``url``;
+# on ``append`` a media part may give its bytes as ``data`` instead (see ``image_part``), which the
+# server stores as a blob: read back, the part names the blob and never carries its bytes. The
+# parts as read back are ``@final``, so ``if "blob" in part:`` tells a blob part from a URL part.
+
+#: A blob's id: ``"sha256:"`` and the 64 lowercase hex digits of its bytes' SHA-256.
+BlobId = str
+#: How closely a model looks at an image.
+ImageDetail = Literal["auto", "low", "high", "original"]
+
+
+@final
+class TextPart(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+@final
+class ImagePart(TypedDict):
+    """An image in the blob store; the server adds ``size``, ``width`` and ``height``."""
+
+    type: Literal["image"]
+    blob: BlobId
+    mediaType: str
+    detail: NotRequired[ImageDetail]
+    size: NotRequired[int]
+    width: NotRequired[int]
+    height: NotRequired[int]
+
+
+@final
+class FilePart(TypedDict):
+    """A file (a PDF, a text file, ...) in the blob store."""
+
+    type: Literal["file"]
+    blob: BlobId
+    mediaType: str
+    filename: NotRequired[str]
+    size: NotRequired[int]
+
+
+@final
+class AudioPart(TypedDict):
+    type: Literal["audio"]
+    blob: BlobId
+    mediaType: str
+    size: NotRequired[int]
+
+
+@final
+class ImageUrlPart(TypedDict):
+    """An image at an http(s) URL, kept as a reference: the server never fetches it."""
+
+    type: Literal["image"]
+    url: str
+    mediaType: NotRequired[str]
+    detail: NotRequired[ImageDetail]
+
+
+@final
+class FileUrlPart(TypedDict):
+    type: Literal["file"]
+    url: str
+    mediaType: NotRequired[str]
+    filename: NotRequired[str]
+
+
+@final
+class AudioUrlPart(TypedDict):
+    type: Literal["audio"]
+    url: str
+    mediaType: NotRequired[str]
+
+
+#: A media part as kept and read back: named by ``blob`` (or ``url``), never with its bytes.
+MediaPart = Union[ImagePart, FilePart, AudioPart, ImageUrlPart, FileUrlPart, AudioUrlPart]
+#: One part of a message's (or a tool result's) content, as the server keeps and answers it.
+ContentPart = Union[TextPart, MediaPart]
+
+#: Bytes as ``append`` and ``put_blob`` take them: ``bytes``, ``bytearray`` or ``memoryview`` (sent
+#: base64-encoded), a ``pathlib.Path`` (the file's bytes), or a ``str`` that is base64 already or a
+#: ``data:`` URL (sent as it is).
+BinaryData = Union[bytes, bytearray, memoryview, Path, str]
+
+
+class ImageDataPart(TypedDict):
+    """An image given by its bytes; without ``mediaType`` the server reads it from them. See ``image_part``."""
+
+    type: Literal["image"]
+    data: BinaryData
+    mediaType: NotRequired[str]
+    detail: NotRequired[ImageDetail]
+
+
+class FileDataPart(TypedDict):
+    """A file given by its bytes; give ``mediaType`` unless the bytes' type is recognised (PDF, images, audio)."""
+
+    type: Literal["file"]
+    data: BinaryData
+    mediaType: NotRequired[str]
+    filename: NotRequired[str]
+
+
+class AudioDataPart(TypedDict):
+    type: Literal["audio"]
+    data: BinaryData
+    mediaType: NotRequired[str]
+
+
+#: A part as ``append`` takes it: a :data:`ContentPart`, or a media part with its bytes.
+ContentPartInput = Union[ContentPart, ImageDataPart, FileDataPart, AudioDataPart]
+
+
 class MessageEvent(TypedDict):
     type: Literal["message"]
     iteration: int
     role: Literal["user", "assistant", "system"]
-    content: str
+    #: A string, or content parts.
+    content: str | list[ContentPart]
     timestamp: NotRequired[int]
 
 
@@ -34,10 +150,24 @@ class ToolCallEvent(TypedDict):
 
 
 class ToolResultEvent(TypedDict):
+    """A tool result with its ``result`` (any JSON), and content parts too when it has them."""
+
     type: Literal["tool_result"]
     iteration: int
     toolCallId: str
     result: Any
+    content: NotRequired[list[ContentPart]]
+    timestamp: NotRequired[int]
+
+
+class ToolResultContentEvent(TypedDict):
+    """A tool result given as content parts, ``result`` left out or kept (text renders show its text parts)."""
+
+    type: Literal["tool_result"]
+    iteration: int
+    toolCallId: str
+    content: list[ContentPart]
+    result: NotRequired[Any]
     timestamp: NotRequired[int]
 
 
@@ -89,6 +219,7 @@ AgentEvent = Union[
     MessageEvent,
     ToolCallEvent,
     ToolResultEvent,
+    ToolResultContentEvent,
     ErrorEvent,
     HumanInputRequestedEvent,
     HumanInputReceivedEvent,
@@ -107,8 +238,32 @@ def custom_event(type: str, iteration: int, **fields: Any) -> CustomEvent:
     return CustomEvent({"type": type, "iteration": iteration, **fields})
 
 
+
+class MessageEventInput(TypedDict):
+    """A message whose media parts may give their bytes (``data``): what ``append`` takes."""
+
+    type: Literal["message"]
+    iteration: int
+    role: Literal["user", "assistant", "system"]
+    content: str | list[ContentPartInput]
+    timestamp: NotRequired[int]
+
+
+class ToolResultEventInput(TypedDict):
+    """A tool result whose media parts may give their bytes (``data``): ``result``, ``content`` or both."""
+
+    type: Literal["tool_result"]
+    iteration: int
+    toolCallId: str
+    result: NotRequired[Any]
+    content: NotRequired[list[ContentPartInput]]
+    timestamp: NotRequired[int]
+
+
 #: What ``append`` and the XML serializer take: known events, or custom ones made explicitly.
-EventInput = Union[AgentEvent, CustomEvent]
+#: ``append`` also takes messages and tool results whose media parts give their bytes (``data``);
+#: the client sends them base64-encoded.
+EventInput = Union[AgentEvent, MessageEventInput, ToolResultEventInput, CustomEvent]
 
 #: The ``type`` of each event this version knows.
 KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
@@ -466,6 +621,34 @@ class ThreadInfo:
             created_at=value["createdAt"],
             updated_at=value["updatedAt"],
         )
+
+
+@dataclass(frozen=True)
+class BlobInfo:
+    """What the store knows of a blob (``blob/put``, ``blob/stat``)."""
+
+    blob: BlobId
+    media_type: str
+    size: int
+    #: An image's, when its header tells it.
+    width: int | None = None
+    height: int | None = None
+
+    @classmethod
+    def from_wire(cls, value: dict[str, Any]) -> BlobInfo:
+        return cls(value["blob"], value["mediaType"], value["size"], value.get("width"), value.get("height"))
+
+
+@dataclass(frozen=True)
+class BlobContent:
+    """A blob with its bytes (``blob/get``)."""
+
+    blob: BlobId
+    media_type: str
+    size: int
+    data: bytes
+    width: int | None = None
+    height: int | None = None
 
 
 @dataclass(frozen=True)

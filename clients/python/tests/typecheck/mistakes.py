@@ -7,7 +7,21 @@ unused and fails the run. Never executed.
 
 from __future__ import annotations
 
-from threadkeeper import AgentEvent, AsyncThreadKeeper, ThreadKeeper, ThreadSettings
+from pathlib import Path
+
+from threadkeeper import (
+    AgentEvent,
+    AsyncThreadKeeper,
+    BlobContent,
+    BlobInfo,
+    ThreadKeeper,
+    ThreadSettings,
+    audio_part,
+    file_part,
+    image_part,
+    text_of,
+    text_part,
+)
 
 
 async def events(tk: AsyncThreadKeeper) -> None:
@@ -34,8 +48,8 @@ async def events(tk: AsyncThreadKeeper) -> None:
     await thread.append([{"type": "human_input_requested", "question": "ok?", "urgency": "urgent", "iteration": 0}])  # type: ignore[list-item]
     # 11. one event instead of a list of events
     await thread.append({"type": "message", "role": "user", "content": "hi", "iteration": 0})  # type: ignore[arg-type]
-    # 12. content as LangChain content blocks in an event
-    event: AgentEvent = {"type": "message", "role": "user", "content": [{"type": "text", "text": "hi"}], "iteration": 0}  # type: ignore[typeddict-item]
+    # 12. content as LangChain's image_url blocks instead of content parts
+    event: AgentEvent = {"type": "message", "role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x.test/a.png"}}], "iteration": 0}  # type: ignore[list-item]
     # 13. a plain dict read from elsewhere passed as an event without custom_event / CustomEvent
     loose: dict[str, object] = {"type": "message"}
     await thread.append([loose])  # type: ignore[list-item]
@@ -136,3 +150,47 @@ def options(tk: ThreadKeeper) -> None:
     # 37. the budget's dropTo misspelled, or as a string
     thread.render("messages", budget={"maxTokens": 30000, "drop_to": 18000})  # type: ignore[arg-type]
     thread.render("messages", budget={"maxTokens": 30000, "dropTo": "18000"})  # type: ignore[arg-type]
+
+
+async def media(tk: AsyncThreadKeeper, png: bytes, shot: Path) -> None:
+    thread = await tk.open_thread()
+    # What is right type-checks (else the run fails): parts from bytes or a file, a blob put first.
+    await thread.append(
+        [
+            {"type": "message", "role": "user", "iteration": 0, "content": [text_part("What is this?"), image_part(png, detail="high"), file_part(shot)]},
+            {"type": "tool_call", "toolName": "screenshot", "toolCallId": "c1", "args": {}, "iteration": 0},
+            {"type": "tool_result", "toolCallId": "c1", "iteration": 0, "content": [image_part(shot)]},
+            {"type": "tool_result", "toolCallId": "c2", "iteration": 0, "result": "ok", "content": [audio_part(bytearray(png), media_type="audio/wav")]},
+            {"type": "message", "role": "user", "iteration": 1, "content": [{"type": "image", "data": memoryview(png)}, {"type": "image", "url": "https://x.test/a.png"}]},
+        ]
+    )
+    info: BlobInfo = await tk.put_blob(png)
+    await thread.append([{"type": "message", "role": "user", "iteration": 1, "content": [{"type": "image", "blob": info.blob, "mediaType": info.media_type}]}])
+    for read in await thread.events():
+        if read["type"] == "message" and not isinstance(read["content"], str):
+            for part in read["content"]:
+                if part["type"] == "image" and "blob" in part:
+                    blob: BlobContent = await tk.get_blob(part["blob"])
+                    data: bytes = blob.data
+                    print(part.get("width"), part.get("height"), part.get("size"), len(data), (await tk.stat_blob(part["blob"])).size)
+            print(text_of(read["content"]))
+    # 39. an image as Anthropic's base64 source block instead of a part with data
+    await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [{"type": "image", "source": {"type": "base64", "data": "iVBO"}}]}])  # type: ignore[list-item]
+    # 40. a detail the protocol does not have
+    image_part(png, detail="max")  # type: ignore[arg-type]
+    # 41. the media type in the wire's spelling instead of the keyword's
+    image_part(png, mediaType="image/png")  # type: ignore[call-arg]
+    # 42. bytes as a list of ints
+    image_part([137, 80, 78, 71])  # type: ignore[arg-type]
+    # 43. a tool result's content as a string (content is parts; a string goes in result)
+    await thread.append([{"type": "tool_result", "toolCallId": "c1", "iteration": 0, "content": "done"}])  # type: ignore[list-item]
+    # 44. a filename on an image part (files have one)
+    await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [{"type": "image", "data": png, "filename": "a.png"}]}])  # type: ignore[list-item]
+    # 45. events read back carry no bytes: their media parts name a blob
+    for read in await thread.events():
+        if read["type"] == "message" and not isinstance(read["content"], str):
+            print([part["data"] for part in read["content"] if part["type"] == "image"])  # type: ignore[typeddict-item]
+    # 46. a blob's bytes read as base64 text (get_blob answers bytes)
+    (await tk.get_blob(info.blob)).data.encode()  # type: ignore[attr-defined]
+    # 47. the media type as a positional argument
+    await tk.put_blob(png, "image/png")  # type: ignore[call-arg]

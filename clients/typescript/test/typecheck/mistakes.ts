@@ -7,6 +7,7 @@
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import {
+  imagePart,
   unknownEvent,
   type AgentEvent,
   type AnyAgentEvent,
@@ -34,8 +35,8 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   await thread.append([{ type: "message", role: "user", content: "hi", iteration: "0" }]);
   // @ts-expect-error event type misspelled
   await thread.append([{ type: "toolcall", toolName: "search", toolCallId: "c1", args: {}, iteration: 0 }]);
-  // @ts-expect-error message content as content blocks instead of a string
-  await thread.append([{ type: "message", role: "user", content: [{ type: "text", text: "hi" }], iteration: 0 }]);
+  // @ts-expect-error message content as LangChain's image_url blocks instead of content parts
+  await thread.append([{ type: "message", role: "user", content: [{ type: "image_url", image_url: { url: "https://x.test/a.png" } }], iteration: 0 }]);
   // @ts-expect-error an error event without recoverable
   await thread.append([{ type: "error", error: "boom", iteration: 0 }]);
   // @ts-expect-error recoverable as a string
@@ -131,6 +132,31 @@ export async function mistakes(tk: ThreadKeeper, thread: Thread, event: AnyAgent
   await thread.render("messages", { budget: { maxTokens: 30_000, dropTO: 18_000 } });
   // @ts-expect-error system read as a string when it may be text blocks
   (await thread.renderAnthropic({ cacheControl: "auto" })).system?.trim();
+
+  // Content parts and blobs.
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
+  // @ts-expect-error an image as Anthropic's base64 source block instead of a part with `data`
+  await thread.append([{ type: "message", role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBO" } }], iteration: 0 }]);
+  // @ts-expect-error a part with its bytes and a blob at once
+  await thread.append([{ type: "message", role: "user", content: [{ type: "image", data: png, blob: "sha256:00" }], iteration: 0 }]);
+  // @ts-expect-error a blob id without its "sha256:" prefix
+  await thread.append([{ type: "message", role: "user", content: [{ type: "image", blob: "9f86d081884c7d65", mediaType: "image/png" }], iteration: 0 }]);
+  // @ts-expect-error a detail the protocol does not have
+  imagePart(png, { detail: "max" });
+  // @ts-expect-error media_type in the provider's spelling
+  imagePart(png, { media_type: "image/png" });
+  // @ts-expect-error a filename on an image part (files have one)
+  await thread.append([{ type: "message", role: "user", content: [{ type: "image", data: png, filename: "a.png" }], iteration: 0 }]);
+  // @ts-expect-error a tool result with neither result nor content
+  await thread.append([{ type: "tool_result", toolCallId: "c1", iteration: 0 }]);
+  // @ts-expect-error tool result content as a string (content is parts; a string goes in result)
+  await thread.append([{ type: "tool_result", toolCallId: "c1", content: "done", iteration: 0 }]);
+  // @ts-expect-error events read back hold no bytes: their media parts name a blob
+  for (const e of await thread.events()) if (e.type === "message" && typeof e.content !== "string") for (const p of e.content) if (p.type === "image") p.data.byteLength;
+  // @ts-expect-error a blob's bytes read as base64 text (getBlob answers bytes)
+  (await tk.getBlob("sha256:00")).data.startsWith("iVBO");
+  // @ts-expect-error the media type as a second argument instead of an option
+  await tk.putBlob(png, "image/png");
 
   // Options of every call.
   // @ts-expect-error timeoutMs as a duration string

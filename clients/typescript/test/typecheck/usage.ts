@@ -5,9 +5,16 @@
  * run) by `npm run typecheck`; the mistakes of the same code are in `mistakes.ts`.
  */
 import {
+  audioPart,
+  filePart,
+  imagePart,
   isKnownEvent,
+  textOf,
   isUnknownEvent,
   type AgentEvent,
+  type BlobId,
+  type BlobInfo,
+  type ContentPart,
   type AnthropicCacheControlOption,
   type AnthropicRequest,
   type OpenAICacheControlOption,
@@ -30,7 +37,7 @@ export async function narrowing(tk: ThreadKeeper, thread: Thread): Promise<strin
       seen.push(e.toolName, e.toolCallId, call.toolName, JSON.stringify(e.args));
     } else if (e.type === "message") {
       const role: "user" | "assistant" | "system" = e.role;
-      seen.push(role, e.content);
+      seen.push(role, textOf(e.content)); // a string, or the text of its parts
     } else {
       seen.push(e.type); // every event's type is a string, an unknown one's too
     }
@@ -66,7 +73,7 @@ export async function narrowing(tk: ThreadKeeper, thread: Thread): Promise<strin
   const parsed: AnyAgentEvent[] = await tk.parseThreadXml("<thread>\n</thread>");
   const firstMessage: MessageEvent | undefined = parsed.find((e) => e.type === "message"); // an inferred type guard
   for (const e of (await tk.parseReply("Done.", 1)).events) if (e.type === "completion") seen.push(String(e.verified));
-  seen.push(String(known.length + unknown.length), firstMessage?.content ?? "");
+  seen.push(String(known.length + unknown.length), textOf(firstMessage?.content ?? ""));
 
   // A thread opened on a ThreadKeeper keeps the client's whole type.
   const opened = await tk.openThread({ threadId: "t" });
@@ -115,4 +122,36 @@ export async function openAIPromptCaching(thread: Thread, key: string | undefine
   const plain = await thread.renderOpenAIResponses();
   console.log(plain.instructions?.trim());
   return request;
+}
+
+export async function media(tk: ThreadKeeper, thread: Thread, png: Uint8Array, pdf: Buffer, wav: Uint8Array): Promise<BlobId[]> {
+  // Parts carry bytes (a Uint8Array or Buffer); the client sends them base64-encoded.
+  await thread.append([
+    { type: "message", role: "user", iteration: 0, content: [{ type: "text", text: "What is in these?" }, imagePart(png, { detail: "high" }), filePart(pdf, { mediaType: "application/pdf", filename: "report.pdf" })] },
+    { type: "tool_call", toolName: "screenshot", toolCallId: "c1", args: {}, iteration: 0 },
+    { type: "tool_result", toolCallId: "c1", iteration: 0, content: [imagePart(png)] },
+    { type: "tool_result", toolCallId: "c2", iteration: 0, result: { ok: true }, content: [audioPart(wav, { mediaType: "audio/wav" })] },
+    { type: "message", role: "user", iteration: 1, content: [{ type: "image", url: "https://example.com/a.png", detail: "low" }] },
+  ]);
+  // A blob put first is named by its id.
+  const put: BlobInfo = await tk.putBlob(png);
+  await thread.append([{ type: "message", role: "user", iteration: 1, content: [{ type: "image", blob: put.blob, mediaType: put.mediaType }] }]);
+  // Read back, a media part names its blob (or URL); the blob's bytes come from getBlob.
+  const blobs: BlobId[] = [];
+  for (const e of await thread.events()) {
+    const parts: ContentPart[] = e.type === "message" && typeof e.content !== "string" ? e.content : e.type === "tool_result" ? (e.content ?? []) : [];
+    for (const part of parts) {
+      if (part.type === "text") continue;
+      if (part.blob !== undefined) blobs.push(part.blob);
+      if (part.type === "image" && part.blob !== undefined) console.log(part.width, part.height, part.size, part.detail);
+      if (part.type === "file") console.log(part.filename, part.mediaType);
+    }
+  }
+  const first = blobs[0];
+  if (first !== undefined) {
+    const { data, mediaType, size } = await tk.getBlob(first);
+    const bytes: Uint8Array = data;
+    console.log(bytes.byteLength === size, mediaType, (await tk.statBlob(first)).width);
+  }
+  return blobs;
 }

@@ -1,0 +1,229 @@
+"""Content parts and blobs against the real server: bytes (or a file) in, blob ids out, the bytes back whole.
+
+Every client here is spawned with a call timeout, so no test waits on the server for long.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import struct
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import BINARY, MEMORY_ARGS
+
+from threadkeeper import (
+    AsyncThreadKeeper,
+    BlobContent,
+    BlobInfo,
+    ErrorCode,
+    ThreadKeeper,
+    ThreadKeeperError,
+    audio_part,
+    file_part,
+    image_part,
+    text_of,
+    text_part,
+)
+
+#: Seconds any one call may take.
+CALL_TIMEOUT = 10.0
+
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+
+
+def png(width: int, height: int, seed: int = 0) -> bytes:
+    """A valid ``width`` x ``height`` 8-bit RGB PNG."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + bytes((seed + x + y) & 0xFF for x in range(3 * width)) for y in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def blob_id(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+async def spawn(*extra: str) -> AsyncThreadKeeper:
+    return await AsyncThreadKeeper.spawn(binary=BINARY, args=[*MEMORY_ARGS, *extra], timeout=CALL_TIMEOUT, start_timeout=CALL_TIMEOUT)
+
+
+@pytest.fixture
+async def tk() -> AsyncIterator[AsyncThreadKeeper]:
+    client = await spawn()
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@pytest.fixture
+def blocking() -> Iterator[ThreadKeeper]:
+    with ThreadKeeper.spawn(binary=BINARY, args=MEMORY_ARGS, timeout=CALL_TIMEOUT, start_timeout=CALL_TIMEOUT) as client:
+        yield client
+
+
+def path_of(error: ThreadKeeperError) -> Any:
+    assert isinstance(error.data, dict), error
+    return error.data.get("path")
+
+
+async def test_image_from_bytes_reads_back_as_a_blob_part(tk: AsyncThreadKeeper) -> None:
+    image = png(3, 2)
+    thread = await tk.open_thread()
+    parts = [text_part("What is this?"), image_part(image, detail="low")]
+    await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": parts}])
+    assert parts[1] == {"type": "image", "data": image, "detail": "low"}, "the caller's part is not changed"
+
+    [read] = await thread.events()
+    assert read["type"] == "message" and not isinstance(read["content"], str)
+    text, part = read["content"]
+    assert text == {"type": "text", "text": "What is this?"}
+    assert part == {"type": "image", "blob": blob_id(image), "detail": "low", "mediaType": "image/png", "size": len(image), "width": 3, "height": 2}
+    assert "data" not in part
+    assert text_of(read["content"]) == "What is this?"
+
+    got = await tk.get_blob(blob_id(image))
+    assert got == BlobContent(blob_id(image), "image/png", len(image), image, 3, 2)
+    assert type(got.data) is bytes and got.data == image
+    assert await tk.stat_blob(blob_id(image)) == BlobInfo(blob_id(image), "image/png", len(image), 3, 2)
+
+
+async def test_parts_from_a_path_a_bytearray_and_a_memoryview(tk: AsyncThreadKeeper, tmp_path: Path) -> None:
+    shot, report = tmp_path / "shot.png", tmp_path / "report.pdf"
+    shot.write_bytes(png(5, 4, 7))
+    report.write_bytes(PDF)
+    other = png(2, 2, 9)
+    thread = await tk.open_thread()
+    await thread.append(
+        [
+            {"type": "tool_call", "toolName": "screenshot", "toolCallId": "c1", "args": {}, "iteration": 0},
+            {"type": "tool_result", "toolCallId": "c1", "iteration": 0, "content": [text_part("the screen"), image_part(shot), file_part(report)]},
+            {"type": "message", "role": "user", "iteration": 0, "content": [image_part(bytearray(other)), {"type": "image", "data": memoryview(other)}]},
+        ]
+    )
+    _, result, message = await thread.events()
+    assert result["type"] == "tool_result" and "result" not in result
+    assert result["content"] == [
+        {"type": "text", "text": "the screen"},
+        {"type": "image", "blob": blob_id(shot.read_bytes()), "mediaType": "image/png", "size": shot.stat().st_size, "width": 5, "height": 4},
+        {"type": "file", "blob": blob_id(PDF), "mediaType": "application/pdf", "filename": "report.pdf", "size": len(PDF)},
+    ]
+    assert message["type"] == "message" and not isinstance(message["content"], str)
+    assert [part.get("blob") for part in message["content"]] == [blob_id(other)] * 2
+    assert (await tk.get_blob(blob_id(PDF))).data == PDF
+    assert (await tk.get_blob(blob_id(shot.read_bytes()))).data == shot.read_bytes()
+
+
+async def test_a_blob_put_first_is_named_by_a_part(tk: AsyncThreadKeeper) -> None:
+    image = png(6, 1, 3)
+    info = await tk.put_blob(image)
+    thread = await tk.open_thread()
+    await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [{"type": "image", "blob": info.blob, "mediaType": "image/png"}]}])
+    [read] = await thread.events()
+    assert read["type"] == "message"
+    assert read["content"] == [{"type": "image", "blob": info.blob, "mediaType": "image/png", "size": len(image), "width": 6, "height": 1}]
+
+
+async def test_the_same_bytes_put_twice_are_one_blob(tk: AsyncThreadKeeper, tmp_path: Path) -> None:
+    image = png(4, 4, 1)
+    (tmp_path / "a.png").write_bytes(image)
+    first = await tk.put_blob(image)
+    assert first == BlobInfo(blob_id(image), "image/png", len(image), 4, 4)
+    as_base64 = base64.b64encode(image).decode()
+    for again in [bytearray(image), memoryview(image), tmp_path / "a.png", as_base64, "data:image/png;base64," + as_base64]:
+        assert await tk.put_blob(again, media_type="image/png" if isinstance(again, bytearray) else None) == first
+    assert await tk.stat_blob(first.blob) == first
+    assert (await tk.get_blob(first.blob)).data == image
+    text = await tk.put_blob(b"hello, blob", media_type="text/plain")
+    assert text == BlobInfo(blob_id(b"hello, blob"), "text/plain", 11)
+    assert (await tk.get_blob(text.blob)).data == b"hello, blob"
+
+
+async def test_bad_base64_sent_as_it_is(tk: AsyncThreadKeeper) -> None:
+    with pytest.raises(ThreadKeeperError) as put:
+        await tk.put_blob("this is %%% not base64")
+    assert (put.value.code, path_of(put.value)) == (ErrorCode.INVALID_PARAMS, "data")
+    thread = await tk.open_thread()
+    with pytest.raises(ThreadKeeperError) as append:
+        await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [text_part("x"), {"type": "image", "data": "%%%"}]}])
+    assert (append.value.code, path_of(append.value)) == (ErrorCode.INVALID_PARAMS, "events[0].content[1].data")
+    assert await thread.events() == []
+    with pytest.raises(ThreadKeeperError) as empty:
+        await tk.put_blob(b"")
+    assert (empty.value.code, path_of(empty.value)) == (ErrorCode.INVALID_PARAMS, "data")
+
+
+async def test_a_media_type_the_bytes_contradict(tk: AsyncThreadKeeper) -> None:
+    with pytest.raises(ThreadKeeperError) as put:
+        await tk.put_blob(PDF, media_type="image/png")
+    assert (put.value.code, path_of(put.value)) == (ErrorCode.INVALID_PARAMS, "mediaType")
+    thread = await tk.open_thread()
+    with pytest.raises(ThreadKeeperError) as append:
+        await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [image_part(PDF, media_type="image/png")]}])
+    assert (append.value.code, path_of(append.value)) == (ErrorCode.INVALID_PARAMS, "events[0].content[0].mediaType")
+    with pytest.raises(ThreadKeeperError) as audio:
+        await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [audio_part(png(1, 1))]}])
+    assert (audio.value.code, path_of(audio.value)) == (ErrorCode.INVALID_PARAMS, "events[0].content[0].data")
+
+
+async def test_a_blob_the_store_does_not_hold(tk: AsyncThreadKeeper) -> None:
+    absent = blob_id(b"never put")
+    for call in (tk.get_blob, tk.stat_blob):
+        with pytest.raises(ThreadKeeperError) as info:
+            await call(absent)
+        assert (info.value.code, path_of(info.value)) == (ErrorCode.INVALID_PARAMS, "blob")
+    with pytest.raises(ThreadKeeperError) as malformed:
+        await tk.stat_blob("sha256:ABC")
+    assert (malformed.value.code, path_of(malformed.value)) == (ErrorCode.INVALID_PARAMS, "blob")
+    thread = await tk.open_thread()
+    with pytest.raises(ThreadKeeperError) as append:
+        await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [{"type": "image", "blob": absent, "mediaType": "image/png"}]}])
+    assert (append.value.code, path_of(append.value)) == (ErrorCode.INVALID_PARAMS, "events[0].content[0].blob")
+
+
+async def test_bytes_over_max_blob_bytes() -> None:
+    small = await spawn("--max-blob-bytes", "1000")
+    try:
+        assert small.server["capabilities"]["limits"]["maxBlobBytes"] == 1000
+        big = bytes([7]) * 2000
+        with pytest.raises(ThreadKeeperError) as put:
+            await small.put_blob(big, media_type="application/octet-stream")
+        assert (put.value.code, put.value.data) == (ErrorCode.LIMIT_EXCEEDED, {"limit": "maxBlobBytes", "value": 2000, "max": 1000})
+        thread = await small.open_thread()
+        with pytest.raises(ThreadKeeperError) as append:
+            await thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [file_part(big, media_type="application/octet-stream")]}])
+        assert (append.value.code, append.value.data) == (ErrorCode.LIMIT_EXCEEDED, {"limit": "maxBlobBytes", "value": 2000, "max": 1000})
+        assert (await small.put_blob(png(1, 1))).width == 1  # under the limit is kept
+    finally:
+        await small.close()
+
+
+async def test_an_image_header_over_65535_px_a_side(tk: AsyncThreadKeeper) -> None:
+    with pytest.raises(ThreadKeeperError) as info:
+        await tk.put_blob(png(70_000, 1))
+    assert (info.value.code, path_of(info.value)) == (ErrorCode.INVALID_PARAMS, "data")
+
+
+def test_blocking_client(blocking: ThreadKeeper, tmp_path: Path) -> None:
+    image = png(7, 3, 5)
+    (tmp_path / "shot.png").write_bytes(image)
+    thread = blocking.open_thread()
+    thread.append([{"type": "message", "role": "user", "iteration": 0, "content": [image_part(tmp_path / "shot.png", detail="high")]}])
+    [read] = thread.events()
+    assert read["type"] == "message" and not isinstance(read["content"], str)
+    [part] = read["content"]
+    assert part == {"type": "image", "blob": blob_id(image), "detail": "high", "mediaType": "image/png", "size": len(image), "width": 7, "height": 3}
+    assert blocking.put_blob(image) == BlobInfo(blob_id(image), "image/png", len(image), 7, 3)
+    assert blocking.stat_blob(blob_id(image)) == BlobInfo(blob_id(image), "image/png", len(image), 7, 3)
+    assert blocking.get_blob(blob_id(image)).data == image
+    with pytest.raises(ThreadKeeperError) as info:
+        blocking.get_blob(blob_id(b"never put"))
+    assert info.value.code == ErrorCode.INVALID_PARAMS
