@@ -4,10 +4,12 @@
 use super::state::ThreadState;
 use super::RenderFormat;
 use super::{validate_events, ServiceError, ServiceResult, ThreadService, ValidEvents};
+use crate::event::AgentEvent;
 use crate::media::ingest::{add_info_to_event, describe, IngestError, IngestLimits};
 use crate::media::{Blob, BlobId, BlobInfo, MediaBytes, MediaKind};
 use base64::Engine as _;
 use bytes::Bytes;
+use serde_json::Value;
 
 impl ThreadService {
     /// Keeps `data` (base64, or a `data:` URL) as a blob; `media_type` is checked against the
@@ -82,6 +84,40 @@ impl ThreadService {
         }
         Ok(media)
     }
+}
+
+/// How a turn document carries media parts' bytes (`thread/export`'s `blobs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlobsForm {
+    /// Parts name their blobs; the host fetches them with `blob/get`.
+    #[default]
+    Refs,
+    /// Parts carry their bytes as base64 `data`: one self-contained document.
+    Inline,
+}
+
+/// The events with each media part's `blob` replaced, in place, by its bytes as `data`.
+pub(super) fn inline_blobs(events: Vec<AgentEvent>, media: &MediaBytes) -> ServiceResult<Vec<AgentEvent>> {
+    events
+        .into_iter()
+        .map(|event| {
+            let mut fields = event.into_fields();
+            if let Some(Value::Array(parts)) = fields.get_mut("content") {
+                for part in parts.iter_mut().filter_map(Value::as_object_mut) {
+                    let Some(Value::String(id)) = part.get("blob") else { continue };
+                    let bytes =
+                        media.get(id).ok_or_else(|| ServiceError::Store(format!("blob {id} is named but not held")))?;
+                    let data = Value::String(crate::media::bytes::to_base64(bytes));
+                    *part = std::mem::take(part)
+                        .into_iter()
+                        .map(|(k, v)| if k == "blob" { ("data".to_owned(), data.clone()) } else { (k, v) })
+                        .collect();
+                }
+            }
+            Ok(AgentEvent::from_map(fields, "event")?)
+        })
+        .collect()
 }
 
 /// A blob from `blob/put`'s params.

@@ -4,7 +4,7 @@
 //! stops answering at once when cancelled ([`off_loop`]); an import stores nothing until its
 //! document has been read, converted and validated whole.
 
-use super::{check_thread_id, off_loop, ImportTarget, ServiceError, ServiceResult, ThreadService};
+use super::{check_thread_id, off_loop, BlobsForm, ImportTarget, ServiceError, ServiceResult, ThreadService};
 use crate::event::AgentEvent;
 use crate::store::{ThreadRecord, ThreadSettings};
 use crate::turns::thread::SETTINGS_KEY;
@@ -13,17 +13,26 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 impl ThreadService {
-    /// The thread as a turn document, in `format`.
+    /// The thread as a turn document, in `format`; media parts name their blobs, or with
+    /// [`BlobsForm::Inline`] carry the bytes as `data`, so the document stands alone.
     pub async fn export_document(
         &self,
         thread_id: &str,
         format: Format,
         options: Options,
+        blobs: BlobsForm,
         cancel: &CancellationToken,
     ) -> ServiceResult<String> {
         let (record, events) = self.snapshot(thread_id).await?;
+        let media = match blobs {
+            BlobsForm::Refs => None,
+            BlobsForm::Inline => Some(self.media_for(crate::media::parts::blobs_of_events(&events.parse_all())).await?),
+        };
         off_loop(cancel, move |_| {
-            let events: Vec<AgentEvent> = events.parse_all();
+            let mut events: Vec<AgentEvent> = events.parse_all();
+            if let Some(media) = &media {
+                events = super::blobs::inline_blobs(events, media)?;
+            }
             let settings = (record.settings != ThreadSettings::default())
                 .then(|| serde_json::to_value(&record.settings).unwrap_or_default());
             let turn = turns::thread_to_turn(&record.thread_id, &events, settings, &record.metadata);

@@ -5,6 +5,7 @@
 //! it with one lane per thread); the per-thread mutex only guards against the rest.
 
 mod blobs;
+pub use blobs::BlobsForm;
 mod context;
 mod documents;
 mod kept_cut;
@@ -477,6 +478,9 @@ impl ThreadService {
                 return Err(ServiceError::VersionConflict { thread_id, current_version: record.version });
             }
         }
+        // Blobs the events name are checked before the thread is made: a refused import
+        // stores nothing.
+        let events = self.with_blob_info(events).await?;
         self.open(Some(thread_id.clone()), settings, metadata).await?;
         if events.events.is_empty() {
             return self.info(&thread_id).await;

@@ -196,3 +196,50 @@ fn a_screenshot_shown_a_hundred_times_in_three_threads_is_one_blob_named_until_t
     let gone = server.err("blob/stat", json!({"blob": id}));
     assert_eq!(gone["data"]["path"], "blob");
 }
+
+/// A thread holding an image in a user message (between two texts) and in a tool result.
+fn media_thread(server: &mut Server, thread: &str, image: &[u8]) {
+    server.ok("thread/open", json!({"threadId": thread}));
+    append(
+        server,
+        thread,
+        json!([
+            {"type": "message", "role": "user", "iteration": 0, "content": [
+                {"type": "text", "text": "before & <after>"}, {"type": "image", "data": b64(image), "detail": "low"}, {"type": "text", "text": "after"}]},
+            {"type": "tool_call", "toolName": "shot", "toolCallId": "c1", "args": {}, "iteration": 1},
+            {"type": "tool_result", "toolCallId": "c1", "iteration": 1, "content": [{"type": "image", "data": b64(image)}]},
+            {"type": "tool_call", "toolName": "shot", "toolCallId": "c2", "args": {}, "iteration": 2},
+            {"type": "tool_result", "toolCallId": "c2", "iteration": 2, "result": {"ok": true}, "content": [{"type": "text", "text": "seen"}, {"type": "image", "data": b64(image)}]},
+        ]),
+    );
+}
+
+#[test]
+fn exports_carry_media_by_reference_or_inline_and_import_back_identical() {
+    let image = png(5, 4);
+    for format in ["yaml", "json"] {
+        let mut server = Server::start(Wire::Ndjson, "memory");
+        media_thread(&mut server, "m", &image);
+        let original = events(&mut server, "m");
+        let refs =
+            server.ok("thread/export", json!({"threadId": "m", "format": format}))["text"].as_str().unwrap().to_owned();
+        assert!(refs.contains("images") && refs.contains(&id_of(&image)) && !refs.contains(&b64(&image)), "{refs}");
+        server.ok("thread/import", json!({"text": refs, "format": format, "threadId": "again"}));
+        assert_eq!(events(&mut server, "again"), original, "refs, {format}");
+        let inline = server.ok("thread/export", json!({"threadId": "m", "format": format, "blobs": "inline"}))["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(inline.contains(&b64(&image)) && !inline.contains("sha256:"), "{inline}");
+
+        // A fresh server holds no blob: the inline document stands alone, the refs one does not.
+        let mut fresh = Server::start(Wire::Ndjson, "memory");
+        let refused = fresh.err("thread/import", json!({"text": refs, "format": format, "threadId": "r"}));
+        assert_eq!(refused["code"], -32602);
+        assert!(refused["data"]["path"].as_str().unwrap().ends_with(".blob"), "{refused}");
+        assert_eq!(fresh.ok("thread/list", json!({}))["threads"], json!([]), "nothing stored by the refused import");
+        fresh.ok("thread/import", json!({"text": inline, "format": format, "threadId": "m"}));
+        assert_eq!(events(&mut fresh, "m"), original, "inline, {format}");
+        assert_eq!(fresh.ok("blob/get", json!({"blob": id_of(&image)}))["data"], b64(&image));
+    }
+}

@@ -258,6 +258,16 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
             f("toolCallId", id),
             f("result", result)
         ]),
+        // Content parts, in any order, with and without text.
+        (prop::sample::select(&["user", "assistant", "system"][..]), content_parts()).prop_map(
+            move |(role, parts)| vec![f("type", "message".into()), f("role", role.into()), f("content", parts)]
+        ),
+        (s(), maybe(json_value()), content_parts()).prop_map(move |(id, result, parts)| {
+            let mut fields = vec![f("type", "tool_result".into()), f("toolCallId", id)];
+            fields.extend(result.map(|r| f("result", r)));
+            fields.push(f("content", parts));
+            fields
+        }),
         (s(), b(), maybe(s())).prop_map(move |(error, recoverable, id)| {
             let mut fields = vec![f("type", "error".into()), f("error", error), f("recoverable", recoverable)];
             fields.extend(id.map(|id| f("toolCallId", id)));
@@ -301,6 +311,34 @@ fn event_core() -> impl Strategy<Value = Vec<(String, Value)>> {
             vec![f("type", "turn_block".into()), f("block", json)]
         }),
     ]
+}
+
+/// Content parts: text, and media named by blob or URL.
+fn content_parts() -> impl Strategy<Value = Value> {
+    let blob = any::<u8>().prop_map(|n| threadkeeper::media::BlobId::of(&[n]).to_string());
+    let part = prop_oneof![
+        nasty_string().prop_map(|text| serde_json::json!({"type": "text", "text": text})),
+        (blob, maybe(prop::sample::select(&["auto", "low", "high", "original"][..])), 1u64..100_000).prop_map(
+            |(blob, detail, size)| {
+                let mut part = serde_json::json!({"type": "image", "blob": blob, "mediaType": "image/png"});
+                if let Some(detail) = detail {
+                    part["detail"] = detail.into();
+                }
+                part["size"] = size.into();
+                part["width"] = 1280.into();
+                part["height"] = 800.into();
+                part
+            }
+        ),
+        (nasty_string(), maybe(nasty_string())).prop_map(|(name, filename)| {
+            let mut part = serde_json::json!({"type": "file", "url": format!("https://x.test/{}", name.len()), "mediaType": "application/pdf"});
+            if let Some(filename) = filename {
+                part["filename"] = filename.into();
+            }
+            part
+        }),
+    ];
+    prop::collection::vec(part, 0..5).prop_map(Value::Array)
 }
 
 fn event() -> impl Strategy<Value = AgentEvent> {

@@ -203,38 +203,30 @@ pub fn describe(kind: MediaKind, declared: Option<&str>, bytes: &[u8], path: &st
     Ok(BlobInfo { id: BlobId::of(bytes), media_type, size: bytes.len() as u64, dimensions })
 }
 
-/// The part with `data` replaced, in its place, by `blob`, and what the store knows added
-/// (`mediaType` when the host declared none, `size`, an image's `width` and `height`).
+/// The part with `data` replaced, in its place, by `blob`, and what the store knows set
+/// ([`add_info`]).
 fn rewrite(part: &mut Map<String, Value>, info: &BlobInfo, add_media_type: bool) {
     let old = std::mem::take(part);
     for (key, value) in old {
         match key.as_str() {
-            "data" => {
-                part.insert("blob".into(), Value::String(info.id.to_string()));
-            }
-            "size" | "width" | "height" => {} // the store's figures replace the host's
-            _ => {
-                part.insert(key, value);
-            }
-        }
+            "data" => part.insert("blob".into(), Value::String(info.id.to_string())),
+            _ => part.insert(key, value),
+        };
     }
     add_info(part, info, add_media_type);
 }
 
-/// Adds what the store knows of a part's blob: `mediaType` (when asked), `size`, and an
-/// image's `width` and `height`, each where the part does not have it.
+/// Sets what the store knows of a part's blob: `size` and an image's `width` and `height`
+/// (the store's figures replace a host's, in their place, else they come last), and
+/// `mediaType` when asked and the part has none.
 pub fn add_info(part: &mut Map<String, Value>, info: &BlobInfo, add_media_type: bool) {
     if add_media_type && !part.contains_key("mediaType") {
         part.insert("mediaType".into(), Value::String(info.media_type.clone()));
     }
-    if !part.contains_key("size") {
-        part.insert("size".into(), Value::from(info.size));
-    }
+    part.insert("size".into(), Value::from(info.size));
     if let Some((width, height)) = info.dimensions {
-        if !part.contains_key("width") && !part.contains_key("height") {
-            part.insert("width".into(), Value::from(width));
-            part.insert("height".into(), Value::from(height));
-        }
+        part.insert("width".into(), Value::from(width));
+        part.insert("height".into(), Value::from(height));
     }
 }
 

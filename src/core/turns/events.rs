@@ -46,6 +46,13 @@ pub const EVENT_TYPE_KEY: &str = "threadkeeper.event_type@v1";
 pub const EXTRA_FIELDS_KEY: &str = "threadkeeper.extra_fields@v1";
 /// Metadata key: the event's keys in their order, when that is not the natural order.
 pub const KEY_ORDER_KEY: &str = "threadkeeper.key_order@v1";
+/// Metadata key of a block holding media: the order of its content parts, when it is not the
+/// plain one (see [`media_payload`]): each text part's text, and each media part's index in
+/// `payload.images`.
+pub const PARTS_KEY: &str = "threadkeeper.parts@v1";
+/// Metadata key of a `tool_use` block whose event gave content parts and no `result`: its
+/// `payload.result` is the text of those parts, not a field of the event.
+pub const RESULT_FROM_CONTENT_KEY: &str = "threadkeeper.result_from_content@v1";
 /// Event type carrying a whole block that has no event form of its own.
 pub const TURN_BLOCK_EVENT_TYPE: &str = "turn_block";
 
@@ -81,14 +88,43 @@ pub fn event_to_block(event: &AgentEvent) -> Block {
     let fields = event.fields();
     let mut block;
     let mut consumed: Vec<&str> = vec!["type", "iteration", "timestamp"];
-    // Content parts are not yet given a block shape of their own: such events export whole,
-    // as blocks of their type, so an export imports back as it was.
     match event.kind() {
         EventKind::Message { role, content: Content::Text(content) } => {
             block = Block::new(message_kind(role));
             block.role = role.as_str().to_string();
             block.payload.insert("text".into(), Value::String(content.to_string()));
             consumed.extend(["role", "content"]);
+        }
+        // Seed 004's payload names `images` on user and system blocks: a message's media go
+        // there (assistant ones too), its text parts into `text`.
+        EventKind::Message { role, content: Content::Parts(parts) } => {
+            block = Block::new(message_kind(role));
+            block.role = role.as_str().to_string();
+            let (text, images, layout) = media_payload(parts, true);
+            block.payload.insert("text".into(), Value::String(text));
+            block.payload.insert("images".into(), Value::Array(images));
+            if let Some(layout) = layout {
+                block.metadata.insert(PARTS_KEY.into(), layout);
+            }
+            consumed.extend(["role", "content"]);
+        }
+        // A tool result's media sit beside its `result`.
+        EventKind::ToolResult { tool_call_id, result, content: Some(parts) } => {
+            block = Block::new(BlockKind::ToolUse);
+            block.payload.insert("id".into(), Value::String(tool_call_id.to_string()));
+            let (text, images, layout) = media_payload(parts, result.is_none());
+            match result {
+                Some(result) => block.payload.insert("result".into(), result.clone()),
+                None => {
+                    block.metadata.insert(RESULT_FROM_CONTENT_KEY.into(), Value::Bool(true));
+                    block.payload.insert("result".into(), Value::String(text))
+                }
+            };
+            block.payload.insert("images".into(), Value::Array(images));
+            if let Some(layout) = layout {
+                block.metadata.insert(PARTS_KEY.into(), layout);
+            }
+            consumed.extend(["toolCallId", "result", "content"]);
         }
         EventKind::ToolCall { tool_name, tool_call_id, args } => {
             block = Block::new(BlockKind::ToolCall);
@@ -169,7 +205,7 @@ fn own_fields(event_type: &str) -> &'static [&'static str] {
     match event_type {
         "message" => &["role", "content"],
         "tool_call" => &["toolName", "toolCallId", "args"],
-        "tool_result" => &["toolCallId", "result"],
+        "tool_result" => &["toolCallId", "result", "content"],
         "error" => &["error", "recoverable", "toolCallId"],
         "human_input_requested" => &["question", "context", "urgency", "format", "choices"],
         "human_input_received" => &["response"],
@@ -220,7 +256,12 @@ fn rebuild_event(block: &Block) -> Result<AgentEvent, Fault> {
     let message = |role: &str, fields: &mut Map<String, Value>| -> Result<(), Fault> {
         fields.insert("type".into(), "message".into());
         fields.insert("role".into(), role.into());
-        fields.insert("content".into(), payload_string(payload, "text")?);
+        let text = payload_string(payload, "text")?;
+        let content = match payload.get("images") {
+            None => text,
+            Some(_) => Value::Array(parts_of(text.as_str().unwrap_or_default(), payload, meta, true)?),
+        };
+        fields.insert("content".into(), content);
         Ok(())
     };
     match block.kind {
@@ -236,7 +277,15 @@ fn rebuild_event(block: &Block) -> Result<AgentEvent, Fault> {
         BlockKind::ToolUse => {
             fields.insert("type".into(), "tool_result".into());
             fields.insert("toolCallId".into(), payload_string(payload, "id")?);
-            fields.insert("result".into(), payload_value(payload, "result")?);
+            let result = payload_value(payload, "result")?;
+            let from_content = meta.get(RESULT_FROM_CONTENT_KEY) == Some(&Value::Bool(true));
+            if payload.contains_key("images") {
+                let text = if from_content { result.as_str().unwrap_or_default() } else { "" };
+                fields.insert("content".into(), Value::Array(parts_of(text, payload, meta, from_content)?));
+            }
+            if !from_content {
+                fields.insert("result".into(), result);
+            }
         }
         BlockKind::Other => {
             let field = format!("metadata.{EVENT_TYPE_KEY}");
@@ -289,6 +338,79 @@ fn rebuild_event(block: &Block) -> Result<AgentEvent, Fault> {
         let field = e.path.strip_prefix("event.").unwrap_or(&e.path);
         fault("", format!("describes an invalid {event_type:?} event: field {field}: {}", e.reason))
     })
+}
+
+/// A block's view of content parts: the text parts joined by newlines (`lead_text`: the plain
+/// order starts with one text part holding it), the media parts for `payload.images`, and the
+/// parts' order when it is not the plain one (`lead_text` ? one text part, then the media : the
+/// media alone) — as [`PARTS_KEY`] keeps it.
+fn media_payload(parts: &[Value], lead_text: bool) -> (String, Vec<Value>, Option<Value>) {
+    let is_text = |part: &Value| part.get("type").and_then(Value::as_str) == Some("text");
+    let text = crate::media::parts::text_parts_only(parts);
+    let images: Vec<Value> = parts.iter().filter(|part| !is_text(part)).cloned().collect();
+    let texts = parts.iter().filter(|part| is_text(part)).count();
+    let plain = if lead_text {
+        (texts == 0 && text.is_empty()) || (texts == 1 && is_text(&parts[0]) && !text.is_empty())
+    } else {
+        texts == 0
+    };
+    let plain = plain && parts.iter().all(|part| !is_text(part) || part.as_object().is_some_and(|p| p.len() == 2));
+    let layout = (!plain).then(|| {
+        let mut index = 0;
+        Value::Array(
+            parts
+                .iter()
+                .map(|part| match is_text(part) {
+                    true => part.clone(),
+                    false => {
+                        index += 1;
+                        Value::from(index - 1)
+                    }
+                })
+                .collect(),
+        )
+    });
+    (text, images, layout)
+}
+
+/// The content parts a block's payload and [`PARTS_KEY`] describe (the inverse of
+/// [`media_payload`]).
+fn parts_of(
+    text: &str,
+    payload: &Map<String, Value>,
+    meta: &Map<String, Value>,
+    lead_text: bool,
+) -> Result<Vec<Value>, Fault> {
+    let images = match payload.get("images") {
+        Some(Value::Array(images)) => images,
+        Some(other) => return Err(fault("payload.images", format!("expected an array, found {}", json_type(other)))),
+        None => return Err(fault("payload.images", "missing")),
+    };
+    match meta.get(PARTS_KEY) {
+        None => {
+            let lead = (lead_text && !text.is_empty()).then(|| serde_json::json!({"type": "text", "text": text}));
+            Ok(lead.into_iter().chain(images.iter().cloned()).collect())
+        }
+        Some(Value::Array(layout)) => {
+            layout
+                .iter()
+                .enumerate()
+                .map(|(i, entry)| match entry {
+                    Value::Number(n) => n.as_u64().and_then(|n| images.get(n as usize)).cloned().ok_or_else(|| {
+                        fault(&format!("metadata.{PARTS_KEY}[{i}]"), "names no image of payload.images")
+                    }),
+                    Value::Object(_) => Ok(entry.clone()),
+                    other => Err(fault(
+                        &format!("metadata.{PARTS_KEY}[{i}]"),
+                        format!("expected a text part or an index into payload.images, found {}", json_type(other)),
+                    )),
+                })
+                .collect()
+        }
+        Some(other) => {
+            Err(fault(&format!("metadata.{PARTS_KEY}"), format!("expected an array, found {}", json_type(other))))
+        }
+    }
 }
 
 /// Puts rebuilt fields in the recorded key order, or else the natural one.

@@ -5,6 +5,7 @@ use crate::server::cancel;
 use crate::server::errors::{document_error, from_service, invalid_params};
 use crate::server::table::{MethodTable, Policy};
 use crate::server::wire::{parse, TextResult, ThreadInfo};
+use crate::service::BlobsForm;
 use crate::service::{read_turn, write_turn, BranchImported};
 use crate::turns::{self, Format, Options, Turn};
 use jsonrpsee::types::ErrorObjectOwned;
@@ -42,6 +43,9 @@ struct ExportParams {
     format: Format,
     #[serde(default)]
     options: Options,
+    /// How media parts carry their bytes: by `blob` id (`refs`, the default) or inline.
+    #[serde(default)]
+    blobs: BlobsForm,
 }
 
 #[derive(Deserialize)]
@@ -125,7 +129,7 @@ pub(super) fn register(m: &mut MethodTable) {
         let p: ExportParams = parse(&params)?;
         let text = ctx
             .service
-            .export_document(&p.thread_id, p.format, p.options, &cancel::current())
+            .export_document(&p.thread_id, p.format, p.options, p.blobs, &cancel::current())
             .await
             .map_err(from_service)?;
         RpcResult::Ok(TextResult { text })
