@@ -1,5 +1,7 @@
-//! `threadkeeper export --otlp URL`: a thread's traces, sent once to an OTLP/HTTP backend.
+//! `threadkeeper export --otlp URL`: a thread's traces, sent once to an OTLP/HTTP backend;
+//! `threadkeeper export --format yaml|json --thread ID`: a stored thread's turn document.
 
+use super::document::BlobsArg;
 use super::input::{display_name, read_events, read_source};
 use clap::Args;
 use std::path::Path;
@@ -23,14 +25,70 @@ pub struct ExportArgs {
     store: Option<StoreSpec>,
     /// The OTLP/HTTP base URL to send to (spans go to URL/v1/traces), as `serve
     /// --otlp-endpoint` takes it.
-    #[arg(long, value_name = "URL")]
-    otlp: String,
+    #[arg(long, value_name = "URL", required_unless_present = "format", conflicts_with = "format")]
+    otlp: Option<String>,
+    /// Write the stored thread `--thread` as a turn document in this format, to stdout or
+    /// `--output`, instead of sending traces.
+    #[arg(long, value_enum, requires = "thread", conflicts_with = "file")]
+    format: Option<DocumentFormat>,
+    /// With `--format`: media inline (base64 in the document), as blob ids (refs), or as ids
+    /// with each blob's bytes written to `--blobs-dir` (dir).
+    #[arg(long, value_enum, default_value = "inline", requires = "format")]
+    blobs: BlobsArg,
+    /// With `--blobs dir`: the folder blob files are written to, one per blob named by its hash.
+    #[arg(long, value_name = "DIR", requires = "format")]
+    blobs_dir: Option<std::path::PathBuf>,
+    /// With `--format`: the file to write the document to (default: stdout).
+    #[arg(long, value_name = "FILE", requires = "format")]
+    output: Option<std::path::PathBuf>,
     /// Put the thread's text in the spans, as `serve --otlp-capture-content`.
     #[arg(long)]
     otlp_capture_content: bool,
 }
 
+/// The formats a turn document is written in.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum DocumentFormat {
+    Yaml,
+    Json,
+}
+
+impl From<DocumentFormat> for threadkeeper::turns::Format {
+    fn from(format: DocumentFormat) -> Self {
+        match format {
+            DocumentFormat::Yaml => threadkeeper::turns::Format::Yaml,
+            DocumentFormat::Json => threadkeeper::turns::Format::Json,
+        }
+    }
+}
+
+/// `export --format`: the stored thread's document, written out.
+fn export_document(args: &ExportArgs, format: DocumentFormat) -> i32 {
+    let thread_id = args.thread.as_deref().expect("clap requires --thread with --format");
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return super::finish(Err(format!("cannot start the runtime: {e}"))),
+    };
+    let written = runtime.block_on(async {
+        let spec = args.store.clone().unwrap_or_default();
+        let store = open_store(&spec, u64::MAX).await.map_err(|e| format!("cannot open the store {spec}: {e}"))?;
+        let service = threadkeeper::service::ThreadService::new(store, Default::default());
+        let text =
+            super::document::export(&service, thread_id, format.into(), args.blobs, args.blobs_dir.as_deref()).await?;
+        match &args.output {
+            Some(path) => {
+                std::fs::write(path, &text).map(|_| String::new()).map_err(|e| format!("{}: {e}", path.display()))
+            }
+            None => Ok(text),
+        }
+    });
+    super::finish(written)
+}
+
 pub fn run(args: ExportArgs) -> i32 {
+    if let Some(format) = args.format {
+        return export_document(&args, format);
+    }
     // Bad input is 2, as for every command; a backend that did not take the spans is 1.
     let (status, message) = match read(&args) {
         Err(message) => (2, message),
@@ -63,7 +121,7 @@ struct Thread {
 }
 
 fn read(args: &ExportArgs) -> Result<(tokio::runtime::Runtime, OtlpSettings, Thread), String> {
-    let settings = OtlpSettings::resolve(Some(&args.otlp), &Default::default(), args.otlp_capture_content)?
+    let settings = OtlpSettings::resolve(args.otlp.as_deref(), &Default::default(), args.otlp_capture_content)?
         .expect("an endpoint was given");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -1,5 +1,7 @@
 //! `threadkeeper import --from claude-code|codex FILE`: an agent host's session file as a stored
 //! thread; with `--follow`, the lines the host goes on writing are appended as they come.
+//! `--from yaml|json`: a turn document (media inline, or as blob ids found in the store or in
+//! `--blobs-dir`).
 
 use clap::{Args, ValueEnum};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -7,6 +9,7 @@ use std::time::Duration;
 use threadkeeper::convert::{HostFormat, SessionReader};
 use threadkeeper::service::{Limits, ServiceError, SessionImported, ThreadService};
 use threadkeeper::store::{open_store, StoreSpec};
+use threadkeeper::turns::Format;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Args, Debug)]
@@ -36,19 +39,28 @@ pub struct ImportArgs {
     /// With `--follow`: how often the file is looked at, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     poll_ms: u64,
+    /// With `--from yaml|json`: a folder of blob files (each named by its hash's 64 hex
+    /// digits, as `export --blobs dir` writes them) for the blobs the document names.
+    #[arg(long, value_name = "DIR")]
+    blobs_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Host {
     ClaudeCode,
     Codex,
+    /// A turn document in YAML.
+    Yaml,
+    /// A turn document in JSON.
+    Json,
 }
 
-impl From<Host> for HostFormat {
-    fn from(host: Host) -> Self {
-        match host {
-            Host::ClaudeCode => HostFormat::ClaudeCode,
-            Host::Codex => HostFormat::Codex,
+impl Host {
+    fn session_format(self) -> Option<HostFormat> {
+        match self {
+            Host::ClaudeCode => Some(HostFormat::ClaudeCode),
+            Host::Codex => Some(HostFormat::Codex),
+            Host::Yaml | Host::Json => None,
         }
     }
 }
@@ -101,8 +113,12 @@ async fn import(args: &ImportArgs) -> Result<Option<Following>, String> {
     let store = open_store(&spec, u64::MAX).await.map_err(|e| format!("cannot open the store {spec}: {e}"))?;
     let service = ThreadService::new(store, Limits::default());
     let cancel = CancellationToken::new();
+    let Some(format) = args.from.session_format() else {
+        import_document(&service, args, text, &cancel).await?;
+        return Ok(None);
+    };
     let imported = service
-        .import_session(text, args.from.into(), args.thread.clone(), args.branches, &cancel)
+        .import_session(text, format, args.thread.clone(), args.branches, &cancel)
         .await
         .map_err(|e| described(name, e))?;
     print_summary(&imported)?;
@@ -111,6 +127,28 @@ async fn import(args: &ImportArgs) -> Result<Option<Following>, String> {
     }
     let SessionImported { thread, reader, .. } = imported;
     Ok(Some(Following { service, thread_id: thread.thread_id, reader, offset: whole as u64 }))
+}
+
+/// `--from yaml|json`: the document as a thread, its blobs first put from `--blobs-dir`.
+async fn import_document(
+    service: &ThreadService,
+    args: &ImportArgs,
+    text: String,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let name = args.file.as_str();
+    if args.follow || args.branches {
+        return Err("--follow and --branches read agent hosts' sessions, not turn documents".into());
+    }
+    let format = if matches!(args.from, Host::Yaml) { Format::Yaml } else { Format::Json };
+    if let Some(dir) = &args.blobs_dir {
+        super::document::put_blobs_from(service, &text, dir).await?;
+    }
+    let thread =
+        service.import_document(text, format, args.thread.clone(), cancel).await.map_err(|e| described(name, e))?;
+    let summary = serde_json::json!({"threadId": thread.thread_id, "eventCount": thread.event_count});
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{summary}").and_then(|_| stdout.flush()).map_err(|e| format!("cannot write to stdout: {e}"))
 }
 
 fn print_summary(imported: &SessionImported) -> Result<(), String> {

@@ -2,6 +2,7 @@
 //! `export`, `import`.
 
 mod convert;
+mod document;
 mod export;
 mod import;
 mod input;

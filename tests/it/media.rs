@@ -243,3 +243,60 @@ fn exports_carry_media_by_reference_or_inline_and_import_back_identical() {
         assert_eq!(fresh.ok("blob/get", json!({"blob": id_of(&image)}))["data"], b64(&image));
     }
 }
+
+const BIN: &str = env!("CARGO_BIN_EXE_threadkeeper");
+
+fn cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN).args(args).env_remove("THREADKEEPER_STORE").output().unwrap()
+}
+
+#[test]
+fn the_command_line_exports_media_inline_or_beside_the_document_and_imports_both_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("a.db").display());
+    let image = png(6, 2);
+    {
+        let mut server = Server::start(Wire::Ndjson, &store);
+        media_thread(&mut server, "m", &image);
+    }
+    let original = {
+        let mut server = Server::start(Wire::Ndjson, &store);
+        events(&mut server, "m")
+    };
+    let blobs = dir.path().join("blobs");
+    let doc = dir.path().join("m.yaml");
+    for (form, extra) in [("inline", vec![]), ("dir", vec!["--blobs-dir", blobs.to_str().unwrap()])] {
+        let mut args = vec!["export", "--store", &store, "--thread", "m", "--format", "yaml", "--blobs", form];
+        args.extend(extra.iter().copied());
+        args.extend(["--output", doc.to_str().unwrap()]);
+        let out = cli(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let other = format!("sqlite:{}", dir.path().join(format!("{form}.db")).display());
+        let mut args = vec!["import", "--from", "yaml", "--store", &other, "--thread", "m"];
+        if form == "dir" {
+            args.extend(["--blobs-dir", blobs.to_str().unwrap()]);
+        }
+        args.push(doc.to_str().unwrap());
+        let out = cli(&args);
+        assert!(out.status.success(), "{form}: {}", String::from_utf8_lossy(&out.stderr));
+        let mut server = Server::start(Wire::Ndjson, &other);
+        assert_eq!(events(&mut server, "m"), original, "{form}");
+    }
+    assert_eq!(std::fs::read(blobs.join(&id_of(&image)["sha256:".len()..])).unwrap(), image);
+
+    // A blob file whose bytes are not its name's is refused, naming it; nothing is stored.
+    std::fs::write(blobs.join(&id_of(&image)["sha256:".len()..]), b"other bytes").unwrap();
+    let other = format!("sqlite:{}", dir.path().join("lying.db").display());
+    let out = cli(&[
+        "import",
+        "--from",
+        "yaml",
+        "--store",
+        &other,
+        "--blobs-dir",
+        blobs.to_str().unwrap(),
+        doc.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the file's bytes are not blob"));
+}
