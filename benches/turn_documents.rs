@@ -1,8 +1,8 @@
-//! What reading a turn document of up to `maxDocumentBytes` (16 MiB) holds, in YAML and in
-//! JSON: the document of a long agent run (user turn, tool call, tool result, assistant reply,
-//! repeated) written as `thread/export` writes it, then read back to its events. Reports the
-//! reader's peak over the text it reads (`VmHWM` of this process, reset before each read,
-//! less the resident size before it) and the time taken.
+//! What reading a turn document of up to `maxDocumentBytes` (16 MiB held: its value as compact
+//! JSON) holds, in YAML and in JSON: the document of a long agent run (user turn, tool call,
+//! tool result, assistant reply, repeated) written as `thread/export` writes it, then read back
+//! to its events. Reports the reader's peak over the text it reads (`VmHWM` of this process,
+//! reset before each read, less the resident size before it) and the time taken.
 //!
 //! `cargo bench --bench turn_documents` (`THREADKEEPER_BENCH_BYTES=4194304` for smaller documents)
 
@@ -20,17 +20,23 @@ fn status_kib(field: &str) -> u64 {
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
+/// What a document holds: its value as compact JSON (what `maxDocumentBytes` measures).
+fn held_bytes(text: &str, format: Format) -> usize {
+    let value = turns::parse_value(text, format, &Limits { max_input_bytes: usize::MAX, ..Limits::default() }).unwrap();
+    serde_json::to_string(&value).unwrap().len()
+}
+
 fn main() {
     let limit: usize = std::env::var("THREADKEEPER_BENCH_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(16 << 20);
     for format in [Format::Yaml, Format::Json] {
-        // As many events as fit the limit in this form.
-        let sample = document(1000, format).len();
-        let mut count = limit / 100 * 97 * 1000 / sample;
+        // As many events as a document holding up to the limit has (the same in either form).
+        let mut count = limit / 100 * 97 * 1000 / held_bytes(&document(1000, format), format);
         let mut text = document(count, format);
-        while text.len() > limit {
+        while held_bytes(&text, format) > limit {
             count = count * 99 / 100;
             text = document(count, format);
         }
+        let held_mib = held_bytes(&text, format) as f64 / (1 << 20) as f64;
         let text_mib = text.len() as f64 / (1 << 20) as f64;
         // Memory freed by the writer goes back first, so the reader cannot reuse it unseen.
         // SAFETY: malloc_trim only returns free memory to the system.
@@ -46,7 +52,7 @@ fn main() {
         assert_eq!(events.len(), count);
         let peak_mib = peak as f64 / 1024.0;
         println!(
-            "{format:?}: {count} blocks, {text_mib:.2} MiB of text; read to events in {:.2} s; reader's peak {peak_mib:.1} MiB over the text = {:.1}x the text",
+            "{format:?}: {count} blocks, {held_mib:.2} MiB held, {text_mib:.2} MiB of text; read to events in {:.2} s; reader's peak {peak_mib:.1} MiB over the text = {:.1}x the text",
             elapsed.as_secs_f64(),
             peak_mib / text_mib
         );

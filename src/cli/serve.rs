@@ -50,10 +50,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = PostgresOptions::default().commit_hold.as_micros() as u64,
           value_parser = clap::value_parser!(u64).range(0..=100_000), value_name = "MICROSECONDS")]
     pg_commit_hold: u64,
-    /// Largest turn document given as text (`turns/from*`, `thread/import`), in bytes.
+    /// Most a turn document given as text may hold (`turns/from*`, `thread/import`), in bytes of
+    /// compact JSON whatever its layout; `thread/export` refuses a thread over it.
     #[arg(long, default_value_t = DocumentLimits::default().max_input_bytes, value_name = "BYTES")]
     max_document_bytes: usize,
-    /// Largest YAML turn document, in bytes (at most `--max-document-bytes` counts).
+    /// Longest YAML turn document text, in bytes, refused before it is parsed.
     #[arg(long, default_value_t = DocumentLimits::default().max_yaml_input_bytes, value_name = "BYTES")]
     max_document_yaml_bytes: usize,
     /// Deepest nesting of a turn document's mappings and sequences.

@@ -1,6 +1,6 @@
 //! The protocol's error codes and the `error` objects that carry them.
 
-use crate::service::ServiceError;
+use crate::service::{ServiceError, NOT_IMPORTABLE};
 use crate::turns::TurnError;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde_json::json;
@@ -89,9 +89,10 @@ fn document_limit(field: &str, limit: &str, value: usize, max: usize) -> ErrorOb
         "max_expansion" => ("maxDocumentExpansion", "the document's YAML aliases expand to too much"),
         other => (other, "the document is too large"),
     };
-    ErrorObjectOwned::owned(
-        LIMIT_EXCEEDED,
-        format!("limit exceeded: {field}: {what}: {name} is {max}, got {value}"),
-        Some(json!({ "limit": name, "value": value, "max": max })),
-    )
+    let message = if field == NOT_IMPORTABLE {
+        format!("limit exceeded: the thread's document would not import back: {what}: {name} is {max}, got {value}")
+    } else {
+        format!("limit exceeded: {field}: {what}: {name} is {max}, got {value}")
+    };
+    ErrorObjectOwned::owned(LIMIT_EXCEEDED, message, Some(json!({ "limit": name, "value": value, "max": max })))
 }

@@ -4,11 +4,11 @@
 //! stops answering at once when cancelled ([`off_loop`]); an import stores nothing until its
 //! document has been read, converted and validated whole.
 
-use super::{check_thread_id, off_loop, BlobsForm, ImportTarget, ServiceError, ServiceResult, ThreadService};
+use super::{check_thread_id, off_loop, BlobsForm, ImportTarget, Limits, ServiceError, ServiceResult, ThreadService};
 use crate::event::AgentEvent;
 use crate::store::{ThreadRecord, ThreadSettings};
 use crate::turns::thread::SETTINGS_KEY;
-use crate::turns::{self, Format, Options, Turn, TurnDocument};
+use crate::turns::{self, Format, Measure, Options, Turn, TurnDocument, TurnError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -28,6 +28,7 @@ impl ThreadService {
             BlobsForm::Refs => None,
             BlobsForm::Inline => Some(self.media_for(crate::media::parts::blobs_of_events(&events.parse_all())).await?),
         };
+        let limits = self.limits.documents;
         off_loop(cancel, move |_| {
             let mut events: Vec<AgentEvent> = events.parse_all();
             if let Some(media) = &media {
@@ -36,7 +37,17 @@ impl ThreadService {
             let settings = (record.settings != ThreadSettings::default())
                 .then(|| serde_json::to_value(&record.settings).unwrap_or_default());
             let turn = turns::thread_to_turn(&record.thread_id, &events, settings, &record.metadata);
-            write_turn(&turn, format, &options)
+            check_imports_back(&turn, &options, &limits)?;
+            let text = write_turn(&turn, format, &options)?;
+            if format == Format::Yaml && text.len() > limits.max_yaml_input_bytes {
+                let error = TurnError::Limit {
+                    limit: "max_yaml_input_bytes",
+                    max: limits.max_yaml_input_bytes,
+                    value: text.len(),
+                };
+                return Err(ServiceError::Document { field: NOT_IMPORTABLE, error });
+            }
+            Ok(text)
         })
         .await
     }
@@ -74,14 +85,28 @@ impl ThreadService {
                 })?),
                 None => None,
             };
-            // The events go through the same limits as an append.
+            // Each event is held to the limit of an append; how many there are is bounded by the
+            // document limits instead of `maxEventsPerCall`, so that every thread exported
+            // within them, however many appends built it, imports back.
             let values: Vec<Value> = parts.events.into_iter().map(AgentEvent::into_value).collect();
-            let events = super::validate_events(&limits, values)?;
+            let events = super::validate_events(&Limits { max_events_per_call: usize::MAX, ..limits }, values)?;
             Ok((target, settings, parts.metadata, events))
         })
         .await?;
         self.import(target, settings, metadata, events).await
     }
+}
+
+/// The `field` of a [`ServiceError::Document`] refusing an export whose document this server
+/// would not read back.
+pub const NOT_IMPORTABLE: &str = "export";
+
+/// Refuses, before it is written, a document that `thread/import` would refuse within
+/// `limits`: a backup that cannot be restored is worse than none, and the caller learns now,
+/// with the limit to raise, rather than when restoring.
+fn check_imports_back(turn: &Turn, options: &Options, limits: &turns::Limits) -> ServiceResult<()> {
+    let value = turns::to_value(turn, options).map_err(|error| ServiceError::Document { field: "turn", error })?;
+    Measure::of(&value).check(limits).map_err(|error| ServiceError::Document { field: NOT_IMPORTABLE, error })
 }
 
 /// The one turn of a document (a fixture's follow-ups appended to its blocks), and the

@@ -31,7 +31,7 @@ use crate::store::{
 use crate::turns::TurnError;
 use crate::xml::EscapeMode;
 pub use context::{Budget, BudgetedRender, CompactionPlanned, TokenCount};
-pub use documents::{read_turn, write_turn};
+pub use documents::{read_turn, write_turn, NOT_IMPORTABLE};
 use lru::Lru;
 pub use rolling::{PlannedStep, RollingBudget, RollingPlan, RollingStep};
 use serde_json::{Map, Value};

@@ -389,9 +389,8 @@ fn cancel_stops_a_running_render_export_and_import_and_changes_nothing() {
     let export = s.request("thread/export", json!({"threadId": "huge", "format": "json"}));
     s.notify("$/cancelRequest", json!({"id": export}));
     assert_eq!(s.response(export)["error"]["code"], -32800);
-    // An import is cancelled while it reads the document, before anything is stored.
-    // Its first 80k blocks: under the document size limit (the whole thread's 18 MB document
-    // would be refused by its size at once, racing the cancel), and still long to read.
+    // An import is cancelled while it reads the document, before anything is stored: its
+    // first 80k blocks, compact, under every document limit and still long to read.
     let text = s.ok("thread/export", json!({"threadId": "huge", "format": "json"}))["text"].clone();
     let mut document: Value = serde_json::from_str(text.as_str().unwrap()).unwrap();
     document["blocks"].as_array_mut().unwrap().truncate(80_000);

@@ -509,6 +509,26 @@ fn every_fixture_renders_valid_in_all_four_forms_and_loses_nothing() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Claude Code threads leave no call interrupted: repairing dangling calls changes nothing, in
+/// every form (parallel calls and their results, written on sibling branches of the session's
+/// line tree, are all in the thread).
+#[test]
+fn claude_code_threads_leave_no_call_interrupted() {
+    let mut failures = Vec::new();
+    for (name, events) in crate::host_sessions::claude_code_threads() {
+        for form in FORMS {
+            let rendered = |dangling| {
+                let options = MessageOptions { dangling_tool_calls: dangling, ..MessageOptions::default() };
+                render(&events, &options, form)
+            };
+            if rendered(DanglingToolCalls::Repair) != rendered(DanglingToolCalls::Drop) {
+                failures.push(format!("{name} {form}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "calls interrupted: {failures:?}");
+}
+
 #[test]
 fn provider_goldens() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();

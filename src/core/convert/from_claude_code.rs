@@ -3,10 +3,12 @@
 //! Each line is one record; `user` and `assistant` lines carry an Anthropic message, split one
 //! content block per line by recent versions. Lines form a tree by `uuid` / `parentUuid` (a
 //! compaction starts a new root whose `logicalParentUuid` names the line before it): the thread
-//! is the chain ending at the newest leaf, the conversation Claude Code resumes. Other leaves are
-//! branches the user rewound away from; `isSidechain` lines are subagents' conversations.
-//! Versions that wrote no `parentUuid` are read as one chain, in file order, and a root after
-//! the first that names no `logicalParentUuid` continues the conversation before it.
+//! is the conversation ending at the newest leaf, the one Claude Code resumes, with each
+//! assistant turn rebuilt from its lines (parallel calls written on sibling branches, and their
+//! results, wherever they hang: [`super::claude_code_tree`]). Other conversations are branches
+//! the user rewound away from; `isSidechain` lines are subagents' conversations. Versions that
+//! wrote no `parentUuid` are read as one chain, in file order, and a root after the first that
+//! names no `logicalParentUuid` continues the conversation before it.
 //!
 //! | line / block | event |
 //! |---|---|
@@ -24,19 +26,21 @@
 //! `usage`, `id`, …) under `claudeCode`; the line's others get `claudeCode: {uuid}`. Events
 //! carry the line's `timestamp` in milliseconds. Empty text blocks make no event.
 
+use super::claude_code_tree::Tree;
 use super::host_session::{
     event, events_of, line_event, parts_text, timestamp_ms, tool_outcome, Branch, BranchKind, Iterations, LeftOut,
-    NumberedLine, SessionError, SessionImport, CLAUDE_CODE_LINE_EVENT_TYPE,
+    NumberedLine, SessionError, SessionImport,
 };
 use crate::event::{json_type, AgentEvent};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
 
 /// Event type keeping a content block the thread does not model, as `{block}`.
 pub const CLAUDE_CODE_BLOCK_EVENT_TYPE: &str = "claude_code_block";
 /// Event field keeping what a line holds besides its content.
 pub const CLAUDE_CODE_KEY: &str = "claudeCode";
+/// Event type keeping a Claude Code line that makes no event of its own, as `{line}`.
+pub const CLAUDE_CODE_LINE_EVENT_TYPE: &str = "claude_code_line";
 
 /// Reads Claude Code lines one at a time, counting iterations across them.
 #[derive(Debug, Default)]
@@ -45,12 +49,8 @@ pub struct ClaudeCodeLines {
     pub(super) session_id: Option<String>,
 }
 
-/// Whether a line belongs to a subagent's conversation.
-pub(super) fn is_sidechain(line: &Map<String, Value>) -> bool {
-    line.get("isSidechain") == Some(&Value::Bool(true))
-}
-
-/// Reads a whole file: the chain ending at the newest leaf as the thread, through `reader`.
+/// Reads a whole file: the conversation ending at the newest leaf as the thread, through
+/// `reader` (which lines make each conversation: [`super::claude_code_tree`]).
 pub(super) fn read_session(
     reader: &mut ClaudeCodeLines,
     lines: Vec<NumberedLine>,
@@ -58,34 +58,29 @@ pub(super) fn read_session(
 ) -> Result<SessionImport, SessionError> {
     let tree = Tree::of(&lines);
     let line_count = lines.len();
-    let main = tree.main_leaf().map(|leaf| tree.chain(leaf)).unwrap_or_default();
+    let (main, others) = tree.conversations();
     let mut left_out = LeftOut::default();
-    let mut conversations: Vec<(BranchKind, usize, HashSet<usize>)> = Vec::new();
-    for &leaf in &tree.leaves {
-        if Some(leaf) == tree.main_leaf() {
-            continue;
-        }
-        let kind = if is_sidechain(&lines[leaf].1) { BranchKind::Sidechain } else { BranchKind::Branch };
+    let mut branches = Vec::new();
+    for conversation in others {
+        let kind = if conversation.sidechain { BranchKind::Sidechain } else { BranchKind::Branch };
         match kind {
             BranchKind::Branch => left_out.branches += 1,
             BranchKind::Sidechain => left_out.sidechains += 1,
         }
-        if keep_branches {
-            conversations.push((kind, leaf, tree.chain(leaf)));
+        if !keep_branches {
+            continue;
         }
-    }
-    let mut branches = Vec::with_capacity(conversations.len());
-    for (kind, leaf, chain) in conversations {
         let mut branch_reader = ClaudeCodeLines::default();
         let mut events = Vec::new();
         for (position, (number, line)) in lines.iter().enumerate() {
-            if chain.contains(&position) {
+            if conversation.lines.contains(&position) {
                 events.extend(branch_reader.line(*number, line.clone())?);
             }
         }
-        let leaf = tree.ids[leaf].clone().unwrap_or_default();
+        let leaf = tree.ids[conversation.leaf].clone().unwrap_or_default();
         branches.push(Branch { kind, leaf, events });
     }
+    let main = main.map(|c| c.lines).unwrap_or_default();
     let mut events = Vec::new();
     for (position, (number, line)) in lines.into_iter().enumerate() {
         if tree.ids[position].is_none() || main.contains(&position) {
@@ -93,78 +88,6 @@ pub(super) fn read_session(
         }
     }
     Ok(SessionImport { session_id: reader.session_id.clone(), events, branches, left_out, lines: line_count })
-}
-
-/// The lines' tree: each line with a `uuid` and the position of its parent.
-struct Tree {
-    ids: Vec<Option<String>>,
-    parents: Vec<Option<usize>>,
-    /// Lines with an id that no line names as its parent, in file order.
-    leaves: Vec<usize>,
-    /// Lines of subagents' conversations.
-    sidechains: HashSet<usize>,
-}
-
-impl Tree {
-    fn of(lines: &[NumberedLine]) -> Self {
-        let text = |line: &Map<String, Value>, key: &str| line.get(key).and_then(Value::as_str).map(str::to_owned);
-        let ids: Vec<Option<String>> = lines.iter().map(|(_, line)| text(line, "uuid")).collect();
-        let positions: HashMap<&str, usize> =
-            ids.iter().enumerate().filter_map(|(i, id)| Some((id.as_deref()?, i))).collect();
-        let mut previous_with_id: Option<usize> = None;
-        let mut previous_main: Option<usize> = None;
-        let mut parents = Vec::with_capacity(lines.len());
-        for (position, (_, line)) in lines.iter().enumerate() {
-            let parent = match line.get("parentUuid") {
-                // Lines without an id (titles, snapshots, queue operations) are in no tree.
-                _ if ids[position].is_none() => None,
-                // Versions without the field wrote one conversation, line after line.
-                None => previous_with_id,
-                Some(Value::String(parent)) => positions.get(parent.as_str()).copied(),
-                // A new root: a compaction names the line it follows; one that does not (older
-                // versions' compactions) continues the conversation before it. A subagent's
-                // conversation starts on its own.
-                Some(_) => match text(line, "logicalParentUuid") {
-                    Some(logical) => positions.get(logical.as_str()).copied(),
-                    None if is_sidechain(line) => None,
-                    None => previous_main,
-                },
-            };
-            parents.push(parent.filter(|&p| p != position));
-            if ids[position].is_some() {
-                previous_with_id = Some(position);
-                if !is_sidechain(line) {
-                    previous_main = Some(position);
-                }
-            }
-        }
-        let has_children: HashSet<usize> = parents.iter().flatten().copied().collect();
-        let leaves = (0..lines.len()).filter(|p| ids[*p].is_some() && !has_children.contains(p)).collect();
-        let sidechains = (0..lines.len()).filter(|&p| is_sidechain(&lines[p].1)).collect();
-        Tree { ids, parents, leaves, sidechains }
-    }
-
-    /// The newest leaf of the main conversation (not a sidechain's).
-    fn main_leaf(&self) -> Option<usize> {
-        self.leaves.iter().rev().copied().find(|&leaf| !self.sidechain_leaf(leaf))
-    }
-
-    fn sidechain_leaf(&self, leaf: usize) -> bool {
-        self.sidechains.contains(&leaf)
-    }
-
-    /// The positions of the lines from the root to `leaf`.
-    fn chain(&self, leaf: usize) -> HashSet<usize> {
-        let mut chain = HashSet::new();
-        let mut at = Some(leaf);
-        while let Some(position) = at {
-            if !chain.insert(position) {
-                break;
-            }
-            at = self.parents[position];
-        }
-        chain
-    }
 }
 
 impl ClaudeCodeLines {
@@ -368,7 +291,8 @@ fn required_string(block: &Map<String, Value>, key: &str, path: &str) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::super::host_session::{BranchKind, HostFormat, SessionReader};
+    use super::super::host_session::BranchKind;
+    use super::super::session_reader::{HostFormat, SessionReader};
     use serde_json::{json, Value};
 
     fn read(lines: &[Value], keep_branches: bool) -> super::SessionImport {

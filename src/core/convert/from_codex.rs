@@ -26,11 +26,14 @@
 use super::from_messages::KEPT_ITEM_KEY;
 use super::host_session::{
     event, events_of, line_event, parts_text, timestamp_ms, tool_outcome, Iterations, NumberedLine, SessionError,
-    SessionImport, CODEX_LINE_EVENT_TYPE,
+    SessionImport,
 };
 use crate::event::{json_type, AgentEvent};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
 use serde_json::{Map, Value};
+
+/// Event type keeping a Codex rollout line that makes no event of its own, as `{line}`.
+pub const CODEX_LINE_EVENT_TYPE: &str = "codex_line";
 
 /// Reads Codex rollout lines one at a time, keeping the turn's model and the iteration count.
 #[derive(Debug, Default)]
@@ -274,7 +277,7 @@ fn arguments(arguments: Option<&Value>) -> Map<String, Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::host_session::{HostFormat, SessionReader};
+    use super::super::session_reader::{HostFormat, SessionReader};
     use serde_json::{json, Value};
 
     fn read(lines: &[Value]) -> Vec<Value> {

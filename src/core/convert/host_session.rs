@@ -1,39 +1,13 @@
-//! Agent hosts' own session files (Claude Code's session JSONL, Codex's rollout JSONL) read as
-//! threads: the line formats' common parts — reading lines, errors naming the line, timestamps,
-//! the event that keeps a line it does not model — and [`SessionReader`], which reads a whole
-//! file or, line by line, what a host appended to it since.
+//! The skeleton shared by the readers of agent hosts' session files (Claude Code's session
+//! JSONL, Codex's rollout JSONL): reading lines, errors naming the line, what a whole file reads
+//! as, timestamps, iterations and the events every format makes (a tool call's answer, a line
+//! kept whole).
 //!
-//! The two formats' mappings are in [`super::from_claude_code`] and [`super::from_codex`].
+//! It knows neither format: their mappings ([`super::from_claude_code`], [`super::from_codex`])
+//! build on it, and [`super::session_reader`] picks one.
 
-use super::from_claude_code::{self, ClaudeCodeLines};
-use super::from_codex::CodexLines;
 use crate::event::AgentEvent;
 use serde_json::{Map, Number, Value};
-
-/// Which host wrote the session file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HostFormat {
-    /// Claude Code: `~/.claude/projects/<project>/<session>.jsonl`.
-    ClaudeCode,
-    /// Codex CLI: `~/.codex/sessions/…/rollout-….jsonl`.
-    Codex,
-}
-
-impl HostFormat {
-    /// The type of the event that keeps a line of this format it does not model, whole.
-    pub fn line_event_type(self) -> &'static str {
-        match self {
-            HostFormat::ClaudeCode => CLAUDE_CODE_LINE_EVENT_TYPE,
-            HostFormat::Codex => CODEX_LINE_EVENT_TYPE,
-        }
-    }
-}
-
-/// Event type keeping a Claude Code line that makes no event of its own, as `{line}`.
-pub const CLAUDE_CODE_LINE_EVENT_TYPE: &str = "claude_code_line";
-/// Event type keeping a Codex rollout line that makes no event of its own, as `{line}`.
-pub const CODEX_LINE_EVENT_TYPE: &str = "codex_line";
 
 /// A line that cannot be read: its number (1-based) and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -89,64 +63,8 @@ pub struct LeftOut {
     pub sidechains: usize,
 }
 
-/// Reads a host's session file as events: all of it at once ([`SessionReader::read_all`]), then,
-/// for a file the host goes on writing, the lines appended since ([`SessionReader::read_more`]),
-/// continuing the iteration count.
-#[derive(Debug)]
-pub struct SessionReader {
-    lines: Lines,
-    /// Lines read so far, for the numbers in errors.
-    line_count: usize,
-}
-
-#[derive(Debug)]
-enum Lines {
-    ClaudeCode(ClaudeCodeLines),
-    Codex(CodexLines),
-}
-
-impl SessionReader {
-    pub fn new(format: HostFormat) -> Self {
-        let lines = match format {
-            HostFormat::ClaudeCode => Lines::ClaudeCode(ClaudeCodeLines::default()),
-            HostFormat::Codex => Lines::Codex(CodexLines::default()),
-        };
-        SessionReader { lines, line_count: 0 }
-    }
-
-    /// Reads a whole file. With `keep_branches`, the other branches and sidechains come back
-    /// as [`Branch`]es; else they are only counted. Nothing is returned for a file with a bad
-    /// line.
-    pub fn read_all(&mut self, text: &str, keep_branches: bool) -> Result<SessionImport, SessionError> {
-        let lines = parse_lines(text, self.line_count)?;
-        self.line_count += count_lines(text);
-        match &mut self.lines {
-            Lines::ClaudeCode(reader) => from_claude_code::read_session(reader, lines, keep_branches),
-            Lines::Codex(reader) => reader.read_session(lines),
-        }
-    }
-
-    /// Reads complete lines the host appended (`text` ends at a line break), continuing from what
-    /// was read before. Lines come in the order written: a branch begun later is not told apart,
-    /// while sidechain lines are left out, as [`SessionReader::read_all`] leaves them out.
-    pub fn read_more(&mut self, text: &str) -> Result<Vec<AgentEvent>, SessionError> {
-        let lines = parse_lines(text, self.line_count)?;
-        self.line_count += count_lines(text);
-        let mut events = Vec::new();
-        for (number, line) in lines {
-            let more = match &mut self.lines {
-                Lines::ClaudeCode(_) if from_claude_code::is_sidechain(&line) => continue,
-                Lines::ClaudeCode(reader) => reader.line(number, line)?,
-                Lines::Codex(reader) => reader.line(number, line)?,
-            };
-            events.extend(more);
-        }
-        Ok(events)
-    }
-}
-
 /// Lines in `text`, a last one without its line break included.
-fn count_lines(text: &str) -> usize {
+pub(super) fn count_lines(text: &str) -> usize {
     text.bytes().filter(|&b| b == b'\n').count() + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
@@ -154,7 +72,7 @@ fn count_lines(text: &str) -> usize {
 pub(super) type NumberedLine = (usize, Map<String, Value>);
 
 /// The non-blank lines of `text` as JSON objects, numbered from `before + 1`.
-fn parse_lines(text: &str, before: usize) -> Result<Vec<NumberedLine>, SessionError> {
+pub(super) fn parse_lines(text: &str, before: usize) -> Result<Vec<NumberedLine>, SessionError> {
     let mut lines = Vec::new();
     for (index, line) in text.split('\n').enumerate() {
         let number = before + index + 1;
@@ -339,15 +257,6 @@ mod tests {
         let error = parse_lines("{\"a\":1}\n{\"a\":", 10).unwrap_err();
         assert_eq!(error.line, 12);
         assert!(error.reason.starts_with("not JSON: "), "{}", error.reason);
-    }
-
-    #[test]
-    fn lines_read_later_are_numbered_after_those_before() {
-        assert_eq!((count_lines(""), count_lines("a"), count_lines("a\n"), count_lines("a\n\nb")), (0, 1, 1, 3));
-        let mut reader = SessionReader::new(HostFormat::Codex);
-        reader.read_all("", false).unwrap();
-        reader.read_more("{\"type\":\"x\"}\n\n").unwrap();
-        assert_eq!(reader.read_more("nope\n").unwrap_err().line, 3);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! SDK model messages or from Pydantic AI messages; and agent hosts' session files (Claude Code,
 //! Codex) as threads.
 
+mod claude_code_tree;
 mod cli_prompt;
 mod from_ai_sdk;
 mod from_claude_code;
@@ -16,6 +17,7 @@ mod input_fields;
 mod js_whitespace;
 mod kept_items;
 mod media_blocks;
+mod session_reader;
 mod thread_splice;
 mod to_prompt;
 mod to_xml;
@@ -23,15 +25,14 @@ mod tool_calls;
 
 pub use cli_prompt::{build_cli_prompt, InputEncoding, ToolDefinition, TOOL_CALL_FORMAT};
 pub use from_ai_sdk::ai_sdk_to_events;
-pub use from_claude_code::{CLAUDE_CODE_BLOCK_EVENT_TYPE, CLAUDE_CODE_KEY};
+pub use from_claude_code::{CLAUDE_CODE_BLOCK_EVENT_TYPE, CLAUDE_CODE_KEY, CLAUDE_CODE_LINE_EVENT_TYPE};
+pub use from_codex::CODEX_LINE_EVENT_TYPE;
 pub use from_messages::{messages_to_events, EventStamp, KEPT_ITEM_EVENT_TYPE, KEPT_ITEM_KEY};
 pub use from_pydantic_ai::pydantic_ai_to_events;
 pub use from_responses::{responses_to_events, responses_to_events_keeping_items};
-pub use host_session::{
-    Branch, BranchKind, HostFormat, LeftOut, SessionError, SessionImport, SessionReader, CLAUDE_CODE_LINE_EVENT_TYPE,
-    CODEX_LINE_EVENT_TYPE,
-};
+pub use host_session::{Branch, BranchKind, LeftOut, SessionError, SessionImport};
 pub use kept_items::responses_from_events;
+pub use session_reader::{HostFormat, SessionReader};
 pub use to_prompt::messages_to_prompt;
 pub use to_xml::messages_to_xml;
 pub use tool_calls::{parse_tool_calls, ParsedToolCall, ParsedToolCalls};

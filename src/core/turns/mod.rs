@@ -58,7 +58,7 @@ mod yaml_stream;
 pub use error::TurnError;
 pub use events::{event_to_block, events_to_turn, turn_to_events};
 pub use model::{normalize, Block, BlockKind, Turn, TurnDocument, FORMAT_VERSION, KIND_RAW_KEY};
-pub use parse::{parse_value, Format, Limits};
+pub use parse::{parse_value, Format, Limits, Measure};
 pub use read::{
     document_from_value, from_json, from_json_document, from_yaml, from_yaml_document, read_document, turn_from_value,
     Warnings,

@@ -19,11 +19,13 @@ use std::fmt;
 /// Bounds on what reading one document may cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Size of the input text, in bytes.
+    /// Size of what the document holds, in bytes: its value as compact JSON (as an event's size
+    /// is measured), whatever its layout. A document written as YAML or as indented JSON counts
+    /// the same, so what export writes of a thread read within this limit is read back.
     pub max_input_bytes: usize,
     /// Size of YAML input text, in bytes, refused before it is parsed. YAML is read one parser
-    /// event at a time, holding no more than JSON text does, so by default this is the general
-    /// limit; a server may set it lower.
+    /// event at a time, holding about what JSON text of the same value does, so by default this
+    /// is as much as one protocol message may carry (64 MiB); a server may set it lower.
     pub max_yaml_input_bytes: usize,
     /// Nesting of mappings and sequences (the document root is level 1).
     pub max_depth: usize,
@@ -38,12 +40,12 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// 16 MiB of text (YAML as JSON), 100 levels, 4 million values, 32 MiB of strings, 4×
+    /// 16 MiB held (64 MiB of YAML text), 100 levels, 4 million values, 32 MiB of strings, 4×
     /// expansion.
     fn default() -> Self {
         Limits {
             max_input_bytes: 16 << 20,
-            max_yaml_input_bytes: 16 << 20,
+            max_yaml_input_bytes: 64 << 20,
             max_depth: 100,
             max_values: 4_000_000,
             max_string_bytes: 32 << 20,
@@ -62,9 +64,6 @@ pub enum Format {
 
 /// Parses `text` into a JSON value within `limits`.
 pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value, TurnError> {
-    if text.len() > limits.max_input_bytes {
-        return Err(TurnError::Limit { limit: "max_input_bytes", max: limits.max_input_bytes, value: text.len() });
-    }
     if format == Format::Yaml {
         if text.len() > limits.max_yaml_input_bytes {
             return Err(TurnError::Limit {
@@ -88,10 +87,87 @@ pub fn parse_value(text: &str, format: Format, limits: &Limits) -> Result<Value,
         }
     };
     // A limit hit surfaces as a parser error; report the limit itself.
-    result.map_err(|message| match budget.hit.get() {
+    let value = result.map_err(|message| match budget.hit.get() {
         Some((limit, max, value)) => TurnError::Limit { limit, max, value },
         None => TurnError::Syntax { message },
-    })
+    })?;
+    // What the values and strings caps let through is bounded; its size is known once built.
+    let held = compact_json_bytes(&value);
+    if held > limits.max_input_bytes {
+        return Err(TurnError::Limit { limit: "max_input_bytes", max: limits.max_input_bytes, value: held });
+    }
+    Ok(value)
+}
+
+/// What reading a document's value counts against the [`Limits`]: its size as compact JSON,
+/// its values (every key, scalar, mapping and sequence), the bytes of its keys and strings, and
+/// its nesting (the root collection is level 1). For a value about to be written, it tells
+/// whether the document will be read back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measure {
+    pub held_bytes: usize,
+    pub values: usize,
+    pub string_bytes: usize,
+    pub depth: usize,
+}
+
+impl Measure {
+    pub fn of(value: &Value) -> Self {
+        let mut measure = Measure { held_bytes: compact_json_bytes(value), ..Measure::default() };
+        measure.count(value, 0);
+        measure
+    }
+
+    fn count(&mut self, value: &Value, depth: usize) {
+        self.values += 1;
+        match value {
+            Value::String(text) => self.string_bytes += text.len(),
+            Value::Array(items) => {
+                self.depth = self.depth.max(depth + 1);
+                items.iter().for_each(|item| self.count(item, depth + 1));
+            }
+            Value::Object(map) => {
+                self.depth = self.depth.max(depth + 1);
+                for (key, item) in map {
+                    self.values += 1;
+                    self.string_bytes += key.len();
+                    self.count(item, depth + 1);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// The first of `limits` reading this value would exceed (the text limits aside).
+    pub fn check(&self, limits: &Limits) -> Result<(), TurnError> {
+        let checks = [
+            ("max_input_bytes", self.held_bytes, limits.max_input_bytes),
+            ("max_depth", self.depth, limits.max_depth),
+            ("max_values", self.values, limits.max_values),
+            ("max_string_bytes", self.string_bytes, limits.max_string_bytes),
+        ];
+        match checks.into_iter().find(|&(_, value, max)| value > max) {
+            Some((limit, value, max)) => Err(TurnError::Limit { limit, max, value }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The size of `value` as compact JSON, without writing it out.
+fn compact_json_bytes(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    serde_json::to_writer(&mut counter, value).expect("a JSON value always serializes");
+    counter.0
 }
 
 pub(super) struct Budget {
@@ -395,9 +471,9 @@ mod tests {
     }
 
     #[test]
-    fn yaml_has_the_general_size_limit_by_default() {
+    fn yaml_text_may_be_as_long_as_a_message_by_default() {
         let limits = Limits::default();
-        assert_eq!(limits.max_yaml_input_bytes, limits.max_input_bytes);
+        assert_eq!(limits.max_yaml_input_bytes, 64 << 20);
         // 15 MB of YAML is read (and stopped by what it builds, not by its size).
         let limits = Limits { max_values: 1000, ..limits };
         let error = parse_value(&flow_list(15_000_000), Format::Yaml, &limits).unwrap_err();
@@ -418,9 +494,66 @@ mod tests {
     }
 
     #[test]
-    fn the_general_limit_is_looked_at_first() {
-        let limits = Limits { max_input_bytes: 32, max_yaml_input_bytes: 64, ..Limits::default() };
+    fn what_a_document_holds_is_measured_not_its_layout() {
+        let limits = Limits { max_input_bytes: 32, ..Limits::default() };
+        // [1,1,…] of 40 bytes holds 39 as compact JSON (the space before `]` is layout).
         let error = parse_value(&flow_list(40), Format::Yaml, &limits).unwrap_err();
-        assert_eq!(error, TurnError::Limit { limit: "max_input_bytes", max: 32, value: 40 });
+        assert_eq!(error, TurnError::Limit { limit: "max_input_bytes", max: 32, value: 39 });
+        let error = parse_value(&flow_list(40), Format::Json, &limits).unwrap_err();
+        assert_eq!(error, TurnError::Limit { limit: "max_input_bytes", max: 32, value: 39 });
+        // Indentation and line breaks are not counted: 1 KiB of text holding 22 bytes is read.
+        let spaced = format!("{{\n{}\"id\": \"t\",\n  \"blocks\": [ ]\n}}\n", " ".repeat(1000));
+        assert!(parse_value(&spaced, Format::Json, &limits).is_ok());
+        let yaml = format!("{}id: t\nblocks: []\n", "# layout\n".repeat(100));
+        assert!(parse_value(&yaml, Format::Yaml, &limits).is_ok());
+    }
+
+    /// [`Measure`] counts what reading counts: a value's document is read at each of its
+    /// measures and refused one below, in YAML as in JSON.
+    #[test]
+    fn a_measure_is_what_reading_counts() {
+        let text = r#"{"id": "t", "blocks": [{"kind": "tool_call", "payload": {"args": {"q": ["a", 1, 2.5, null, true, {"é": "ü\n"}]}}}], "metadata": {}}"#;
+        let value = parse_value(text, Format::Json, &Limits::default()).unwrap();
+        let measure = Measure::of(&value);
+        assert_eq!((measure.held_bytes, measure.depth), (serde_json::to_string(&value).unwrap().len(), 7));
+        let yaml = crate::turns::to_yaml_document(
+            &crate::turns::document_from_value(value.clone()).unwrap().0,
+            &crate::turns::Options::default(),
+        )
+        .unwrap();
+        for (text, format) in [(text, Format::Json), (yaml.as_str(), Format::Yaml)] {
+            let value = parse_value(text, format, &Limits::default()).unwrap();
+            let measure = Measure::of(&value);
+            let at = |limits: Limits| parse_value(text, format, &limits);
+            for (limit, exact, below) in [
+                (
+                    "max_input_bytes",
+                    Limits { max_input_bytes: measure.held_bytes, ..Limits::default() },
+                    Limits { max_input_bytes: measure.held_bytes - 1, ..Limits::default() },
+                ),
+                (
+                    "max_depth",
+                    Limits { max_depth: measure.depth, ..Limits::default() },
+                    Limits { max_depth: measure.depth - 1, ..Limits::default() },
+                ),
+                (
+                    "max_values",
+                    Limits { max_values: measure.values, ..Limits::default() },
+                    Limits { max_values: measure.values - 1, ..Limits::default() },
+                ),
+                (
+                    "max_string_bytes",
+                    Limits { max_string_bytes: measure.string_bytes, ..Limits::default() },
+                    Limits { max_string_bytes: measure.string_bytes - 1, ..Limits::default() },
+                ),
+            ] {
+                assert!(at(exact).is_ok(), "{format:?} {limit}");
+                assert!(
+                    matches!(at(below), Err(TurnError::Limit { limit: l, .. }) if l == limit),
+                    "{format:?} {limit}"
+                );
+                assert!(measure.check(&exact).is_ok() && measure.check(&below).is_err(), "{format:?} {limit}");
+            }
+        }
     }
 }
