@@ -192,6 +192,10 @@ pub async fn a_screenshot_named_a_hundred_times_is_stored_once(b: Backing) {
     for thread in threads {
         open(store, thread, T0).await;
     }
+    // Every table and index gets its first pages before the measure, so that it sees what the
+    // references cost, not what a store's first blob costs once.
+    open(store, "warm-up", T0).await;
+    append_showing(store, "warm-up", &image(8, 3_000), true).await.unwrap();
     let before = b.size().await;
     for i in 0..REFERENCES {
         // Each turn brings the screenshot's bytes again, as a host that sends it every turn.
@@ -213,9 +217,13 @@ pub async fn a_screenshot_named_a_hundred_times_is_stored_once(b: Backing) {
         (growth as i64 - SIZE as i64) / REFERENCES as i64
     );
     assert!(growth >= SIZE as u64, "{}: the blob's bytes are stored ({growth} bytes grown)", b.name);
+    // Pages hold a little less than their size of a blob's bytes (PostgreSQL's TOAST: four
+    // chunks of 1,996 bytes to an 8 KiB page), so the blob once may take up to 1/16 more.
+    let once = SIZE as u64 + SIZE as u64 / 16;
     assert!(
-        growth <= SIZE as u64 + REFERENCES * BYTES_PER_REFERENCE,
-        "{}: grew by {growth} bytes, more than the blob once and {BYTES_PER_REFERENCE} per reference",
+        growth <= once + REFERENCES * BYTES_PER_REFERENCE,
+        "{}: grew by {growth} bytes, more than the blob once ({once} with its pages) and \
+         {BYTES_PER_REFERENCE} per reference",
         b.name
     );
 }
