@@ -605,3 +605,49 @@ fn a_database_of_schema_3_gains_the_blob_tables_and_keeps_its_threads() {
     drop(rt);
     drop(scratch);
 }
+
+/// The free after a delete is its own statement: a transaction that names the blob before it
+/// runs (here one held open by hand, as an append of another server is between its check and
+/// its commit) makes it wait, and once that commits the free keeps the blob.
+#[test]
+fn a_free_gives_way_to_a_name_added_meanwhile() {
+    use crate::support::conformance::image;
+    use threadkeeper::store::AppendBlobs;
+    let Some(url) = database_url("a_free_gives_way_to_a_name_added_meanwhile") else { return };
+    let rt = runtime();
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    rt.block_on(async {
+        let store = Arc::new(PostgresStore::connect(&scratch.url).await.unwrap());
+        for thread in ["a", "b"] {
+            store.open(OpenThread { thread_id: thread.into(), now: 1, ..Default::default() }).await.unwrap();
+        }
+        let blob = image(1, 5_000);
+        let blobs = AppendBlobs { new: vec![blob.clone()], named: vec![blob.info.id.clone()] };
+        store.append_with_blobs("a", None, &log(&[event(numbered_event(0, 0))]), &blobs, 2).await.unwrap();
+
+        let (mut client, connection) = tokio_postgres::connect(&scratch.url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        let naming = client.transaction().await.unwrap();
+        naming
+            .execute(
+                "INSERT INTO threadkeeper_blob_names (thread_key, blob)
+                 SELECT thread_key, $1 FROM threadkeeper_threads WHERE thread_id = 'b'",
+                &[&blob.info.id.as_str()],
+            )
+            .await
+            .unwrap();
+        let delete = tokio::spawn({
+            let store = store.clone();
+            async move { store.delete("a").await.unwrap() }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!delete.is_finished(), "the free waits for the transaction naming the blob");
+        naming.commit().await.unwrap();
+        assert!(delete.await.unwrap());
+        assert_eq!(store.blob(&blob.info.id).await.unwrap(), Some(blob.clone()), "b names it: kept");
+        assert!(store.delete("b").await.unwrap());
+        assert_eq!(store.blob(&blob.info.id).await.unwrap(), None, "the last name is gone: freed");
+    });
+    drop(rt);
+    drop(scratch);
+}

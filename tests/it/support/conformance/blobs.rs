@@ -241,10 +241,20 @@ pub async fn deletes_racing_appends_never_free_a_named_blob(b: Backing) {
         open(&*one, &doomed, T0).await;
         open(&*two, &survivor, T0).await;
         append_showing(&*one, &doomed, &blob, true).await.unwrap();
+        // Each round gives the delete a different head start, so that the append lands before
+        // it, between it and the free, and after the free.
+        // (Yields for the stores in this process, milliseconds for a database's round trips.)
+        let (yields, millis) = ((round % 5) * 20, round / 5 % 4);
         let deleter = {
             let (one, doomed) = (one.clone(), doomed.clone());
             tokio::spawn(async move { one.delete(&doomed).await.unwrap() })
         };
+        for _ in 0..yields {
+            tokio::task::yield_now().await;
+        }
+        if millis > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
+        }
         let appended = append_showing(&*two, &survivor, &blob, false).await;
         assert!(deleter.await.unwrap());
         match appended {
