@@ -50,8 +50,7 @@ const PUT_LOCKED_SQL: &str = "INSERT INTO threadkeeper_blobs (id, media_type, si
 
 /// The named blobs held, locked against a free until the append commits (in id order, as every
 /// such lock is taken, so two appends never wait for each other in a circle).
-const LOCK_HELD_SQL: &str =
-    "SELECT id FROM threadkeeper_blobs WHERE id = ANY($1) ORDER BY id FOR KEY SHARE";
+const LOCK_HELD_SQL: &str = "SELECT id FROM threadkeeper_blobs WHERE id = ANY($1) ORDER BY id FOR KEY SHARE";
 
 const NAME_SQL: &str = "INSERT INTO threadkeeper_blob_names (thread_key, blob)
     SELECT t.thread_key, b.id FROM threadkeeper_threads t, unnest($2::text[]) AS b(id)

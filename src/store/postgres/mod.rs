@@ -21,7 +21,8 @@ use super::changes::ChangeSignal;
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
 use super::{
-    AppendBlobs, Appended, ForkPoint, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
+    AppendBlobs, Appended, ForkPoint, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult,
+    ThreadRecord,
 };
 use crate::event_log::{EventLog, EventLogBuilder};
 use crate::media::{Blob, BlobId, BlobInfo};

@@ -46,7 +46,8 @@ pub(super) fn record_append(conn: &Connection, key: i64, blobs: &AppendBlobs) ->
         put(conn, blob)?;
     }
     let mut held = conn.prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")?;
-    let mut name = conn.prepare_cached("INSERT INTO blob_names (thread_key, blob) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?;
+    let mut name =
+        conn.prepare_cached("INSERT INTO blob_names (thread_key, blob) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?;
     for id in &blobs.named {
         if held.query_row([id.as_str()], |_| Ok(())).optional()?.is_none() {
             return Err(StoreError::BlobMissing { blob: id.to_string() }.into());
@@ -58,8 +59,10 @@ pub(super) fn record_append(conn: &Connection, key: i64, blobs: &AppendBlobs) ->
 
 /// The fork `fork` names every blob `source` names.
 pub(super) fn copy_names(conn: &Connection, source: i64, fork: i64) -> rusqlite::Result<()> {
-    conn.prepare_cached("INSERT INTO blob_names (thread_key, blob) SELECT ?2, blob FROM blob_names WHERE thread_key = ?1")?
-        .execute(params![source, fork])?;
+    conn.prepare_cached(
+        "INSERT INTO blob_names (thread_key, blob) SELECT ?2, blob FROM blob_names WHERE thread_key = ?1",
+    )?
+    .execute(params![source, fork])?;
     Ok(())
 }
 
