@@ -651,3 +651,9 @@ fn a_free_gives_way_to_a_name_added_meanwhile() {
     drop(rt);
     drop(scratch);
 }
+
+#[test]
+fn blobs_survive_a_restart_and_go_with_the_last_thread() {
+    let Some(url) = database_url("blobs_survive_a_restart_and_go_with_the_last_thread") else { return };
+    crate::support::media::blobs_survive_a_restart_and_go_with_the_last_thread(&url, &unique("media"));
+}

@@ -489,3 +489,9 @@ fn a_database_of_schema_2_gains_the_blob_tables_and_keeps_its_threads() {
     runtime.block_on(store.append_with_blobs("t", Some(1), &log(&[numbered(1, 0)]), &blobs, 3)).unwrap();
     assert_eq!(runtime.block_on(store.blob(&blob.info.id)).unwrap(), Some(blob));
 }
+
+#[test]
+fn blobs_survive_a_restart_and_go_with_the_last_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::support::media::blobs_survive_a_restart_and_go_with_the_last_thread(&sqlite(&dir.path().join("t.db")), "t");
+}
