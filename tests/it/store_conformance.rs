@@ -75,15 +75,24 @@ mod postgres_store {
         Some(Backing::new("postgres", store, Some(reopen(spec)), database).measured_by(size))
     }
 
-    /// What threadkeeper's tables take on disk, their indexes and TOAST included.
+    /// What threadkeeper's tables take on disk: their pages, their indexes' and their TOAST's
+    /// (the main forks; the free space and visibility maps come and go with autovacuum). All but
+    /// the thread rows, which every change rewrites (a dead version each until vacuum, pruned
+    /// or not as concurrent snapshots allow): a cost of changes, not of what they name.
     fn tables_size(url: String) -> MeasureSize {
         Arc::new(move || {
             let url = url.clone();
             async move {
                 let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
                 let connection = tokio::spawn(connection);
-                let sql = "SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c
-                           WHERE c.relkind = 'r' AND c.relname LIKE 'threadkeeper%'";
+                let sql = "WITH ours AS (
+                               SELECT oid, reltoastrelid FROM pg_class
+                               WHERE relname LIKE 'threadkeeper%' AND relname NOT LIKE 'threadkeeper_threads%')
+                           SELECT sum(pg_relation_size(oid))::bigint FROM (
+                               SELECT oid FROM ours
+                               UNION SELECT reltoastrelid FROM ours WHERE reltoastrelid <> 0
+                               UNION SELECT i.indexrelid FROM pg_index i JOIN ours ON i.indrelid = ours.reltoastrelid
+                           ) AS relations";
                 let size: i64 = client.query_one(sql, &[]).await.unwrap().get(0);
                 drop(client);
                 let _ = connection.await;

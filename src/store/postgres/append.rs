@@ -108,8 +108,8 @@ impl Database {
         now: u64,
         row: Option<&Row>,
     ) -> StoreResult<Appended> {
-        let thread_id = || thread_id.to_owned();
-        let Some(row) = row else { return Err(StoreError::NotFound { thread_id: thread_id() }) };
+        let owned_id = || thread_id.to_owned();
+        let Some(row) = row else { return Err(StoreError::NotFound { thread_id: owned_id() }) };
         let version: i64 = row.get(1);
         if row.get::<_, bool>(0) {
             let count: i64 = row.get(2);
@@ -118,17 +118,17 @@ impl Database {
         let Some(expected) = expected_version else {
             // Nothing but a missing row stops an append that expects no version: the thread
             // was deleted while this append waited for its row.
-            return Err(StoreError::NotFound { thread_id: thread_id() });
+            return Err(StoreError::NotFound { thread_id: owned_id() });
         };
         if expected == version as u64 {
             // The snapshot still showed the expected version, so a change committed while this
             // append waited for the row: the newest version is the one to report.
-            return Err(match self.record(&thread_id()).await? {
-                Some(record) => StoreError::VersionConflict { thread_id: thread_id(), current_version: record.version },
-                None => StoreError::NotFound { thread_id: thread_id() },
+            return Err(match self.record(thread_id).await? {
+                Some(record) => StoreError::VersionConflict { thread_id: owned_id(), current_version: record.version },
+                None => StoreError::NotFound { thread_id: owned_id() },
             });
         }
-        Err(StoreError::VersionConflict { thread_id: thread_id(), current_version: version as u64 })
+        Err(StoreError::VersionConflict { thread_id: owned_id(), current_version: version as u64 })
     }
 
     /// One append as its own statement, tried again (with fresh numbers) when it loses a race.

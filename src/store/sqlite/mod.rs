@@ -9,6 +9,9 @@
 //! Calls run on tokio's blocking pool, so the async runtime never waits on disk. Several
 //! processes may use one file: writes are serialized by SQLite's lock (`BEGIN IMMEDIATE` with
 //! a busy timeout) and readers catch up, so the store reports itself as shared.
+//!
+//! Blobs live in the same file (`blobs`), changed in the transactions of the appends, forks
+//! and deletes that name, share or free them.
 
 mod blobs;
 

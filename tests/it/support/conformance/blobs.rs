@@ -181,7 +181,7 @@ pub async fn a_pop_does_not_free_a_blob(b: Backing) {
 
 /// What a store may spend per reference to a blob it holds, beyond the bytes once: the event
 /// naming it, its version row, and the pages they share (measured: see docs/stores.md).
-pub const BYTES_PER_REFERENCE: u64 = 1024;
+pub const BYTES_PER_REFERENCE: u64 = 512;
 
 pub async fn a_screenshot_named_a_hundred_times_is_stored_once(b: Backing) {
     const SIZE: usize = 250_000;
