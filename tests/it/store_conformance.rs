@@ -6,7 +6,7 @@
 //! `scripts/with-postgres cargo test --test it store_conformance`. Without it they fail, unless
 //! `THREADKEEPER_SKIP_PG=1` skips them explicitly.
 
-use crate::support::conformance::{Backing, OpenAnother};
+use crate::support::conformance::{Backing, MeasureSize, OpenAnother};
 use futures_util::FutureExt;
 use std::sync::Arc;
 use threadkeeper::store::{open_store, StoreSpec};
@@ -37,9 +37,27 @@ mod sqlite {
 
     async fn backing(_test: &'static str) -> Option<Backing> {
         let dir = tempfile::tempdir().unwrap();
-        let spec = StoreSpec::Sqlite { path: Some(dir.path().join("threads.sqlite3")) };
+        let path = dir.path().join("threads.sqlite3");
+        let spec = StoreSpec::Sqlite { path: Some(path.clone()) };
         let store = open(&spec).await;
-        Some(Backing::new("sqlite", store, Some(reopen(spec)), dir))
+        Some(Backing::new("sqlite", store, Some(reopen(spec)), dir).measured_by(file_size(path)))
+    }
+
+    /// The database file's size once its write-ahead log is copied into it.
+    fn file_size(path: std::path::PathBuf) -> MeasureSize {
+        Arc::new(move || {
+            let path = path.clone();
+            async move {
+                tokio::task::spawn_blocking(move || {
+                    let conn = rusqlite::Connection::open(&path).unwrap();
+                    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+                    std::fs::metadata(&path).unwrap().len()
+                })
+                .await
+                .unwrap()
+            }
+            .boxed()
+        })
     }
     conformance_suite!(backing);
 }
@@ -53,7 +71,35 @@ mod postgres_store {
         let database = ScratchDatabase::create(&url).await;
         let spec = StoreSpec::Postgres { url: database.url.clone() };
         let store = open(&spec).await;
-        Some(Backing::new("postgres", store, Some(reopen(spec)), database))
+        let size = tables_size(database.url.clone());
+        Some(Backing::new("postgres", store, Some(reopen(spec)), database).measured_by(size))
+    }
+
+    /// What threadkeeper's tables take on disk: their pages, their indexes' and their TOAST's
+    /// (the main forks; the free space and visibility maps come and go with autovacuum). All but
+    /// the thread rows, which every change rewrites (a dead version each until vacuum, pruned
+    /// or not as concurrent snapshots allow): a cost of changes, not of what they name.
+    fn tables_size(url: String) -> MeasureSize {
+        Arc::new(move || {
+            let url = url.clone();
+            async move {
+                let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+                let connection = tokio::spawn(connection);
+                let sql = "WITH ours AS (
+                               SELECT oid, reltoastrelid FROM pg_class
+                               WHERE relname LIKE 'threadkeeper%' AND relname NOT LIKE 'threadkeeper_threads%')
+                           SELECT sum(pg_relation_size(oid))::bigint FROM (
+                               SELECT oid FROM ours
+                               UNION SELECT reltoastrelid FROM ours WHERE reltoastrelid <> 0
+                               UNION SELECT i.indexrelid FROM pg_index i JOIN ours ON i.indrelid = ours.reltoastrelid
+                           ) AS relations";
+                let size: i64 = client.query_one(sql, &[]).await.unwrap().get(0);
+                drop(client);
+                let _ = connection.await;
+                size as u64
+            }
+            .boxed()
+        })
     }
     conformance_suite!(backing);
 }

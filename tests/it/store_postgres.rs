@@ -340,7 +340,7 @@ fn a_database_with_a_newer_schema_is_refused() {
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(
-            "the PostgreSQL database has threadkeeper schema version 99, newer than the 3 this threadkeeper \
+            "the PostgreSQL database has threadkeeper schema version 99, newer than the 4 this threadkeeper \
              understands; refusing to use it (use a newer threadkeeper)"
         ),
         "{stderr}"
@@ -565,4 +565,95 @@ fn pool_and_commit_slot_flags_out_of_range_are_usage_errors() {
         assert_eq!(status.code(), Some(2), "{flag} {value}: {stderr}");
         assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
     }
+}
+
+/// A database a threadkeeper of schema 3 made gains the blob tables when a newer server
+/// connects, and its threads stay as they were.
+#[test]
+fn a_database_of_schema_3_gains_the_blob_tables_and_keeps_its_threads() {
+    use crate::support::conformance::image;
+    use threadkeeper::store::AppendBlobs;
+    let Some(url) = database_url("a_database_of_schema_3_gains_the_blob_tables_and_keeps_its_threads") else {
+        return;
+    };
+    let rt = runtime();
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    let open = OpenThread { thread_id: "t".into(), now: 1, ..Default::default() };
+    rt.block_on(async {
+        let store = PostgresStore::connect(&scratch.url).await.unwrap();
+        store.open(open).await.unwrap();
+        store.append("t", None, &log(&[event(numbered_event(0, 0))]), 2).await.unwrap();
+    });
+    // The database as a threadkeeper of schema 3 left it.
+    rt.block_on(admin(
+        &scratch.url,
+        "DROP TABLE threadkeeper_blob_names; DROP TABLE threadkeeper_blobs; UPDATE threadkeeper_schema SET version = 3",
+    ));
+    rt.block_on(async {
+        let store = PostgresStore::connect(&scratch.url).await.unwrap();
+        let (record, events) = store.events_from("t", 0).await.unwrap();
+        assert_eq!((record.version, events.len()), (1, 1));
+        let blob = image(1, 1_000);
+        let blobs = AppendBlobs { new: vec![blob.clone()], named: vec![blob.info.id.clone()] };
+        store.append_with_blobs("t", Some(1), &log(&[event(numbered_event(1, 0))]), &blobs, 3).await.unwrap();
+        assert_eq!(store.blob(&blob.info.id).await.unwrap(), Some(blob));
+        let (client, connection) = tokio_postgres::connect(&scratch.url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        let version: i64 = client.query_one("SELECT version FROM threadkeeper_schema", &[]).await.unwrap().get(0);
+        assert_eq!(version, 4);
+    });
+    drop(rt);
+    drop(scratch);
+}
+
+/// The free after a delete is its own statement: a transaction that names the blob before it
+/// runs (here one held open by hand, as an append of another server is between its check and
+/// its commit) makes it wait, and once that commits the free keeps the blob.
+#[test]
+fn a_free_gives_way_to_a_name_added_meanwhile() {
+    use crate::support::conformance::image;
+    use threadkeeper::store::AppendBlobs;
+    let Some(url) = database_url("a_free_gives_way_to_a_name_added_meanwhile") else { return };
+    let rt = runtime();
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    rt.block_on(async {
+        let store = Arc::new(PostgresStore::connect(&scratch.url).await.unwrap());
+        for thread in ["a", "b"] {
+            store.open(OpenThread { thread_id: thread.into(), now: 1, ..Default::default() }).await.unwrap();
+        }
+        let blob = image(1, 5_000);
+        let blobs = AppendBlobs { new: vec![blob.clone()], named: vec![blob.info.id.clone()] };
+        store.append_with_blobs("a", None, &log(&[event(numbered_event(0, 0))]), &blobs, 2).await.unwrap();
+
+        let (mut client, connection) = tokio_postgres::connect(&scratch.url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        let naming = client.transaction().await.unwrap();
+        naming
+            .execute(
+                "INSERT INTO threadkeeper_blob_names (thread_key, blob)
+                 SELECT thread_key, $1 FROM threadkeeper_threads WHERE thread_id = 'b'",
+                &[&blob.info.id.as_str()],
+            )
+            .await
+            .unwrap();
+        let delete = tokio::spawn({
+            let store = store.clone();
+            async move { store.delete("a").await.unwrap() }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!delete.is_finished(), "the free waits for the transaction naming the blob");
+        naming.commit().await.unwrap();
+        assert!(delete.await.unwrap());
+        assert_eq!(store.blob(&blob.info.id).await.unwrap(), Some(blob.clone()), "b names it: kept");
+        assert!(store.delete("b").await.unwrap());
+        assert_eq!(store.blob(&blob.info.id).await.unwrap(), None, "the last name is gone: freed");
+    });
+    drop(rt);
+    drop(scratch);
+}
+
+#[test]
+fn blobs_survive_a_restart_and_go_with_the_last_thread() {
+    let Some(url) = database_url("blobs_survive_a_restart_and_go_with_the_last_thread") else { return };
+    crate::support::media::blobs_survive_a_restart_and_go_with_the_last_thread(&url, &unique("media"));
 }

@@ -197,7 +197,7 @@ fn a_database_from_a_newer_version_is_refused_untouched() {
     assert_eq!(
         stderr.trim_end(),
         format!(
-            "threadkeeper: cannot open the store {}: database {} has schema version 99, newer than the 2 this \
+            "threadkeeper: cannot open the store {}: database {} has schema version 99, newer than the 3 this \
              threadkeeper understands; refusing to open it (use a newer threadkeeper)",
             sqlite(&path),
             path.display()
@@ -458,4 +458,40 @@ fn threads_evicted_from_memory_reload_from_the_file_unchanged() {
         assert_eq!(appended["version"], 2, "{thread}: {appended}");
     }
     assert_eq!(server.ok("thread/list", json!({}))["threads"].as_array().unwrap().len(), threads.len());
+}
+
+#[test]
+fn a_database_of_schema_2_gains_the_blob_tables_and_keeps_its_threads() {
+    use crate::support::conformance::{image, log, numbered};
+    use threadkeeper::store::{AppendBlobs, OpenThread, SqliteStore, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("threads.db");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let open = OpenThread { thread_id: "t".into(), now: 1, ..Default::default() };
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        runtime.block_on(store.open(open.clone())).unwrap();
+        runtime.block_on(store.append("t", None, &log(&[numbered(0, 0)]), 2)).unwrap();
+    }
+    {
+        // The file as a threadkeeper of schema 2 left it.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("DROP TABLE blob_names; DROP TABLE blobs; PRAGMA user_version = 2;").unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    let version: i64 =
+        rusqlite::Connection::open(&path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 3);
+    let (record, events) = runtime.block_on(store.events_from("t", 0)).unwrap();
+    assert_eq!((record.version, events.len()), (1, 1));
+    let blob = image(1, 1_000);
+    let blobs = AppendBlobs { new: vec![blob.clone()], named: vec![blob.info.id.clone()] };
+    runtime.block_on(store.append_with_blobs("t", Some(1), &log(&[numbered(1, 0)]), &blobs, 3)).unwrap();
+    assert_eq!(runtime.block_on(store.blob(&blob.info.id)).unwrap(), Some(blob));
+}
+
+#[test]
+fn blobs_survive_a_restart_and_go_with_the_last_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::support::media::blobs_survive_a_restart_and_go_with_the_last_thread(&sqlite(&dir.path().join("t.db")), "t");
 }

@@ -91,7 +91,7 @@ impl Database {
         drop(client);
         let mut results = Vec::with_capacity(batch.len());
         for (request, rows) in batch.iter().zip(&rows) {
-            results.push(self.outcome(request, rows.first()).await);
+            results.push(self.outcome(&request.thread_id, request.expected_version, request.now, rows.first()).await);
         }
         let changed = results.iter().any(Result::is_ok);
         if changed && !carry {
@@ -101,28 +101,34 @@ impl Database {
     }
 
     /// What an append's row says happened.
-    async fn outcome(&self, request: &AppendRequest, row: Option<&Row>) -> StoreResult<Appended> {
-        let thread_id = || request.thread_id.clone();
-        let Some(row) = row else { return Err(StoreError::NotFound { thread_id: thread_id() }) };
+    pub(super) async fn outcome(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        now: u64,
+        row: Option<&Row>,
+    ) -> StoreResult<Appended> {
+        let owned_id = || thread_id.to_owned();
+        let Some(row) = row else { return Err(StoreError::NotFound { thread_id: owned_id() }) };
         let version: i64 = row.get(1);
         if row.get::<_, bool>(0) {
             let count: i64 = row.get(2);
-            return Ok(Appended { version: version as u64, event_count: count as u64, updated_at: request.now });
+            return Ok(Appended { version: version as u64, event_count: count as u64, updated_at: now });
         }
-        let Some(expected) = request.expected_version else {
+        let Some(expected) = expected_version else {
             // Nothing but a missing row stops an append that expects no version: the thread
             // was deleted while this append waited for its row.
-            return Err(StoreError::NotFound { thread_id: thread_id() });
+            return Err(StoreError::NotFound { thread_id: owned_id() });
         };
         if expected == version as u64 {
             // The snapshot still showed the expected version, so a change committed while this
             // append waited for the row: the newest version is the one to report.
-            return Err(match self.record(&request.thread_id).await? {
-                Some(record) => StoreError::VersionConflict { thread_id: thread_id(), current_version: record.version },
-                None => StoreError::NotFound { thread_id: thread_id() },
+            return Err(match self.record(thread_id).await? {
+                Some(record) => StoreError::VersionConflict { thread_id: owned_id(), current_version: record.version },
+                None => StoreError::NotFound { thread_id: owned_id() },
             });
         }
-        Err(StoreError::VersionConflict { thread_id: thread_id(), current_version: version as u64 })
+        Err(StoreError::VersionConflict { thread_id: owned_id(), current_version: version as u64 })
     }
 
     /// One append as its own statement, tried again (with fresh numbers) when it loses a race.

@@ -13,6 +13,7 @@
 #[macro_use]
 mod signal;
 mod append;
+mod blobs;
 mod group_commit;
 mod pace;
 
@@ -20,9 +21,11 @@ use super::changes::ChangeSignal;
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
 use super::{
-    Appended, ForkPoint, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
+    AppendBlobs, Appended, ForkPoint, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult,
+    ThreadRecord,
 };
 use crate::event_log::{EventLog, EventLogBuilder};
+use crate::media::{Blob, BlobId, BlobInfo};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use futures_util::future::{BoxFuture, FutureExt};
 use group_commit::{BatchFailure, GroupCommitter};
@@ -36,7 +39,7 @@ use tokio_postgres::{NoTls, Row};
 use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `threadkeeper_schema.version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Serializes migrations of servers starting together (`pg_advisory_xact_lock` key).
 const MIGRATION_LOCK: i64 = 0x7468_7264_6b70_7231;
@@ -86,6 +89,8 @@ const MIGRATIONS: &[&str] = &[
             EXECUTE format('ALTER TABLE threadkeeper_appends DROP CONSTRAINT %I', name);
         END LOOP;
     END $$;",
+    // 3 → 4: blobs, kept once, and which threads name them (see `blobs`); nothing else changes.
+    blobs::MIGRATION,
 ];
 
 /// Appends without `expectedVersion` that keep losing races give up after this many tries.
@@ -421,6 +426,8 @@ impl Database {
         )
         .await
         .map_err(pg_error)?;
+        self.count();
+        tx.execute(blobs::COPY_NAMES_SQL, &[&key, &new_key]).await.map_err(pg_error)?;
         if new_version > 0 {
             self.count();
             tx.execute(
@@ -534,28 +541,32 @@ fn raw_record(row: &Row) -> RawRecord {
 }
 
 impl Store for PostgresStore {
-    // Media arrive in a later change; until then such appends are refused.
     fn append_with_blobs(
         &self,
-        _thread_id: &str,
-        _expected_version: Option<u64>,
-        _events: &EventLog,
-        _blobs: &super::AppendBlobs,
-        _now: u64,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &EventLog,
+        blobs: &AppendBlobs,
+        now: u64,
     ) -> BoxFuture<'_, StoreResult<Appended>> {
-        async move { Err(StoreError::Unavailable("this store keeps no media yet".into())) }.boxed()
+        let thread_id = thread_id.to_owned();
+        let (events, blobs) = (events.clone(), blobs.clone());
+        async move { self.db.append_with_blobs(&thread_id, expected_version, &events, &blobs, now).await }.boxed()
     }
 
-    fn put_blob(&self, _blob: &crate::media::Blob) -> BoxFuture<'_, StoreResult<()>> {
-        async move { Err(StoreError::Unavailable("this store keeps no media yet".into())) }.boxed()
+    fn put_blob(&self, blob: &Blob) -> BoxFuture<'_, StoreResult<()>> {
+        let blob = blob.clone();
+        async move { self.db.put_blob(&blob).await }.boxed()
     }
 
-    fn blob(&self, _id: &crate::media::BlobId) -> BoxFuture<'_, StoreResult<Option<crate::media::Blob>>> {
-        async move { Ok(None) }.boxed()
+    fn blob(&self, id: &BlobId) -> BoxFuture<'_, StoreResult<Option<Blob>>> {
+        let id = id.clone();
+        async move { self.db.blob(&id).await }.boxed()
     }
 
-    fn blob_info(&self, _id: &crate::media::BlobId) -> BoxFuture<'_, StoreResult<Option<crate::media::BlobInfo>>> {
-        async move { Ok(None) }.boxed()
+    fn blob_info(&self, id: &BlobId) -> BoxFuture<'_, StoreResult<Option<BlobInfo>>> {
+        let id = id.clone();
+        async move { self.db.blob_info(&id).await }.boxed()
     }
 
     fn kind(&self) -> StoreKind {
@@ -703,8 +714,12 @@ impl Store for PostgresStore {
                 .query("DELETE FROM threadkeeper_threads WHERE thread_id = $1 RETURNING thread_key", &[&thread_id])
                 .await
                 .map_err(pg_error)?;
+            let mut unnamed = Vec::new();
             if let Some(row) = deleted.first() {
                 let key: i64 = row.get(0);
+                self.db.count();
+                let forgotten = tx.query(blobs::FORGET_NAMES_SQL, &[&key]).await.map_err(pg_error)?;
+                unnamed = forgotten.iter().map(|row| row.get(0)).collect();
                 self.db.count();
                 tx.execute("DELETE FROM threadkeeper_events WHERE thread_key = $1", &[&key]).await.map_err(pg_error)?;
                 self.db.count();
@@ -715,6 +730,8 @@ impl Store for PostgresStore {
                 tx.execute(signal::NOTIFY_IF_WATCHED_SQL, &[]).await.map_err(pg_error)?;
             }
             tx.commit().await.map_err(pg_error)?;
+            // Its own step: an append that named one of them meanwhile keeps it.
+            self.db.free_unnamed(unnamed).await;
             Ok(!deleted.is_empty())
         }
         .boxed()

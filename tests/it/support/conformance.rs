@@ -10,6 +10,10 @@
 //! Include with `#[macro_use] #[path = "support/conformance.rs"] mod conformance;` at the
 //! crate root (the macro refers to `crate::support::conformance`).
 
+mod blobs;
+
+pub use blobs::*;
+
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
 use std::any::Any;
@@ -27,6 +31,9 @@ use threadkeeper::AgentEvent;
 /// Opens another instance of the store on the same storage.
 pub type OpenAnother = Arc<dyn Fn() -> BoxFuture<'static, Arc<dyn Store>> + Send + Sync>;
 
+/// How many bytes the store's storage takes now (the database file, the tables).
+pub type MeasureSize = Arc<dyn Fn() -> BoxFuture<'static, u64> + Send + Sync>;
+
 /// A store under test and what it lives on.
 #[derive(Clone)]
 pub struct Backing {
@@ -34,6 +41,8 @@ pub struct Backing {
     pub store: Arc<dyn Store>,
     /// `None` when the threads live in the instance only.
     another: Option<OpenAnother>,
+    /// `None` when there is no storage to measure.
+    size: Option<MeasureSize>,
     /// Whatever must outlive the store (a temporary directory, a scratch database).
     _keep: Arc<dyn Any + Send + Sync>,
 }
@@ -45,7 +54,20 @@ impl Backing {
         another: Option<OpenAnother>,
         keep: impl Any + Send + Sync,
     ) -> Self {
-        Backing { name, store, another, _keep: Arc::new(keep) }
+        Backing { name, store, another, size: None, _keep: Arc::new(keep) }
+    }
+
+    /// The backing, with a way to measure its storage.
+    pub fn measured_by(self, size: MeasureSize) -> Self {
+        Backing { size: Some(size), ..self }
+    }
+
+    /// The storage's size now, or `None` for a store without storage to measure.
+    pub async fn size(&self) -> Option<u64> {
+        match &self.size {
+            Some(measure) => Some(measure().await),
+            None => None,
+        }
     }
 
     /// The memory store: no storage outside the instance.
@@ -125,6 +147,15 @@ macro_rules! conformance_suite {
             pops_and_forks_survive_a_fresh_instance,
             concurrent_pops_and_appends_all_land_once,
             a_service_notices_pops_by_another_instance,
+            a_blob_put_twice_is_kept_once,
+            an_append_naming_a_missing_blob_changes_nothing,
+            new_blobs_are_kept_with_their_append,
+            blobs_outlive_the_instance,
+            a_fork_shares_its_sources_blobs,
+            deleting_the_last_naming_thread_frees_a_blob,
+            a_pop_does_not_free_a_blob,
+            a_screenshot_named_a_hundred_times_is_stored_once,
+            deletes_racing_appends_never_free_a_named_blob,
         );
     };
     (@tests $setup:path; $($check:ident),* $(,)?) => {

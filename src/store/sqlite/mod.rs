@@ -9,12 +9,20 @@
 //! Calls run on tokio's blocking pool, so the async runtime never waits on disk. Several
 //! processes may use one file: writes are serialized by SQLite's lock (`BEGIN IMMEDIATE` with
 //! a busy timeout) and readers catch up, so the store reports itself as shared.
+//!
+//! Blobs live in the same file (`blobs`), changed in the transactions of the appends, forks
+//! and deletes that name, share or free them.
+
+mod blobs;
 
 use super::changes::{bump, ChangeSignal};
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
-use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
+use super::{
+    AppendBlobs, Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
+};
 use crate::event_log::{EventLog, EventLogBuilder};
+use crate::media::{Blob, BlobId, BlobInfo};
 use futures_util::future::{BoxFuture, FutureExt};
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
@@ -25,7 +33,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `PRAGMA user_version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Marks the file as ours (`PRAGMA application_id`, "TkTh").
 const APPLICATION_ID: i64 = 0x546b_5468;
@@ -58,6 +66,8 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (thread_key, version)
     ) WITHOUT ROWID;
     INSERT INTO versions (thread_key, version, event_count) SELECT thread_key, version, event_count FROM threads;",
+    // 2 → 3: blobs, kept once, and which threads name them (see `blobs`); nothing else changes.
+    blobs::MIGRATION,
 ];
 
 /// How long a write waits for another process holding the database lock.
@@ -381,31 +391,31 @@ fn select_record(conn: &Connection, thread_id: &str) -> Result<Option<ThreadReco
     Ok(raw.map(RawRecord::decode).transpose()?)
 }
 
+/// Appends `events` inside the caller's transaction (which commits): checks the version and
+/// moves the thread on. Yields the thread's key and what the append answers.
+fn append_events(
+    conn: &Connection,
+    thread_id: &str,
+    expected_version: Option<u64>,
+    events: &EventLog,
+    now: u64,
+) -> Result<(i64, Appended), Fail> {
+    let Some((key, version, count)) = select_current(conn, thread_id)? else {
+        return Err(StoreError::NotFound { thread_id: thread_id.to_owned() }.into());
+    };
+    check_expected_version(thread_id, expected_version, version as u64)?;
+    {
+        let mut insert = conn.prepare_cached("INSERT INTO events (thread_key, seq, body) VALUES (?1, ?2, ?3)")?;
+        for (i, body) in events.iter().enumerate() {
+            insert.execute(params![key, count + i as i64, body])?;
+        }
+    }
+    let (version, count) = (version + 1, count + events.len() as i64);
+    set_version(conn, key, version, count, now)?;
+    Ok((key, Appended { version: version as u64, event_count: count as u64, updated_at: now }))
+}
+
 impl Store for SqliteStore {
-    // Media arrive in a later change; until then such appends are refused.
-    fn append_with_blobs(
-        &self,
-        _thread_id: &str,
-        _expected_version: Option<u64>,
-        _events: &EventLog,
-        _blobs: &super::AppendBlobs,
-        _now: u64,
-    ) -> BoxFuture<'_, StoreResult<Appended>> {
-        async move { Err(StoreError::Unavailable("this store keeps no media yet".into())) }.boxed()
-    }
-
-    fn put_blob(&self, _blob: &crate::media::Blob) -> BoxFuture<'_, StoreResult<()>> {
-        async move { Err(StoreError::Unavailable("this store keeps no media yet".into())) }.boxed()
-    }
-
-    fn blob(&self, _id: &crate::media::BlobId) -> BoxFuture<'_, StoreResult<Option<crate::media::Blob>>> {
-        async move { Ok(None) }.boxed()
-    }
-
-    fn blob_info(&self, _id: &crate::media::BlobId) -> BoxFuture<'_, StoreResult<Option<crate::media::BlobInfo>>> {
-        async move { Ok(None) }.boxed()
-    }
-
     fn kind(&self) -> StoreKind {
         StoreKind::Sqlite
     }
@@ -484,26 +494,47 @@ impl Store for SqliteStore {
         let events = events.clone();
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let current = tx
-                .prepare_cached("SELECT thread_key, version, event_count FROM threads WHERE thread_id = ?1")?
-                .query_row([&thread_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
-                .optional()?;
-            let Some((key, version, count)) = current else {
-                return Err(StoreError::NotFound { thread_id }.into());
-            };
-            check_expected_version(&thread_id, expected_version, version as u64)?;
-            {
-                let mut insert = tx.prepare_cached("INSERT INTO events (thread_key, seq, body) VALUES (?1, ?2, ?3)")?;
-                for (i, body) in events.iter().enumerate() {
-                    insert.execute(params![key, count + i as i64, body])?;
-                }
-            }
-            let (version, count) = (version + 1, count + events.len() as i64);
-            set_version(&tx, key, version, count, now)?;
+            let (_, appended) = append_events(&tx, &thread_id, expected_version, &events, now)?;
             // Returns once the commit is on disk (synchronous = FULL).
             tx.commit()?;
-            Ok(Appended { version: version as u64, event_count: count as u64, updated_at: now })
+            Ok(appended)
         })
+    }
+
+    fn append_with_blobs(
+        &self,
+        thread_id: &str,
+        expected_version: Option<u64>,
+        events: &EventLog,
+        blobs: &AppendBlobs,
+        now: u64,
+    ) -> BoxFuture<'_, StoreResult<Appended>> {
+        let thread_id = thread_id.to_owned();
+        let events = events.clone();
+        let blobs = blobs.clone();
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let (key, appended) = append_events(&tx, &thread_id, expected_version, &events, now)?;
+            // A missing blob returns before the commit: dropping the transaction undoes the events.
+            blobs::record_append(&tx, key, &blobs)?;
+            tx.commit()?;
+            Ok(appended)
+        })
+    }
+
+    fn put_blob(&self, blob: &Blob) -> BoxFuture<'_, StoreResult<()>> {
+        let blob = blob.clone();
+        self.call(move |conn| Ok(blobs::put(conn, &blob)?))
+    }
+
+    fn blob(&self, id: &BlobId) -> BoxFuture<'_, StoreResult<Option<Blob>>> {
+        let id = id.clone();
+        self.call(move |conn| Ok(blobs::get(conn, &id)?))
+    }
+
+    fn blob_info(&self, id: &BlobId) -> BoxFuture<'_, StoreResult<Option<BlobInfo>>> {
+        let id = id.clone();
+        self.call(move |conn| Ok(blobs::info(conn, &id)?))
     }
 
     fn pop(
@@ -577,6 +608,7 @@ impl Store for SqliteStore {
                     params![key, version, prefix as i64],
                 )?;
             }
+            blobs::copy_names(&tx, source, key)?;
             let record = select_record(&tx, &request.thread_id)?
                 .ok_or_else(|| StoreError::Unavailable("the fork vanished while it was made".into()))?;
             tx.commit()?;
@@ -612,17 +644,16 @@ impl Store for SqliteStore {
         let thread_id = thread_id.to_owned();
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let Some((key, _, _)) = select_current(&tx, &thread_id)? else {
+                return Ok(false);
+            };
             for table in ["events", "versions"] {
-                tx.execute(
-                    &format!(
-                        "DELETE FROM {table} WHERE thread_key = (SELECT thread_key FROM threads WHERE thread_id = ?1)"
-                    ),
-                    [&thread_id],
-                )?;
+                tx.execute(&format!("DELETE FROM {table} WHERE thread_key = ?1"), [key])?;
             }
-            let deleted = tx.execute("DELETE FROM threads WHERE thread_id = ?1", [&thread_id])?;
+            blobs::delete_names(&tx, key)?;
+            tx.execute("DELETE FROM threads WHERE thread_key = ?1", [key])?;
             tx.commit()?;
-            Ok(deleted > 0)
+            Ok(true)
         })
     }
 
