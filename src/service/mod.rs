@@ -299,7 +299,16 @@ impl ThreadService {
             self.store.append(thread_id, expected_version, &stored, now).await
         } else {
             let blobs = AppendBlobs { named: media.all_ids(), new: media.new_blobs };
-            self.store.append_with_blobs(thread_id, expected_version, &stored, &blobs, now).await
+            let appended = self.store.append_with_blobs(thread_id, expected_version, &stored, &blobs, now).await;
+            // Checked a moment ago, a blob can still be freed by another server's delete
+            // before this append names it: say which part named it.
+            if let Err(StoreError::BlobMissing { blob }) = &appended {
+                if let Some((_, path)) = media.named.iter().find(|(id, _)| id.as_str() == blob) {
+                    let reason = format!("names blob {blob}, which the store does not hold (it was just freed)");
+                    return Err(ServiceError::InvalidParams { path: path.clone(), reason });
+                }
+            }
+            appended
         };
         let appended = match appended {
             Err(StoreError::VersionConflict { .. }) if self.store.is_shared() => {
