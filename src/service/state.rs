@@ -359,6 +359,12 @@ impl ThreadState {
         text.expect("messages serialize")
     }
 
+    /// The view's events that hold content parts (what counts of media look at), parsed; none
+    /// at all for the many threads without parts.
+    pub fn view_events_with_parts(&self) -> Vec<AgentEvent> {
+        self.view_events().filter(|json| json.contains("\"content\":[")).map(parse_validated).collect()
+    }
+
     /// The media parts the view names by blob, the first of each blob, in order: what follows
     /// the document in XML context mode.
     pub fn view_media_parts(&self) -> Vec<serde_json::Value> {

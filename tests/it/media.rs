@@ -252,3 +252,74 @@ fn after_an_append_the_earlier_request_is_a_byte_prefix_media_included() {
         }
     }
 }
+
+// ---- through the service: bytes fetched for the render, media counted by their rule ----
+
+/// A PNG header of the given size, enough for the sniffer that stores width and height.
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    bytes.extend_from_slice(&width.to_be_bytes());
+    bytes.extend_from_slice(&height.to_be_bytes());
+    bytes.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    bytes
+}
+
+fn thread_with_an_image(s: &mut crate::support::Server) -> String {
+    let data = base64::engine::general_purpose::STANDARD.encode(png(1000, 1000));
+    s.ok("thread/open", json!({"threadId": "t"}));
+    let events = json!([
+        {"type": "message", "role": "user", "content": [
+            {"type": "text", "text": "What is this?"},
+            {"type": "image", "data": data, "mediaType": "image/png"}], "iteration": 1},
+        {"type": "message", "role": "assistant", "content": "A square.", "iteration": 1},
+        {"type": "message", "role": "user", "content": "Thanks.", "iteration": 2},
+    ]);
+    s.ok("thread/append", json!({"threadId": "t", "events": events}));
+    data
+}
+
+#[test]
+fn a_render_carries_the_bytes_the_store_holds() {
+    let mut s = crate::support::Server::start(crate::support::Wire::Ndjson, "memory");
+    let data = thread_with_an_image(&mut s);
+    for format in ["anthropic", "openai-chat", "openai-responses", "ai-sdk", "pydantic-ai", "messages"] {
+        let rendered = s.ok("thread/render", json!({"threadId": "t", "format": format}));
+        assert!(rendered.to_string().contains(&data), "{format}: {rendered}");
+        let xml_mode =
+            s.ok("thread/render", json!({"threadId": "t", "format": format, "options": {"contextMode": "xml"}}));
+        assert!(xml_mode.to_string().contains(&data), "{format} in XML mode: {xml_mode}");
+    }
+    let xml = s.ok("thread/render", json!({"threadId": "t", "format": "xml"}));
+    assert!(!xml.to_string().contains(&data) && xml.to_string().contains("1000x1000"));
+}
+
+#[test]
+fn counts_take_media_by_the_providers_rule() {
+    let mut s = crate::support::Server::start(crate::support::Wire::Ndjson, "memory");
+    thread_with_an_image(&mut s);
+    let mut tokens = |format: &str, rule: Option<&str>| {
+        let mut params = json!({"threadId": "t", "format": format});
+        if let Some(rule) = rule {
+            params["options"] = json!({"mediaTokens": rule});
+        }
+        s.ok("thread/tokens", params)["tokens"].as_u64().unwrap()
+    };
+    // The placeholder's text gives way to the rule's tokens (1000×1000: Anthropic 1,334;
+    // OpenAI's tiles 765), less the placeholder's own few dozen.
+    let text = tokens("anthropic", Some("text"));
+    let by_rule = tokens("anthropic", None) - text;
+    assert!((1334 - 60..1334).contains(&by_rule), "{by_rule}");
+    let by_tiles = tokens("openai-chat", None) - tokens("openai-chat", Some("text"));
+    assert!((765 - 60..765).contains(&by_tiles), "{by_tiles}");
+    assert_eq!(tokens("anthropic", Some("openai-tiles")) - text, by_tiles);
+    drop(tokens);
+    // A budget the placeholder would fit drops the image's iteration.
+    let budgeted = s.ok(
+        "thread/render",
+        json!({"threadId": "t", "format": "anthropic", "options": {"budget": {"maxTokens": 600}}}),
+    );
+    assert_eq!(budgeted["dropped"], json!({"iterations": [1]}), "{budgeted}");
+    let unknown =
+        s.err("thread/tokens", json!({"threadId": "t", "format": "anthropic", "options": {"mediaTokens": "pixels"}}));
+    assert!(unknown.to_string().contains("mediaTokens"), "{unknown}");
+}
