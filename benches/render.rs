@@ -99,6 +99,7 @@ fn message_forms(c: &mut Criterion) {
                     None,
                     &black_box(&builder).entries(DanglingToolCalls::Repair),
                     &Default::default(),
+                    &threadkeeper::media::bytes::NO_MEDIA,
                     false,
                 )
             })

@@ -108,6 +108,7 @@ fn options(args: &ViewArgs) -> RenderOptions {
         dangling_tool_calls: args.dangling_tool_calls.into(),
         from_event: None,
         provider: Default::default(),
+        media_tokens: None,
     }
 }
 

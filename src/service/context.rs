@@ -12,9 +12,11 @@ use crate::context::{
     choose_dropped, drop_points, iteration_number, plan_compaction, summarizer_prompt, summary_event, BudgetChoice,
     BudgetItem, CompactionMarker, CompactionPlan, DropPoints, Tokenizer,
 };
+use crate::context::{media_tokens, MediaTokenRule};
 use crate::event::AgentEvent;
 use crate::event_log::EventLog;
 use crate::media::bytes::NO_MEDIA;
+use crate::messages::ContextMode;
 use crate::store::ThreadRecord;
 use serde_json::{Number, Value};
 use std::collections::HashMap;
@@ -244,6 +246,32 @@ pub(super) fn model_input(rendered: &Rendered) -> &str {
     }
 }
 
+/// The tokens of `rendered`, a rendering of `state`: its model input's, with the media parts a
+/// provider or messages rendering carries counted by their rule
+/// ([`crate::context::media_tokens`]) instead of as their placeholder text.
+pub(super) fn tokens_of(
+    state: &ThreadState,
+    format: RenderFormat,
+    options: &RenderOptions,
+    tokenizer: Tokenizer,
+    rendered: &Rendered,
+) -> u64 {
+    let count = tokenizer.count(model_input(rendered));
+    let name = match format {
+        // XML and text renders name media and never carry them: their text is what counts.
+        RenderFormat::Xml | RenderFormat::Text => return count,
+        RenderFormat::Messages => "messages",
+        RenderFormat::Provider(provider) => provider.name(),
+    };
+    let rule = options.media_tokens.unwrap_or_else(|| MediaTokenRule::default_for(name));
+    let events = state.view_events_with_parts();
+    if events.is_empty() {
+        return count;
+    }
+    let mode = options.context_mode.or(state.record.settings.context_mode).unwrap_or_default();
+    media_tokens::with_media(count, &events, mode == ContextMode::Xml, rule, tokenizer)
+}
+
 fn count_now(
     state: &mut ThreadState,
     format: RenderFormat,
@@ -279,8 +307,8 @@ fn count_with_renderers(
             tokenizer.tokens_of_measure(tokenizer.measure("<thread>\n") + lines + tokenizer.measure(&tail))
         }
         _ => {
-            let rendered = super::render_with_renderers(state, format, options, &NO_MEDIA, cancel)?;
-            tokenizer.count(model_input(&rendered))
+            let rendered = super::render_with_renderers(state, format, options.clone(), &NO_MEDIA, cancel)?;
+            tokens_of(state, format, &options, tokenizer, &rendered)
         }
     };
     let by_iteration = by_iteration(state, escape, tokenizer, cancel).map_err(|_| ServiceError::Cancelled)?;
@@ -318,9 +346,7 @@ fn budgeted_now(
     cancel: &CancellationToken,
 ) -> ServiceResult<BudgetedRender> {
     let cuts = ViewCuts::new(record, view);
-    let measure = |count: usize| {
-        cuts.render_without(count, format, &options, cancel).map(|r| budget.tokenizer.count(model_input(&r)))
-    };
+    let measure = |count: usize| cuts.count_without(count, format, &options, budget.tokenizer, cancel).map(|(_, t)| t);
     match choose_dropped(&cuts.points.counts, budget.max_tokens, measure)? {
         BudgetChoice::Fits { dropped, tokens } => Ok(BudgetedRender {
             rendered: cuts.render_without(dropped, format, &options, cancel)?,
@@ -372,6 +398,21 @@ impl ViewCuts {
     ) -> ServiceResult<Rendered> {
         let mut state = ThreadState::verbatim(self.record.clone(), self.without(count));
         render_now(&mut state, format, options.clone(), &NO_MEDIA, cancel)
+    }
+
+    /// [`ViewCuts::render_without`], and its tokens ([`tokens_of`]).
+    pub(super) fn count_without(
+        &self,
+        count: usize,
+        format: RenderFormat,
+        options: &RenderOptions,
+        tokenizer: Tokenizer,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<(Rendered, u64)> {
+        let mut state = ThreadState::verbatim(self.record.clone(), self.without(count));
+        let rendered = render_now(&mut state, format, options.clone(), &NO_MEDIA, cancel)?;
+        let tokens = tokens_of(&state, format, options, tokenizer, &rendered);
+        Ok((rendered, tokens))
     }
 
     /// The events of iterations `first` to `last` in the view, summaries left out, in view order.

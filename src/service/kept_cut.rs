@@ -14,6 +14,7 @@ use super::context::budget_item;
 use super::state::ThreadState;
 use super::{render_with_renderers, Budget, BudgetedRender, RenderFormat, RenderOptions, Rendered};
 use super::{ServiceError, ServiceResult};
+use crate::context::Tokenizer;
 use crate::context::{advance_cut, drop_points, iteration_number, BudgetItem, DropPoints};
 use crate::event::AgentEvent;
 use crate::media::bytes::NO_MEDIA;
@@ -149,7 +150,8 @@ impl KeptCut {
         state: &ThreadState,
         window: Vec<usize>,
         cancel: &CancellationToken,
-    ) -> ServiceResult<Rendered> {
+        tokenizer: Tokenizer,
+    ) -> ServiceResult<(Rendered, u64)> {
         let positions = |indices: &[usize]| -> Vec<usize> {
             let view = state.view().items();
             indices.iter().map(|&at| view[at].position).collect()
@@ -174,7 +176,10 @@ impl KeptCut {
         }
         let (_, window_state) = self.window.as_mut().expect("set above");
         window_state.record.version = state.record.version;
-        render_with_renderers(window_state, self.key.format, self.key.options.clone(), &NO_MEDIA, cancel)
+        let rendered =
+            render_with_renderers(window_state, self.key.format, self.key.options.clone(), &NO_MEDIA, cancel)?;
+        let tokens = super::context::tokens_of(window_state, self.key.format, &self.key.options, tokenizer, &rendered);
+        Ok((rendered, tokens))
     }
 }
 
@@ -241,8 +246,7 @@ fn replay(kept: &mut KeptCut, state: &ThreadState, cancel: &CancellationToken) -
         }
         let measure = |count: usize| -> ServiceResult<u64> {
             let window = kept.window_of(&points, count, Some(step));
-            let rendered = kept.render_window(state, window, cancel)?;
-            let tokens = tokenizer.count(super::context::model_input(&rendered));
+            let (rendered, tokens) = kept.render_window(state, window, cancel, tokenizer)?;
             last = Some((rendered, tokens));
             Ok(tokens)
         };
@@ -257,11 +261,7 @@ fn replay(kept: &mut KeptCut, state: &ThreadState, cancel: &CancellationToken) -
     let (rendered, tokens) = match last {
         Some(last) => last,
         // No droppable iteration: the view as it is.
-        None => {
-            let rendered = kept.render_window(state, kept.window_of(&points, 0, None), cancel)?;
-            let tokens = tokenizer.count(super::context::model_input(&rendered));
-            (rendered, tokens)
-        }
+        None => kept.render_window(state, kept.window_of(&points, 0, None), cancel, tokenizer)?,
     };
     if tokens > max_tokens {
         return Err(ServiceError::Limit { limit: "options.budget.maxTokens", value: tokens, max: max_tokens });

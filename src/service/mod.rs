@@ -179,6 +179,9 @@ pub struct RenderOptions {
     pub from_event: Option<u64>,
     /// A provider format's own options (Anthropic's cache breakpoints).
     pub provider: ProviderOptions,
+    /// How counts (`thread/tokens`, budgets, rolling rounds) measure media parts; `None` is
+    /// the format's own rule ([`crate::context::MediaTokenRule::default_for`]).
+    pub media_tokens: Option<crate::context::MediaTokenRule>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -2,7 +2,7 @@
 //! next round should summarize or merge, measured on the rendering the host sends, and
 //! recording a round.
 
-use super::context::{model_input, ViewCuts};
+use super::context::ViewCuts;
 use super::state::ThreadState;
 use super::OFFLOAD_RENDERS_FROM_EVENTS;
 use super::{now_ms, off_loop, render_now, RenderFormat, RenderOptions, ServiceError, ServiceResult, ThreadService};
@@ -121,7 +121,7 @@ impl ThreadService {
 
 fn plan_now(state: &mut ThreadState, budget: &RollingBudget, cancel: &CancellationToken) -> ServiceResult<RollingPlan> {
     let rendered = render_now(state, budget.format, budget.options.clone(), &NO_MEDIA, cancel)?;
-    let tokens = budget.tokenizer.count(model_input(&rendered));
+    let tokens = super::context::tokens_of(state, budget.format, &budget.options, budget.tokenizer, &rendered);
     drop(rendered);
     let live = live_summaries(state, budget.tokenizer);
     let mut plan = RollingPlan {
@@ -179,8 +179,7 @@ fn summarize_step(
     let counts: Vec<usize> = cuts.points.counts.iter().copied().filter(|&count| count > 0).collect();
     let Some(&most) = counts.last() else { return Ok(None) };
     let measure = |count: usize| {
-        cuts.render_without(count, budget.format, &budget.options, cancel)
-            .map(|r| budget.tokenizer.count(model_input(&r)))
+        cuts.count_without(count, budget.format, &budget.options, budget.tokenizer, cancel).map(|(_, tokens)| tokens)
     };
     let count = match crate::context::choose_dropped(&counts, budget.compact_to, measure)? {
         BudgetChoice::Fits { dropped, .. } => dropped,

@@ -15,11 +15,13 @@ use crate::event::AgentEvent;
 use crate::event_log::{parse_validated, EventLog};
 use crate::media::{BlobId, MediaBytes};
 use crate::messages::{
-    xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, StandardMessages, StoredMessage,
+    with_media_blocks, xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageType,
+    StandardMessages, StoredMessage,
 };
 use crate::providers::{self, Provider, ProviderOptions};
 use crate::store::{Appended, ThreadRecord};
 use crate::xml::{EscapeMode, XmlRenderer};
+use std::borrow::Cow;
 use std::sync::OnceLock;
 use tokio_util::sync::CancellationToken;
 
@@ -324,20 +326,54 @@ impl ThreadState {
         }
     }
 
-    /// The thread as chat messages, JSON text of the array, serialized without copying them.
+    /// The thread as chat messages, JSON text of the array, serialized without copying them
+    /// (but those made of content parts, which go out as LangChain content blocks carrying
+    /// their media's bytes).
     pub fn messages_json(&mut self, mode: ContextMode, view: &View<'_>) -> String {
         let text = match mode {
             ContextMode::Standard => {
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
                 let entries = builder.entries(view.dangling);
-                let messages: Vec<&StoredMessage> =
-                    system.iter().chain(entries.iter().filter_map(Entry::message)).collect();
+                let messages: Vec<Cow<'_, StoredMessage>> = system
+                    .iter()
+                    .chain(entries.iter().filter_map(Entry::message))
+                    .map(|message| with_media_blocks(message, view.media))
+                    .collect();
                 serde_json::to_string(&messages)
             }
-            ContextMode::Xml => serde_json::to_string(&self.messages(mode, view)),
+            ContextMode::Xml => {
+                let named = self.view_media_parts();
+                let mut messages = self.messages(mode, view);
+                let media_after = providers::xml_media_parts(&named, view.media);
+                if let Some(document) = messages.last_mut().filter(|_| !media_after.is_empty()) {
+                    let mut parts = vec![serde_json::json!({"type": "text", "text": document.content_text()})];
+                    parts.extend(media_after);
+                    *document = StoredMessage::with_parts(MessageType::Human, parts);
+                }
+                let messages: Vec<Cow<'_, StoredMessage>> =
+                    messages.iter().map(|message| with_media_blocks(message, view.media)).collect();
+                serde_json::to_string(&messages)
+            }
         };
         text.expect("messages serialize")
+    }
+
+    /// The view's events that hold content parts (what counts of media look at), parsed; none
+    /// at all for the many threads without parts.
+    pub fn view_events_with_parts(&self) -> Vec<AgentEvent> {
+        self.view_events().filter(|json| json.contains("\"content\":[")).map(parse_validated).collect()
+    }
+
+    /// The media parts the view names by blob, the first of each blob, in order: what follows
+    /// the document in XML context mode.
+    pub fn view_media_parts(&self) -> Vec<serde_json::Value> {
+        if !self.holds_media {
+            return Vec::new();
+        }
+        let events: Vec<AgentEvent> =
+            self.view_events().filter(|json| json.contains("\"sha256:")).map(parse_validated).collect();
+        crate::media::parts::media_named_once(&events)
     }
 
     /// The thread as `provider`'s request body, JSON text.
@@ -353,17 +389,18 @@ impl ThreadState {
                 let entries = builder.entries(view.dangling);
                 let options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..options };
                 match kept {
-                    Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, false),
-                    None => providers::to_json(provider, system, &entries, &options, false),
+                    Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, view.media, false),
+                    None => providers::to_json(provider, system, &entries, &options, view.media, false),
                 }
             }
             ContextMode::Xml => {
+                let named = self.view_media_parts();
                 let index = self.xml_index(view.escape);
                 let renderer = &self.xml[index].0;
                 let system = self.injection.system_message(view.instructions);
                 let document = renderer.document(view.response_prefix);
                 let system = system.as_ref().and_then(|m| m.content_str());
-                providers::xml_to_json(provider, system, document, &options, false)
+                providers::xml_to_json(provider, system, document, &named, view.media, &options, false)
             }
         }
     }

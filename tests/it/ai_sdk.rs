@@ -243,7 +243,7 @@ fn check(request: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn schema_errors(request: &Value) -> Vec<String> {
+pub(crate) fn schema_errors(request: &Value) -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/schema");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("ai-sdk.json")).unwrap()).unwrap();
     let mut root = schema.clone();

@@ -18,6 +18,7 @@ mod fresh_fork;
 mod host_sessions;
 mod inverse;
 mod media;
+mod media_renders;
 mod messages;
 mod prompt;
 mod protocol;

@@ -29,7 +29,7 @@ fn render(events: &[AgentEvent], options: &MessageOptions, form: &str) -> Value 
     }
 }
 
-fn check(form: &str, rendered: &Value) -> Result<(), String> {
+pub(crate) fn check(form: &str, rendered: &Value) -> Result<(), String> {
     match form {
         "messages" => check_langchain(rendered.as_array().unwrap()),
         "openai-chat" => check_openai_chat(rendered),
@@ -85,9 +85,9 @@ fn check_langchain(messages: &[Value]) -> Result<(), String> {
     for (i, message) in messages.iter().enumerate() {
         let kind = str_of(message, "type")?;
         let data = &message["data"];
-        if !data["content"].is_string() {
-            return Err(format!("messages[{i}]: content is not a string"));
-        }
+        // A string, or LangChain standard content blocks where media are carried.
+        check_content(data.get("content"), &["text", "image", "file", "audio"])
+            .map_err(|e| format!("messages[{i}]: {e}"))?;
         match kind {
             "tool" => {
                 ledger.answer(str_of(data, "tool_call_id")?).map_err(|e| format!("messages[{i}]: {e}"))?;
@@ -101,7 +101,8 @@ fn check_langchain(messages: &[Value]) -> Result<(), String> {
             "system" | "human" | "ai" => {
                 ledger.close(&format!("messages[{i}] ({kind})"))?;
                 let calls = data.get("tool_calls").and_then(Value::as_array);
-                if kind != "system" && calls.is_none() && data["content"].as_str().unwrap().trim().is_empty() {
+                if kind != "system" && calls.is_none() && data["content"].as_str().is_some_and(|c| c.trim().is_empty())
+                {
                     return Err(format!("messages[{i}]: blank {kind} message (Anthropic refuses it)"));
                 }
                 let first_of_conversation = i == 0 || (i == 1 && messages[0]["type"] == "system");
@@ -143,6 +144,22 @@ fn check_openai_call(id: &str, function: &Value, ledger: &mut CallLedger) -> Res
 }
 
 /// The body has no key but `allowed`.
+/// Content: a string, or a non-empty list of parts of the given types (media parts among them).
+fn check_content(content: Option<&Value>, types: &[&str]) -> Result<(), String> {
+    match content {
+        Some(Value::String(_)) => Ok(()),
+        Some(Value::Array(parts)) if !parts.is_empty() => parts.iter().try_for_each(|part| {
+            let kind = str_of(part, "type")?;
+            if types.contains(&kind) {
+                Ok(())
+            } else {
+                Err(format!("a {kind} part where {types:?} go"))
+            }
+        }),
+        other => Err(format!("content {other:?}")),
+    }
+}
+
 fn check_keys(body: &Value, allowed: &[&str]) -> Result<(), String> {
     let keys: Vec<&String> = body.as_object().ok_or("the body is not an object")?.keys().collect();
     match keys.iter().find(|k| !allowed.contains(&k.as_str())) {
@@ -160,12 +177,16 @@ fn check_openai_chat(body: &Value) -> Result<(), String> {
             "tool" => {
                 let id = str_of(message, "tool_call_id")?;
                 ledger.answer(id).map_err(|e| format!("messages[{i}]: {e}"))?;
-                str_of(message, "content")?;
+                check_content(message.get("content"), &["text"])?;
             }
             "system" if i > 0 => return Err(format!("messages[{i}]: system after the start")),
-            "system" | "user" => {
+            "system" => {
                 ledger.close(&format!("messages[{i}] ({role})"))?;
-                str_of(message, "content")?;
+                check_content(message.get("content"), &["text"])?;
+            }
+            "user" => {
+                ledger.close(&format!("messages[{i}] ({role})"))?;
+                check_content(message.get("content"), &["text", "image_url", "file", "input_audio"])?;
             }
             "assistant" => {
                 ledger.close(&format!("messages[{i}] (assistant)"))?;
@@ -197,10 +218,11 @@ fn check_openai_responses(body: &Value) -> Result<(), String> {
             "message" => {
                 ledger.close(&format!("input[{i}] (message)"))?;
                 let role = str_of(item, "role")?;
-                if role != "user" && role != "assistant" {
-                    return Err(format!("input[{i}]: role {role}"));
+                match role {
+                    "user" => check_content(item.get("content"), &["input_text", "input_image", "input_file"])?,
+                    "assistant" => drop(str_of(item, "content")?),
+                    _ => return Err(format!("input[{i}]: role {role}")),
                 }
-                str_of(item, "content")?;
             }
             "function_call" => {
                 // Calls of one turn come together; a new turn starts once the last is answered.
@@ -211,7 +233,7 @@ fn check_openai_responses(body: &Value) -> Result<(), String> {
             }
             "function_call_output" => {
                 ledger.answer(str_of(item, "call_id")?).map_err(|e| format!("input[{i}]: {e}"))?;
-                str_of(item, "output")?;
+                check_content(item.get("output"), &["input_text", "input_image", "input_file"])?;
             }
             "reasoning" => {
                 ledger.close(&format!("input[{i}] (reasoning)"))?;
@@ -264,6 +286,10 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
                     }
                     past_results = true;
                 }
+                ("user", "image" | "document") => {
+                    assert!(block["source"].is_object());
+                    past_results = true;
+                }
                 ("assistant", "tool_use") => {
                     let id = str_of(block, "id")?;
                     let valid = (1..=64).contains(&id.len())
@@ -280,10 +306,19 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
                         return Err(format!("messages[{i}]: tool_result after other content"));
                     }
                     assert!(block["is_error"].is_boolean());
-                    if let Some(content) = block.get("content") {
-                        if content.as_str().is_none_or(|s| s.trim().is_empty()) {
-                            return Err(format!("messages[{i}]: tool_result content {content}"));
+                    match block.get("content") {
+                        None => {}
+                        Some(Value::Array(blocks)) if !blocks.is_empty() => {
+                            for inner in blocks {
+                                match str_of(inner, "type")? {
+                                    "text" if !str_of(inner, "text")?.trim().is_empty() => {}
+                                    "image" | "document" => {}
+                                    _ => return Err(format!("messages[{i}]: tool_result block {inner}")),
+                                }
+                            }
                         }
+                        Some(content) if content.as_str().is_some_and(|s| !s.trim().is_empty()) => {}
+                        Some(content) => return Err(format!("messages[{i}]: tool_result content {content}")),
                     }
                     answered.push(str_of(block, "tool_use_id")?.to_owned());
                 }

@@ -219,6 +219,28 @@ pub fn blobs_of_events(events: &[crate::event::AgentEvent]) -> Vec<BlobId> {
     ids
 }
 
+/// The media parts that name a blob in `events` (messages' and tool results' `content`), the
+/// first part of each blob only, in the events' order: what follows an XML document.
+pub fn media_named_once<'a>(events: impl IntoIterator<Item = &'a crate::event::AgentEvent>) -> Vec<Value> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for event in events {
+        let parts = match event.kind() {
+            crate::event::EventKind::Message { content, .. } => content.parts(),
+            crate::event::EventKind::ToolResult { content, .. } => content,
+            _ => None,
+        };
+        for part in parts.into_iter().flatten() {
+            if let Part::Media(media) = Part::of(part) {
+                if media.blob().is_some_and(|id| seen.insert(id.to_owned())) {
+                    out.push(part.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The `detail` values an image part may carry.
 pub const DETAILS: [&str; 4] = ["auto", "low", "high", "original"];
 

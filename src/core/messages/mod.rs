@@ -3,6 +3,7 @@
 mod call_ids;
 mod injection;
 pub mod labels;
+mod media_blocks;
 mod options;
 mod standard;
 mod stored;
@@ -10,6 +11,7 @@ mod xml_mode;
 
 pub use call_ids::{IdMap, IdRule};
 pub use injection::{context_injection, system_message, ContextInjection};
+pub use media_blocks::with_media_blocks;
 pub use options::{build_messages, ContextMode, MessageOptions};
 pub use standard::{is_blank, DanglingToolCalls, Entry, MessageRef, StandardMessages, CARRIED_KEY, OPENING_TEXT};
 pub use stored::{Content, Extra, MessageData, MessageType, StoredMessage, ToolCall};

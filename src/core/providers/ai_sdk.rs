@@ -11,6 +11,12 @@
 //! | tool | `{type: "tool-result", toolCallId, toolName, output}`, tool; `output` is `{type: "text", value}`, or `{type: "error-text", value}` for `status: "error"` |
 //! | reasoning block whose payload has `text` | `{type: "reasoning", text}`, assistant |
 //!
+//! Media ([`super::media_parts`]): a user message's media are `{type: "image", image,
+//! mediaType}` and `{type: "file", data, mediaType, filename?}` parts (`image` and `data` the
+//! bytes as base64, or the part's URL); audio goes as a file part. A tool result carrying
+//! media has the output `{type: "content", value: [{type: "text", text}, {type: "media",
+//! data, mediaType}]}` (a URL in a result is its placeholder text).
+//!
 //! Call ids are mapped as the provider pages say into what every provider behind the SDK takes
 //! (`^[A-Za-z0-9_-]{1,40}$`); the ids providers give are kept.
 //!
@@ -25,6 +31,8 @@
 //! `outputProviderOptions` and `toolName` restore what the events have no field for, so the
 //! messages read by `aiSdk/toEvents` render back equal.
 
+use super::media_parts::{self, Carried, Piece};
+use crate::media::{MediaBytes, MediaKind};
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, RECOVERABLE_LABEL, SYSTEM_LABEL};
 use crate::messages::{is_blank, Entry, IdMap, IdRule, MessageType, StoredMessage, ToolCall, CARRIED_KEY};
 use serde::Serialize;
@@ -71,6 +79,19 @@ pub enum Part<'a> {
         #[serde(rename = "providerOptions", skip_serializing_if = "Option::is_none")]
         provider_options: Option<&'a Value>,
     },
+    #[serde(rename_all = "camelCase")]
+    Image {
+        image: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        media_type: Option<&'a str>,
+    },
+    #[serde(rename_all = "camelCase")]
+    File {
+        data: String,
+        media_type: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        filename: Option<&'a str>,
+    },
     Reasoning {
         text: &'a str,
         #[serde(rename = "providerOptions", skip_serializing_if = "Option::is_none")]
@@ -114,7 +135,7 @@ struct Draft<'a> {
     meta: Option<&'a Map<String, Value>>,
 }
 
-pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request<'a> {
+pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], media: &'a MediaBytes) -> Request<'a> {
     let mut drafts: Vec<Draft<'a>> = Vec::with_capacity(entries.len());
     // Tool names by call id, for the results (a tool message names no tool).
     let mut names: HashMap<&'a str, &'a str> = HashMap::new();
@@ -128,7 +149,7 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
                     add(&mut drafts, Role::Assistant, part, carried);
                 }
             }
-            Entry::Message(message) => project_message(message, &mut names, &mut ids, &mut drafts),
+            Entry::Message(message) => project_message(message, &mut names, &mut ids, media, &mut drafts),
         }
     }
     Request { instructions: system, messages: drafts.into_iter().map(finish).collect() }
@@ -138,11 +159,16 @@ fn project_message<'a>(
     message: &'a StoredMessage,
     names: &mut HashMap<&'a str, &'a str>,
     ids: &mut IdMap<'a>,
+    media: &'a MediaBytes,
     out: &mut Vec<Draft<'a>>,
 ) {
     let carried = message.data.extra.get(CARRIED_KEY);
     match message.message_type {
         MessageType::Human | MessageType::System => {
+            if let Some(pieces) = media_parts::native_of(message, media, |_, _| true) {
+                add_user_parts(out, pieces, carried);
+                return;
+            }
             let from_system = meta(carried).and_then(|m| m.get("role")).and_then(Value::as_str) == Some("system");
             let (role, text) = match message.content_str().and_then(|text| text.strip_prefix(SYSTEM_LABEL)) {
                 Some(text) if from_system => (Role::System, Cow::Borrowed(text)),
@@ -176,13 +202,56 @@ fn project_message<'a>(
             let part = Part::ToolResult {
                 tool_call_id: ids.get(id),
                 tool_name,
-                output: output(message, carried),
+                output: media_output(message, media).unwrap_or_else(|| output(message, carried)),
                 provider_options: field(carried, "providerOptions"),
             };
             add(out, Role::Tool, part, carried);
         }
         MessageType::Other(_) => {}
     }
+}
+
+/// A user message of several parts: text, image and file parts, in the message's order.
+fn add_user_parts<'a>(out: &mut Vec<Draft<'a>>, pieces: Vec<Piece<'a>>, carried: Option<&'a Value>) {
+    let mut parts = pieces.into_iter().filter_map(|piece| match piece {
+        Piece::Text(text) if text.is_empty() => None,
+        Piece::Text(text) => Some(Part::Text { text, provider_options: None }),
+        Piece::Media(part, carried) => Some(match part.kind {
+            MediaKind::Image => Part::Image { image: carried.base64_or_url(), media_type: part.media_type() },
+            MediaKind::File | MediaKind::Audio => Part::File {
+                data: carried.base64_or_url(),
+                media_type: media_parts::media_type(&part),
+                filename: part.filename(),
+            },
+        }),
+    });
+    let Some(first) = parts.next() else { return };
+    add(out, Role::User, first, carried);
+    out.last_mut().expect("added above").parts.extend(parts);
+}
+
+/// A result's `content` output when it carries media bytes: its text parts and its media, in
+/// order (a URL part, which `media` cannot carry, as its placeholder text). Not for errors,
+/// whose outputs are text.
+fn media_output(message: &StoredMessage, media: &MediaBytes) -> Option<Value> {
+    if message.data.extra.get("status").and_then(Value::as_str) == Some("error") {
+        return None;
+    }
+    let pieces = media_parts::native_of(message, media, |_, carried| !carried.is_url())?;
+    let value: Vec<Value> = pieces
+        .into_iter()
+        .filter_map(|piece| match piece {
+            Piece::Text(text) if text.is_empty() => None,
+            Piece::Text(text) => Some(serde_json::json!({"type": "text", "text": text})),
+            Piece::Media(part, carried @ Carried::Bytes(_)) => Some(serde_json::json!({
+                "type": "media", "data": carried.base64_or_url(), "mediaType": media_parts::media_type(&part),
+            })),
+            Piece::Media(part, Carried::Url(_)) => {
+                Some(serde_json::json!({"type": "text", "text": part.placeholder()}))
+            }
+        })
+        .collect();
+    Some(serde_json::json!({"type": "content", "value": value}))
 }
 
 fn tool_call<'a>(call: &'a ToolCall, id: Cow<'a, str>, carried: Option<&'a Value>) -> Part<'a> {

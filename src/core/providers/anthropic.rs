@@ -15,9 +15,19 @@
 //! conversation must open with a user turn. Tool results come first in their user turn: the
 //! repaired entries place every answer right after its call, before anything else.
 //!
+//! Media ([`super::media_parts`]): a human message's, and a tool result's, media are `image`
+//! blocks (`source` `{type: "base64", media_type, data}` for JPEG, PNG, GIF and WebP bytes, or
+//! `{type: "url", url}`) and `document` blocks (a PDF as `base64` or `url`; a `text/plain`
+//! file as `{type: "text", media_type: "text/plain", data}`); a tool result's `content` is then
+//! a list of text, image and document blocks. Audio, and other files, are their placeholder
+//! text (the API takes no audio). Image and document blocks can carry `cache_control`.
+//!
 //! With [`CacheControl::Auto`] the request carries prompt-caching breakpoints (see
 //! [`place_breakpoints`]); without it, not one byte differs from a request without caching.
 
+use super::media_parts::{self, Carried, Piece};
+use crate::media::parts::Media;
+use crate::media::{MediaBytes, MediaKind};
 use crate::messages::{is_blank, Entry, MessageType, StoredMessage};
 use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
@@ -115,11 +125,94 @@ pub enum Block<'a> {
     ToolResult {
         tool_use_id: Cow<'a, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        content: Option<Cow<'a, str>>,
+        content: Option<ToolContent<'a>>,
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheMark>,
     },
+    Image {
+        source: Source<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheMark>,
+    },
+    Document {
+        source: Source<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheMark>,
+    },
+}
+
+/// A tool result's `content`: its text, or blocks when it carries media.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ToolContent<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+/// Where an image or document block's bytes are.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Source<'a> {
+    Base64 {
+        media_type: &'a str,
+        data: String,
+    },
+    Url {
+        url: &'a str,
+    },
+    /// A plain-text document, its bytes as text.
+    Text {
+        media_type: &'static str,
+        data: String,
+    },
+}
+
+/// The image types the API takes as bytes.
+const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// Whether the API takes the part as a block.
+fn takes(part: &Media<'_>, carried: &Carried<'_>) -> bool {
+    match (part.kind, carried) {
+        (MediaKind::Image, Carried::Url(_)) => true,
+        (MediaKind::Image, Carried::Bytes(_)) => IMAGE_TYPES.contains(&media_parts::essence(part).as_str()),
+        (MediaKind::File, _) if media_parts::is_pdf(part) => true,
+        (MediaKind::File, Carried::Bytes(bytes)) => {
+            media_parts::essence(part) == "text/plain" && std::str::from_utf8(bytes).is_ok()
+        }
+        _ => false,
+    }
+}
+
+/// A carried media part as a block.
+fn media_block<'a>(part: &Media<'a>, carried: &Carried<'a>) -> Block<'a> {
+    let source = match carried {
+        Carried::Url(url) => Source::Url { url },
+        Carried::Bytes(bytes) if part.kind == MediaKind::File && !media_parts::is_pdf(part) => {
+            Source::Text { media_type: "text/plain", data: String::from_utf8_lossy(bytes).into_owned() }
+        }
+        Carried::Bytes(_) => {
+            Source::Base64 { media_type: media_parts::media_type(part), data: carried.base64_or_url() }
+        }
+    };
+    match part.kind {
+        MediaKind::Image => Block::Image { source, cache_control: None },
+        _ => Block::Document { source, title: part.filename(), cache_control: None },
+    }
+}
+
+/// Pieces as blocks; blank text, which the API refuses, is left out.
+fn blocks_of<'a>(pieces: Vec<Piece<'a>>) -> Vec<Block<'a>> {
+    pieces
+        .into_iter()
+        .filter_map(|piece| match piece {
+            Piece::Text(text) if is_blank(&text) => None,
+            Piece::Text(text) => Some(Block::Text { text, cache_control: None }),
+            Piece::Media(part, carried) => Some(media_block(&part, &carried)),
+        })
+        .collect()
 }
 
 impl Block<'_> {
@@ -131,7 +224,9 @@ impl Block<'_> {
     fn mark(&mut self, mark: CacheMark) {
         let (Block::Text { cache_control, .. }
         | Block::ToolUse { cache_control, .. }
-        | Block::ToolResult { cache_control, .. }) = self;
+        | Block::ToolResult { cache_control, .. }
+        | Block::Image { cache_control, .. }
+        | Block::Document { cache_control, .. }) = self;
         *cache_control = Some(mark);
     }
 }
@@ -142,10 +237,11 @@ impl Block<'_> {
 pub fn project_cached<'a>(
     system: Option<&'a str>,
     entries: &'a [Entry<'a>],
+    media: &'a MediaBytes,
     cache: CacheControl,
     stable_prefix: usize,
 ) -> Request<'a> {
-    let mut request = project(system, entries);
+    let mut request = project(system, entries, media);
     if let CacheControl::Auto { ttl } = cache {
         place_breakpoints(&mut request, CacheMark { kind: Ephemeral::Ephemeral, ttl }, stable_prefix);
     }
@@ -164,12 +260,12 @@ fn mark_stable_prefix(request: &mut Request<'_>, stable_prefix: usize, mark: Cac
     true
 }
 
-pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request<'a> {
+pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], media: &'a MediaBytes) -> Request<'a> {
     let mut ids = IdMap::new(IdRule::ANTHROPIC);
     let mut messages: Vec<Message<'a>> = Vec::new();
     for entry in entries {
         if let Entry::Message(message) = entry {
-            if let Some((role, blocks)) = project_message(message, &mut ids) {
+            if let Some((role, blocks)) = project_message(message, &mut ids, media) {
                 match messages.last_mut() {
                     Some(last) if last.role == role => last.content.extend(blocks),
                     _ => messages.push(Message { role, content: blocks }),
@@ -251,10 +347,13 @@ pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark, stable_pref
 pub fn project_xml<'a>(
     system: Option<&'a str>,
     xml: &super::xml_blocks::XmlBlocks<'a>,
+    media_after: &'a [Value],
+    media: &'a MediaBytes,
     mark: CacheMark,
 ) -> Request<'a> {
-    let content =
+    let mut content: Vec<Block<'a>> =
         xml.blocks.iter().map(|text| Block::Text { text: Cow::Borrowed(text), cache_control: None }).collect();
+    content.extend(media_parts::native(media_after, media, takes).map(blocks_of).unwrap_or_default());
     let mut request = Request {
         system: system.filter(|text| !is_blank(text)).map(System::Text),
         messages: vec![Message { role: Role::User, content }],
@@ -275,12 +374,20 @@ fn mark_system(request: &mut Request<'_>, mark: CacheMark) -> bool {
 }
 
 /// The role and non-empty blocks of one message; `None` when it has nothing to say.
-fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Option<(Role, Vec<Block<'a>>)> {
+fn project_message<'a>(
+    message: &'a StoredMessage,
+    ids: &mut IdMap<'a>,
+    media: &'a MediaBytes,
+) -> Option<(Role, Vec<Block<'a>>)> {
     let content = message.content_text();
     // The API refuses text blocks with nothing but whitespace; they say nothing anyway.
     let text = (!is_blank(&content)).then(|| Block::Text { text: content.clone(), cache_control: None });
+    let native = || media_parts::native_of(message, media, takes).map(blocks_of);
     let (role, blocks) = match message.message_type {
-        MessageType::Human | MessageType::System => (Role::User, text.into_iter().collect()),
+        MessageType::Human | MessageType::System => match native() {
+            Some(blocks) => (Role::User, blocks),
+            None => (Role::User, text.into_iter().collect()),
+        },
         MessageType::Ai => {
             let calls = message.tool_calls().iter().map(|call| Block::ToolUse {
                 id: ids.get(call.id.as_deref().unwrap_or_default()),
@@ -292,9 +399,13 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Optio
         }
         MessageType::Tool => {
             let is_error = message.data.extra.get("status").and_then(Value::as_str) == Some("error");
+            let content = match native() {
+                Some(blocks) => Some(ToolContent::Blocks(blocks)),
+                None => (!is_blank(&content)).then_some(ToolContent::Text(content)),
+            };
             let result = Block::ToolResult {
                 tool_use_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()),
-                content: (!is_blank(&content)).then_some(content),
+                content,
                 is_error,
                 cache_control: None,
             };

@@ -12,9 +12,14 @@
 //! | `anthropic` | [`anthropic`] | `{system?, messages}` (Messages API) |
 //! | `ai-sdk` | [`ai_sdk`] | `{instructions?, messages}` (Vercel AI SDK `ModelMessage[]`) |
 //! | `pydantic-ai` | [`pydantic_ai`] | `{messages}` (Pydantic AI's `ModelMessagesTypeAdapter` form) |
+//!
+//! Media parts go out in each provider's own form ([`media_parts`]), their bytes taken from the
+//! render's [`MediaBytes`] only now; a part whose bytes are not at hand, or that the provider
+//! cannot take, is its placeholder text, as in the XML document.
 
 pub mod ai_sdk;
 pub mod anthropic;
+pub mod media_parts;
 pub mod openai_cache;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -22,6 +27,8 @@ pub mod pydantic_ai;
 pub mod xml_blocks;
 
 use crate::event::AgentEvent;
+use crate::media::bytes::NO_MEDIA;
+use crate::media::MediaBytes;
 use crate::messages::{xml_messages, ContextMode, Entry, MessageOptions, MessageRef, StandardMessages, StoredMessage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -71,7 +78,7 @@ pub enum ProviderRequest<'a> {
 /// Pydantic AI's fields kept on events are not seen here: [`render_request`] and the server's
 /// renders pass them to [`pydantic_ai::project`].
 pub fn project<'a>(provider: Provider, system: Option<&'a str>, entries: &'a [Entry<'a>]) -> ProviderRequest<'a> {
-    project_with(provider, system, entries, &ProviderOptions::default())
+    project_with(provider, system, entries, &ProviderOptions::default(), &NO_MEDIA)
 }
 
 /// What a projection takes besides the conversation; each option belongs to one provider.
@@ -94,35 +101,39 @@ impl ProviderOptions {
     }
 }
 
-/// [`project`] with the provider's options.
+/// [`project`] with the provider's options and the bytes of the media the entries name.
 pub fn project_with<'a>(
     provider: Provider,
     system: Option<&'a str>,
     entries: &'a [Entry<'a>],
     options: &ProviderOptions,
+    media: &'a MediaBytes,
 ) -> ProviderRequest<'a> {
     match provider {
         Provider::OpenAiChat => ProviderRequest::OpenAiChat(openai_chat::project_cached(
             system,
             entries,
+            media,
             options.openai_cache,
             options.stable_prefix,
         )),
         Provider::OpenAiResponses => ProviderRequest::OpenAiResponses(openai_responses::project_cached(
             system,
             entries,
+            media,
             options.openai_cache,
             options.stable_prefix,
         )),
         Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project_cached(
             system,
             entries,
+            media,
             options.cache_control,
             options.stable_prefix,
         )),
-        Provider::AiSdk => ProviderRequest::AiSdk(ai_sdk::project(system, entries)),
+        Provider::AiSdk => ProviderRequest::AiSdk(ai_sdk::project(system, entries, media)),
         Provider::PydanticAi => {
-            ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default()))
+            ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default(), media))
         }
     }
 }
@@ -140,9 +151,10 @@ pub fn to_json(
     system: Option<&str>,
     entries: &[Entry<'_>],
     options: &ProviderOptions,
+    media: &MediaBytes,
     pretty: bool,
 ) -> String {
-    let request = project_with(provider, system, entries, options);
+    let request = project_with(provider, system, entries, options, media);
     let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
     text.expect("projections serialize")
 }
@@ -150,18 +162,25 @@ pub fn to_json(
 /// The request body of `provider` in XML context mode: the system prompt and the `<thread>`
 /// document. Under prompt caching with breakpoints (`anthropic`'s, or OpenAI's explicit ones)
 /// the document goes out in blocks ([`xml_blocks`]); otherwise as one user message, as ever.
+/// `media_after` are the media parts the document names (by blob, once each, in order): those
+/// whose bytes are in `media` follow the document in the same user message, each after a text
+/// part naming it, so the model can tie them to the document's placeholders.
 pub fn xml_to_json(
     provider: Provider,
     system: Option<&str>,
     document: String,
+    media_after: &[Value],
+    media: &MediaBytes,
     options: &ProviderOptions,
     pretty: bool,
 ) -> String {
+    let media_after = &xml_media_parts(media_after, media);
     let request = match provider {
         Provider::Anthropic => match options.cache_control {
             anthropic::CacheControl::Auto { ttl } => {
                 let mark = anthropic::CacheMark { kind: anthropic::Ephemeral::Ephemeral, ttl };
-                Some(ProviderRequest::Anthropic(anthropic::project_xml(system, &xml_blocks::split(&document), mark)))
+                let blocks = xml_blocks::split(&document);
+                Some(ProviderRequest::Anthropic(anthropic::project_xml(system, &blocks, media_after, media, mark)))
             }
             anthropic::CacheControl::None => None,
         },
@@ -169,10 +188,20 @@ pub fn xml_to_json(
             Some((fields, true)) => {
                 let blocks = xml_blocks::split(&document);
                 Some(match provider {
-                    Provider::OpenAiChat => {
-                        ProviderRequest::OpenAiChat(openai_chat::project_xml(system, &blocks, fields))
-                    }
-                    _ => ProviderRequest::OpenAiResponses(openai_responses::project_xml(system, &blocks, fields)),
+                    Provider::OpenAiChat => ProviderRequest::OpenAiChat(openai_chat::project_xml(
+                        system,
+                        &blocks,
+                        media_after,
+                        media,
+                        fields,
+                    )),
+                    _ => ProviderRequest::OpenAiResponses(openai_responses::project_xml(
+                        system,
+                        &blocks,
+                        media_after,
+                        media,
+                        fields,
+                    )),
                 })
             }
             _ => None,
@@ -183,8 +212,30 @@ pub fn xml_to_json(
         let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
         return text.expect("projections serialize");
     }
-    let entries = [Entry::Message(MessageRef::Made(Box::new(StoredMessage::human(document))))];
-    to_json(provider, system, &entries, options, pretty)
+    let message = if media_after.is_empty() {
+        StoredMessage::human(document)
+    } else {
+        let mut parts = vec![serde_json::json!({"type": "text", "text": document})];
+        parts.extend(media_after.iter().cloned());
+        StoredMessage::with_parts(crate::messages::MessageType::Human, parts)
+    };
+    let entries = [Entry::Message(MessageRef::Made(Box::new(message)))];
+    to_json(provider, system, &entries, options, media, pretty)
+}
+
+/// The parts that follow an XML document: each media part whose bytes are at hand, after a
+/// text part naming it (`Media <placeholder>:`). Empty when none is, so the request is the
+/// document alone, as before.
+pub fn xml_media_parts(named: &[Value], media: &MediaBytes) -> Vec<Value> {
+    let mut out = Vec::new();
+    for part in crate::media::Part::all(named) {
+        let crate::media::Part::Media(part) = part else { continue };
+        if part.blob().is_some_and(|id| media.contains(id)) {
+            out.push(serde_json::json!({"type": "text", "text": format!("Media {}:", part.placeholder())}));
+            out.push(Value::Object(part.fields.clone()));
+        }
+    }
+    out
 }
 
 /// One-shot: the request body of `provider` for `events` under `options`.
@@ -200,6 +251,18 @@ pub fn render_request_with(
     provider_options: &ProviderOptions,
     pretty: bool,
 ) -> String {
+    render_request_with_media(events, options, provider, provider_options, &NO_MEDIA, pretty)
+}
+
+/// [`render_request_with`], carrying the media whose bytes are in `media`.
+pub fn render_request_with_media(
+    events: &[AgentEvent],
+    options: &MessageOptions,
+    provider: Provider,
+    provider_options: &ProviderOptions,
+    media: &MediaBytes,
+    pretty: bool,
+) -> String {
     let instructions = options.instructions.as_deref();
     // A thread file has no id: its first event, which appends never change, stands for it.
     let thread = events.first().map(|event| serde_json::to_string(event.fields()).expect("events serialize"));
@@ -212,17 +275,19 @@ pub fn render_request_with(
             let entries = builder.entries(options.dangling_tool_calls);
             let system = system.as_ref().and_then(|m| m.content_str());
             if provider == Provider::PydanticAi {
-                return pydantic_ai::to_json(system, &entries, pydantic_ai::Kept::of(events), pretty);
+                return pydantic_ai::to_json(system, &entries, pydantic_ai::Kept::of(events), media, pretty);
             }
             let provider_options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..*provider_options };
-            to_json(provider, system, &entries, &provider_options, pretty)
+            to_json(provider, system, &entries, &provider_options, media, pretty)
         }
         ContextMode::Xml => {
             let mut messages = xml_messages(events, instructions, options.response_prefix.as_deref(), options.escape);
             let document = messages.pop().expect("XML mode always has the document message");
             let document = document.content_str().expect("the document is text").to_owned();
             let system = messages.pop();
-            xml_to_json(provider, system.as_ref().and_then(|m| m.content_str()), document, provider_options, pretty)
+            let named = crate::media::parts::media_named_once(events);
+            let system = system.as_ref().and_then(|m| m.content_str());
+            xml_to_json(provider, system, document, &named, media, provider_options, pretty)
         }
     }
 }

@@ -169,8 +169,8 @@ pub const EXPLICIT: Breakpoint = Breakpoint { mode: "explicit" };
 /// besides its implicit one).
 pub const MAX_EXPLICIT: usize = 3;
 
-/// A message's content: a string, or text parts (`type` is `"text"` in Chat Completions,
-/// `"input_text"` in Responses).
+/// A message's content: a string, or parts: text parts (`type` is `"text"` in Chat
+/// Completions, `"input_text"` in Responses) and media parts in the provider's own form.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Content<'a> {
@@ -179,7 +179,16 @@ pub enum Content<'a> {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Part<'a> {
+#[serde(untagged)]
+pub enum Part<'a> {
+    Text(TextPart<'a>),
+    /// An image, file or audio part as the provider takes it. Breakpoints go on text parts
+    /// only: they are what OpenAI documents them on.
+    Media(serde_json::Value),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TextPart<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub text: Cow<'a, str>,
@@ -187,24 +196,34 @@ pub struct Part<'a> {
     pub prompt_cache_breakpoint: Option<Breakpoint>,
 }
 
+impl<'a> Part<'a> {
+    pub fn text(kind: &'static str, text: Cow<'a, str>) -> Part<'a> {
+        Part::Text(TextPart { kind, text, prompt_cache_breakpoint: None })
+    }
+}
+
 impl<'a> Content<'a> {
     /// Non-empty text as one part of type `kind`; empty content stays a string (it never
     /// carries a breakpoint, and an empty part says nothing).
     pub fn into_parts(self, kind: &'static str) -> Content<'a> {
         match self {
-            Content::Text(text) if !text.is_empty() => {
-                Content::Parts(vec![Part { kind, text, prompt_cache_breakpoint: None }])
-            }
+            Content::Text(text) if !text.is_empty() => Content::Parts(vec![Part::text(kind, text)]),
             other => other,
         }
     }
 
-    /// Marks the last part; false when there is none to mark.
+    /// Marks the last text part; false when there is none to mark.
     pub fn mark_last(&mut self) -> bool {
         match self {
-            Content::Parts(parts) => {
-                parts.last_mut().map(|part| part.prompt_cache_breakpoint = Some(EXPLICIT)).is_some()
-            }
+            Content::Parts(parts) => parts
+                .iter_mut()
+                .rev()
+                .find_map(|part| match part {
+                    Part::Text(text) => Some(text),
+                    Part::Media(_) => None,
+                })
+                .map(|part| part.prompt_cache_breakpoint = Some(EXPLICIT))
+                .is_some(),
             Content::Text(_) => false,
         }
     }
@@ -216,12 +235,15 @@ impl<'a> Content<'a> {
 
 /// The document's blocks as parts of type `kind`, its breakpoints marked.
 pub fn xml_parts<'a>(xml: &super::xml_blocks::XmlBlocks<'a>, kind: &'static str) -> Content<'a> {
-    let mut parts: Vec<Part<'a>> =
-        xml.blocks.iter().map(|text| Part { kind, text: Cow::Borrowed(text), prompt_cache_breakpoint: None }).collect();
+    let mut parts: Vec<TextPart<'a>> = xml
+        .blocks
+        .iter()
+        .map(|text| TextPart { kind, text: Cow::Borrowed(text), prompt_cache_breakpoint: None })
+        .collect();
     for &at in &xml.breakpoints {
         parts[at].prompt_cache_breakpoint = Some(EXPLICIT);
     }
-    Content::Parts(parts)
+    Content::Parts(parts.into_iter().map(Part::Text).collect())
 }
 
 #[cfg(test)]

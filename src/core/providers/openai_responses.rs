@@ -14,6 +14,12 @@
 //! the API refuses a reasoning item without its following item. Any other reasoning block is
 //! left out; its text was never model input.
 //!
+//! Media ([`super::media_parts`]): a user message holding media, and a tool output, are lists
+//! of `input_text`, `input_image` (`{image_url, detail}`, a `data:` URL or the part's URL;
+//! `detail` the part's, else `auto`) and `input_file` (`{filename, file_data}` for a PDF's
+//! bytes, `{file_url}` for a PDF's URL). Audio, and files other than PDFs, are their
+//! placeholder text (the Responses API documents no audio input item).
+//!
 //! Under prompt caching ([`project_cached`], [`super::openai_cache`]) the request carries
 //! `prompt_cache_key` and `prompt_cache_options`. With explicit breakpoints the system prompt
 //! moves from `instructions` to a first `{type: "message", role: "system"}` input item (a
@@ -21,10 +27,14 @@
 //! outputs' `output` are `[{type: "input_text", text}]`, and two are marked: the system prompt
 //! and the last such block.
 
-use super::openai_cache::{CacheControl, Content, RequestFields};
+use super::media_parts::{self, Carried, Piece};
+use super::openai_cache::{CacheControl, Content, Part, RequestFields};
+use crate::media::parts::Media;
+use crate::media::{MediaBytes, MediaKind};
 use crate::messages::{Entry, MessageType, StoredMessage};
 use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
+use serde_json::json;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -72,7 +82,7 @@ impl<'a> Item<'a> {
     }
 }
 
-pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request<'a> {
+pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], media: &'a MediaBytes) -> Request<'a> {
     let mut ids = IdMap::new(IdRule::OPENAI);
     let mut input: Vec<Item<'a>> = Vec::with_capacity(entries.len());
     // Reasoning waits here until the next item shows whether it may be replayed.
@@ -84,7 +94,7 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
                 reasoning.extend(reasoning_item(block));
                 continue;
             }
-            Entry::Message(message) => project_message(message, &mut ids, &mut input),
+            Entry::Message(message) => project_message(message, &mut ids, media, &mut input),
         }
         if input.len() > start && !reasoning.is_empty() {
             if input[start].is_assistant() {
@@ -101,10 +111,11 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>]) -> Request
 pub fn project_cached<'a>(
     system: Option<&'a str>,
     entries: &'a [Entry<'a>],
+    media: &'a MediaBytes,
     cache: CacheControl,
     stable_prefix: usize,
 ) -> Request<'a> {
-    let mut request = project(system, entries);
+    let mut request = project(system, entries, media);
     if let Some((fields, explicit)) = cache.fields() {
         request.cache = fields;
         if explicit {
@@ -139,11 +150,63 @@ pub fn place_breakpoints(request: &mut Request<'_>, stable_prefix: usize) {
     }
 }
 
-fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>, out: &mut Vec<Item<'a>>) {
+/// Whether the Responses API takes the part as media.
+fn takes(part: &Media<'_>, _carried: &Carried<'_>) -> bool {
+    match part.kind {
+        MediaKind::Image => true,
+        MediaKind::File => media_parts::is_pdf(part),
+        MediaKind::Audio => false,
+    }
+}
+
+/// A carried media part in the Responses API's form.
+fn media_part(part: &Media<'_>, carried: &Carried<'_>) -> Value {
+    let media_type = media_parts::media_type(part);
+    match (part.kind, carried) {
+        (MediaKind::Image, _) => json!({
+            "type": "input_image",
+            "image_url": carried.data_url_or_url(media_type),
+            "detail": part.detail().unwrap_or("auto"),
+        }),
+        (_, Carried::Url(url)) => json!({"type": "input_file", "file_url": url}),
+        (_, Carried::Bytes(_)) => json!({
+            "type": "input_file",
+            "filename": media_parts::filename_of(part),
+            "file_data": carried.data_url_or_url(media_type),
+        }),
+    }
+}
+
+/// The message's content as parts when it carries media, else its text.
+fn content_of<'a>(message: &'a StoredMessage, media: &'a MediaBytes, text: Cow<'a, str>) -> Content<'a> {
+    match media_parts::native_of(message, media, takes) {
+        Some(pieces) => Content::Parts(parts_of(pieces)),
+        None => Content::Text(text),
+    }
+}
+
+/// Pieces as content parts; empty text says nothing and is left out.
+fn parts_of<'a>(pieces: Vec<Piece<'a>>) -> Vec<Part<'a>> {
+    pieces
+        .into_iter()
+        .filter_map(|piece| match piece {
+            Piece::Text(text) if text.is_empty() => None,
+            Piece::Text(text) => Some(Part::text(PART, text)),
+            Piece::Media(part, carried) => Some(Part::Media(media_part(&part, &carried))),
+        })
+        .collect()
+}
+
+fn project_message<'a>(
+    message: &'a StoredMessage,
+    ids: &mut IdMap<'a>,
+    media: &'a MediaBytes,
+    out: &mut Vec<Item<'a>>,
+) {
     let content = message.content_text();
     match message.message_type {
         MessageType::Human | MessageType::System => {
-            out.push(Item::Message { role: "user", content: Content::Text(content) })
+            out.push(Item::Message { role: "user", content: content_of(message, media, content) })
         }
         MessageType::Ai => {
             if !content.is_empty() {
@@ -157,7 +220,7 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>, out: &mu
         }
         MessageType::Tool => out.push(Item::FunctionCallOutput {
             call_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()),
-            output: Content::Text(content),
+            output: content_of(message, media, content),
         }),
         MessageType::Other(_) => {}
     }
@@ -202,6 +265,8 @@ fn summary_part(value: &Value) -> Option<&str> {
 pub fn project_xml<'a>(
     system: Option<&'a str>,
     xml: &super::xml_blocks::XmlBlocks<'a>,
+    media_after: &'a [Value],
+    media: &'a MediaBytes,
     cache: RequestFields,
 ) -> Request<'a> {
     let mut input = Vec::with_capacity(2);
@@ -210,6 +275,10 @@ pub fn project_xml<'a>(
         content.mark_last();
         input.push(Item::Message { role: "system", content });
     }
-    input.push(Item::Message { role: "user", content: super::openai_cache::xml_parts(xml, PART) });
+    let mut content = super::openai_cache::xml_parts(xml, PART);
+    if let (Content::Parts(parts), Some(pieces)) = (&mut content, media_parts::native(media_after, media, takes)) {
+        parts.extend(parts_of(pieces));
+    }
+    input.push(Item::Message { role: "user", content });
     Request { instructions: None, input, cache }
 }

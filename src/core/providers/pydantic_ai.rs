@@ -9,6 +9,12 @@
 //! | tool | `tool-return` {`tool_name`, `content`, `tool_call_id`}, request; with `status: "error"`, `outcome: "failed"` (`"interrupted"` for a not-completed answer) |
 //! | reasoning | left out (its encrypted form is OpenAI's) |
 //!
+//! Media ([`super::media_parts`]): a user prompt holding media has a list `content` of strings
+//! and media: `BinaryContent` (`{data, media_type, kind: "binary"}`, `data` base64) for bytes,
+//! `ImageUrl`, `DocumentUrl`, `AudioUrl` (`{url, kind: "image-url"…}`) for URLs. A tool return
+//! keeps its text; its media follow it as a `user-prompt` part of the same request, each after
+//! `Media of tool call <id>:`, as Pydantic AI itself moves a tool's files into a user prompt.
+//!
 //! Consecutive parts of one kind of message form one message, so requests and responses
 //! alternate, and the repaired entries answer every call in the request right after it.
 //!
@@ -19,7 +25,9 @@
 //! such a thread renders as the messages it was made from. A field kept there wins over the one
 //! the entry gives; the entry's fields come first, in Pydantic AI's own order.
 
+use super::media_parts::{self, Carried, Piece};
 use crate::event::AgentEvent;
+use crate::media::{MediaBytes, MediaKind};
 use crate::messages::labels::{NOT_COMPLETED_LABEL, RECOVERABLE_LABEL, STRAY_RESULT_LABEL, SYSTEM_LABEL};
 use crate::messages::{Entry, IdRule, MessageType, StoredMessage};
 use serde::Serialize;
@@ -90,7 +98,7 @@ fn rendered_call_id(id: &str) -> String {
     }
 }
 
-pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept) -> Request {
+pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept, media: &MediaBytes) -> Request {
     let mut out = Messages { system: system.map(system_part), ..Messages::default() };
     let mut call_names: HashMap<&str, &str> = HashMap::new();
     for entry in entries {
@@ -98,7 +106,13 @@ pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept) -> R
         match message.message_type {
             MessageType::Human | MessageType::System => {
                 let meta = kept.for_message(message);
-                out.add(Side::Request, meta, |rest| human_part(message, rest));
+                match media_parts::native_of(message, media, |_, _| true) {
+                    Some(pieces) => {
+                        let content = prompt_content(pieces);
+                        out.add(Side::Request, meta, |rest| part("user-prompt", [("content", Some(content))], rest))
+                    }
+                    None => out.add(Side::Request, meta, |rest| human_part(message, rest)),
+                }
             }
             MessageType::Ai => {
                 let text = message.content_text();
@@ -123,6 +137,9 @@ pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept) -> R
                 let id = message.data.tool_call_id.as_deref().unwrap_or_default();
                 let name = call_names.get(id).copied().unwrap_or_default();
                 out.add(Side::Request, meta, |rest| tool_part(message, name, rest));
+                if let Some(content) = tool_media(message, id, media) {
+                    out.add(Side::Request, None, |_| part("user-prompt", [("content", Some(content))], None));
+                }
             }
             MessageType::Other(_) => {}
         }
@@ -131,10 +148,55 @@ pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept) -> R
 }
 
 /// The request body as JSON text (two-space indented when `pretty`).
-pub fn to_json(system: Option<&str>, entries: &[Entry<'_>], kept: Kept, pretty: bool) -> String {
-    let request = project(system, entries, kept);
+pub fn to_json(system: Option<&str>, entries: &[Entry<'_>], kept: Kept, media: &MediaBytes, pretty: bool) -> String {
+    let request = project(system, entries, kept, media);
     let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
     text.expect("projections serialize")
+}
+
+/// A carried media part as Pydantic AI's JSON form of `BinaryContent` or a `…Url`.
+fn media_item(part: &crate::media::parts::Media<'_>, carried: &Carried<'_>) -> Value {
+    match carried {
+        Carried::Bytes(_) => serde_json::json!({
+            "data": carried.base64_or_url(),
+            "media_type": media_parts::media_type(part),
+            "kind": "binary",
+        }),
+        Carried::Url(url) => {
+            let kind = match part.kind {
+                MediaKind::Image => "image-url",
+                MediaKind::Audio => "audio-url",
+                MediaKind::File => "document-url",
+            };
+            serde_json::json!({"url": url, "kind": kind})
+        }
+    }
+}
+
+/// A user prompt's list content: text as strings, media as [`media_item`]s.
+fn prompt_content(pieces: Vec<Piece<'_>>) -> Value {
+    Value::Array(
+        pieces
+            .into_iter()
+            .filter_map(|piece| match piece {
+                Piece::Text(text) if text.is_empty() => None,
+                Piece::Text(text) => Some(Value::from(text.into_owned())),
+                Piece::Media(part, carried) => Some(media_item(&part, &carried)),
+            })
+            .collect(),
+    )
+}
+
+/// The user prompt carrying a tool return's media, each after the call it answers.
+fn tool_media(message: &StoredMessage, id: &str, media: &MediaBytes) -> Option<Value> {
+    let mut content = Vec::new();
+    for piece in media_parts::native_of(message, media, |_, _| true)? {
+        if let Piece::Media(part, carried) = piece {
+            content.push(Value::from(media_parts::tool_media_label(id)));
+            content.push(media_item(&part, &carried));
+        }
+    }
+    Some(Value::Array(content))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -48,6 +48,8 @@ pub(super) struct RenderOptionsParams {
     from_event: Option<u64>,
     /// `anthropic`, `openai-chat` and `openai-responses` only; read by [`provider_options`].
     cache_control: Option<Value>,
+    /// How counts measure media parts (`anthropic`, `openai-tiles`, `openai-patches`, …).
+    media_tokens: Option<crate::context::MediaTokenRule>,
     /// Render within a token budget (`thread/render` only).
     pub(super) budget: Option<BudgetParams>,
 }
@@ -92,6 +94,7 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         escape: o.escape,
         dangling_tool_calls: o.dangling_tool_calls,
         provider,
+        media_tokens: o.media_tokens,
     };
     Ok((format, options))
 }
