@@ -84,6 +84,23 @@ pub fn native<'a>(
     carried_any.then_some(pieces)
 }
 
+/// Pieces as a provider's content parts, made by `text` and `media`; empty text says nothing
+/// and is left out.
+pub fn parts_of<'a, P>(
+    pieces: Vec<Piece<'a>>,
+    text: impl Fn(Cow<'a, str>) -> P,
+    media: impl Fn(&Media<'a>, &Carried<'a>) -> P,
+) -> Vec<P> {
+    pieces
+        .into_iter()
+        .filter_map(|piece| match piece {
+            Piece::Text(t) if t.is_empty() => None,
+            Piece::Text(t) => Some(text(t)),
+            Piece::Media(part, carried) => Some(media(&part, &carried)),
+        })
+        .collect()
+}
+
 /// [`native`] for a message's content, when it is made of parts.
 pub fn native_of<'a>(
     message: &'a StoredMessage,

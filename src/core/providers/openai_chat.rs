@@ -149,14 +149,7 @@ fn media_part(part: &Media<'_>, carried: &Carried<'_>) -> Value {
 
 /// Pieces as content parts; empty text says nothing and is left out.
 fn parts_of<'a>(pieces: Vec<Piece<'a>>) -> Vec<Part<'a>> {
-    pieces
-        .into_iter()
-        .filter_map(|piece| match piece {
-            Piece::Text(text) if text.is_empty() => None,
-            Piece::Text(text) => Some(Part::text(PART, text)),
-            Piece::Media(part, carried) => Some(Part::Media(media_part(&part, &carried))),
-        })
-        .collect()
+    media_parts::parts_of(pieces, |text| Part::text(PART, text), |part, carried| Part::Media(media_part(part, carried)))
 }
 
 /// The request with `cache`'s fields and breakpoints (see the module's docs); with explicit

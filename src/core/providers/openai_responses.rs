@@ -187,14 +187,7 @@ fn content_of<'a>(message: &'a StoredMessage, media: &'a MediaBytes, text: Cow<'
 
 /// Pieces as content parts; empty text says nothing and is left out.
 fn parts_of<'a>(pieces: Vec<Piece<'a>>) -> Vec<Part<'a>> {
-    pieces
-        .into_iter()
-        .filter_map(|piece| match piece {
-            Piece::Text(text) if text.is_empty() => None,
-            Piece::Text(text) => Some(Part::text(PART, text)),
-            Piece::Media(part, carried) => Some(Part::Media(media_part(&part, &carried))),
-        })
-        .collect()
+    media_parts::parts_of(pieces, |text| Part::text(PART, text), |part, carried| Part::Media(media_part(part, carried)))
 }
 
 fn project_message<'a>(
