@@ -63,6 +63,11 @@ pub enum EventKind<'a> {
         summarized_iterations: &'a [Value],
         summary: &'a str,
     },
+    /// Reasoning a model produced ([`crate::providers::reasoning`] reads its fields): shown
+    /// by the XML and trace views as any other kept event, replayed by the provider renders.
+    Reasoning {
+        provider: &'a str,
+    },
     /// A type this version does not know; kept and rendered generically.
     Unknown {
         type_name: &'a str,
@@ -123,6 +128,15 @@ pub fn tool_result_value<'a>(result: Option<&'a Value>, content: Option<&'a [Val
         (None, None) => Cow::Owned(Value::String(String::new())),
     }
 }
+
+/// The `type` of a reasoning event: what a model thought, as its provider hands it back.
+pub const REASONING_EVENT_TYPE: &str = "reasoning";
+
+/// The providers a reasoning event may name: whose signature or encrypted form it carries.
+pub const REASONING_PROVIDERS: [&str; 4] = ["anthropic", "openai", "google", "bedrock"];
+
+/// Gemini's signature of a model part, kept on the `message` or `tool_call` event made of it.
+pub const THOUGHT_SIGNATURE_KEY: &str = "thoughtSignature";
 
 /// A validation failure: which field of which event, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -253,6 +267,7 @@ impl AgentEvent {
                     .unwrap_or_default(),
                 summary: s(f.summary),
             },
+            REASONING_EVENT_TYPE => EventKind::Reasoning { provider: s(self.fields.get("provider")) },
             other => EventKind::Unknown { type_name: other },
         }
     }
@@ -271,11 +286,30 @@ impl AgentEvent {
                     );
                 }
                 check.content("content")?;
+                check.optional(THOUGHT_SIGNATURE_KEY, Expect::String)?;
             }
             "tool_call" => {
                 check.string("toolName")?;
                 check.string("toolCallId")?;
                 check.require("args", Expect::Object)?;
+                check.optional(THOUGHT_SIGNATURE_KEY, Expect::String)?;
+            }
+            REASONING_EVENT_TYPE => {
+                let provider = check.string("provider")?;
+                if !REASONING_PROVIDERS.contains(&provider) {
+                    let reason = format!("expected \"anthropic\", \"openai\", \"google\" or \"bedrock\", found {provider:?}");
+                    return Err(check.error("provider", reason));
+                }
+                for key in ["model", "text", "signature", "redactedData", "encryptedContent", "itemId"] {
+                    check.optional(key, Expect::String)?;
+                }
+                match self.fields.get("summary") {
+                    None | Some(Value::String(_) | Value::Array(_)) => {}
+                    Some(other) => {
+                        let reason = format!("expected a string or an array, found {}", json_type(other));
+                        return Err(check.error("summary", reason));
+                    }
+                }
             }
             "tool_result" => {
                 check.string("toolCallId")?;

@@ -256,8 +256,17 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
         let mut answered = Vec::new();
         let mut past_results = false;
         let mut calls = Vec::new();
-        for block in blocks {
+        for (b, block) in blocks.iter().enumerate() {
             match (role, str_of(block, "type")?) {
+                // Thinking opens its assistant turn, and carries no breakpoint.
+                ("assistant", "thinking" | "redacted_thinking") => {
+                    if blocks[..b].iter().any(|earlier| !earlier["type"].as_str().unwrap().ends_with("thinking")) {
+                        return Err(format!("messages[{i}]: thinking after other content"));
+                    }
+                    if block.get("cache_control").is_some() {
+                        return Err(format!("messages[{i}]: thinking carries cache_control"));
+                    }
+                }
                 (_, "text") => {
                     if str_of(block, "text")?.trim().is_empty() {
                         return Err(format!("messages[{i}]: blank text block"));

@@ -12,13 +12,21 @@
 //! | `anthropic` | [`anthropic`] | `{system?, messages}` (Messages API) |
 //! | `ai-sdk` | [`ai_sdk`] | `{instructions?, messages}` (Vercel AI SDK `ModelMessage[]`) |
 //! | `pydantic-ai` | [`pydantic_ai`] | `{messages}` (Pydantic AI's `ModelMessagesTypeAdapter` form) |
+//! | `gemini` | [`gemini`] | `{contents, systemInstruction?}` (Gemini `generateContent`) |
+//! | `bedrock-converse` | [`bedrock_converse`] | `{messages, system?}` (Amazon Bedrock Converse) |
+//!
+//! Reasoning goes back to the provider that produced it, and to no other ([`reasoning`]).
 
 pub mod ai_sdk;
 pub mod anthropic;
+pub mod bedrock_converse;
+pub mod cache_points;
+pub mod gemini;
 pub mod openai_cache;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod pydantic_ai;
+pub mod reasoning;
 pub mod xml_blocks;
 
 use crate::event::AgentEvent;
@@ -39,11 +47,22 @@ pub enum Provider {
     AiSdk,
     #[serde(rename = "pydantic-ai")]
     PydanticAi,
+    #[serde(rename = "gemini")]
+    Gemini,
+    #[serde(rename = "bedrock-converse")]
+    BedrockConverse,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 5] =
-        [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic, Provider::AiSdk, Provider::PydanticAi];
+    pub const ALL: [Provider; 7] = [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::AiSdk,
+        Provider::PydanticAi,
+        Provider::Gemini,
+        Provider::BedrockConverse,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -52,6 +71,8 @@ impl Provider {
             Provider::Anthropic => "anthropic",
             Provider::AiSdk => "ai-sdk",
             Provider::PydanticAi => "pydantic-ai",
+            Provider::Gemini => "gemini",
+            Provider::BedrockConverse => "bedrock-converse",
         }
     }
 }
@@ -65,6 +86,8 @@ pub enum ProviderRequest<'a> {
     Anthropic(anthropic::Request<'a>),
     AiSdk(ai_sdk::Request<'a>),
     PydanticAi(pydantic_ai::Request),
+    Gemini(gemini::Request<'a>),
+    BedrockConverse(bedrock_converse::Request<'a>),
 }
 
 /// Projects `system` (the system message's text, if any) and the conversation for `provider`.
@@ -85,6 +108,12 @@ pub struct ProviderOptions {
     /// they are (rolling summaries): a prefix worth its own breakpoint. Set from the thread,
     /// not by the host.
     pub stable_prefix: usize,
+    /// Which reasoning goes back (`options.reasoning`, `options.model`).
+    pub replay: reasoning::Replay,
+    /// `gemini` only: the signature an unsigned call of the current turn gets.
+    pub gemini: gemini::Options,
+    /// `bedrock-converse` only: `cachePoint` blocks.
+    pub bedrock_cache: bedrock_converse::CacheControl,
 }
 
 impl ProviderOptions {
@@ -113,17 +142,27 @@ pub fn project_with<'a>(
             entries,
             options.openai_cache,
             options.stable_prefix,
+            &options.replay,
         )),
         Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project_cached(
             system,
             entries,
             options.cache_control,
             options.stable_prefix,
+            &options.replay,
         )),
         Provider::AiSdk => ProviderRequest::AiSdk(ai_sdk::project(system, entries)),
         Provider::PydanticAi => {
             ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default()))
         }
+        Provider::Gemini => ProviderRequest::Gemini(gemini::project(system, entries, options)),
+        Provider::BedrockConverse => ProviderRequest::BedrockConverse(bedrock_converse::project_cached(
+            system,
+            entries,
+            options.bedrock_cache,
+            options.stable_prefix,
+            &options.replay,
+        )),
     }
 }
 
@@ -177,7 +216,13 @@ pub fn xml_to_json(
             }
             _ => None,
         },
-        Provider::AiSdk | Provider::PydanticAi => None,
+        Provider::BedrockConverse => match options.bedrock_cache {
+            bedrock_converse::CacheControl::Auto => {
+                Some(ProviderRequest::BedrockConverse(bedrock_converse::project_xml(system, &xml_blocks::split(&document))))
+            }
+            bedrock_converse::CacheControl::None => None,
+        },
+        Provider::AiSdk | Provider::PydanticAi | Provider::Gemini => None,
     };
     if let Some(request) = request {
         let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };

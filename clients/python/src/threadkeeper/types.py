@@ -153,7 +153,7 @@ EscapeMode = Literal["full", "minimal"]
 TurnFormat = Literal["yaml", "json"]
 #: Agent hosts' session files ``import_thread`` also reads: a Claude Code session, a Codex rollout.
 HostSessionFormat = Literal["claude-code", "codex"]
-RenderFormat = Literal["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai"]
+RenderFormat = Literal["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai", "gemini", "bedrock-converse"]
 #: What standard mode does with a tool call no result answers: a tool message with
 #: ``status: "error"`` (``repair``, the default) or leave the call out (``drop``).
 DanglingToolCalls = Literal["repair", "drop"]
