@@ -546,6 +546,27 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_events_are_checked_and_kept_byte_for_byte() {
+        assert_eq!(
+            err(json!({"type":"reasoning","iteration":1,"provider":"mistral"})),
+            "events[1].provider: expected \"anthropic\", \"openai\", \"google\" or \"bedrock\", found \"mistral\""
+        );
+        assert_eq!(err(json!({"type":"reasoning","iteration":1})), "events[1].provider: missing");
+        assert_eq!(
+            err(json!({"type":"reasoning","iteration":1,"provider":"openai","summary":3})),
+            "events[1].summary: expected a string or an array, found number"
+        );
+        assert_eq!(
+            err(json!({"type":"tool_call","iteration":1,"toolName":"x","toolCallId":"c","args":{},"thoughtSignature":1})),
+            "events[1].thoughtSignature: expected a string, found number"
+        );
+        let v = json!({"type":"reasoning","provider":"anthropic","text":"","signature":"sig","iteration":0,"extra":[1]});
+        let e = AgentEvent::from_value(v.clone(), "events[0]").unwrap();
+        assert!(matches!(e.kind(), EventKind::Reasoning { provider: "anthropic" }));
+        assert_eq!(serde_json::to_string(&e.to_value()).unwrap(), serde_json::to_string(&v).unwrap());
+    }
+
+    #[test]
     fn unknown_types_and_fields_are_kept_in_order() {
         let v = json!({"zeta":1,"type":"approval","iteration":2,"alpha":{"b":1,"a":2}});
         let e = AgentEvent::from_value(v.clone(), "events[0]").unwrap();
