@@ -7,6 +7,17 @@ from .langchain import langchain_to_stored_messages, stored_to_langchain_message
 from .sync import Thread, ThreadKeeper
 from .types import (
     AgentEvent,
+    BedrockConverseRequest,
+    BedrockMessage,
+    GeminiContent,
+    GeminiPart,
+    GeminiRequest,
+    ReasoningEvent,
+    ReasoningProvider,
+    ReasoningReplay,
+    ThoughtSignaturePlaceholder,
+    AnthropicThinkingBlock,
+    AnthropicRedactedThinkingBlock,
     AnthropicCacheControl,
     AnthropicContentBlock,
     AnthropicMessage,
@@ -100,6 +111,17 @@ from .types import (
 )
 
 __all__ = [
+    "BedrockConverseRequest",
+    "BedrockMessage",
+    "GeminiContent",
+    "GeminiPart",
+    "GeminiRequest",
+    "ReasoningEvent",
+    "ReasoningProvider",
+    "ReasoningReplay",
+    "ThoughtSignaturePlaceholder",
+    "AnthropicThinkingBlock",
+    "AnthropicRedactedThinkingBlock",
     "AgentEvent",
     "AnthropicCacheControl",
     "AnthropicContentBlock",
