@@ -3,8 +3,8 @@
 use super::input::{display_name, read_events, read_source};
 use clap::{Args, ValueEnum};
 use threadkeeper::providers::anthropic::{CacheControl, CacheTtl};
-use threadkeeper::providers::openai_cache::{self, Breakpoints, CacheKey, Caching};
 use threadkeeper::providers::gemini::{self, Placeholder};
+use threadkeeper::providers::openai_cache::{self, Breakpoints, CacheKey, Caching};
 use threadkeeper::providers::reasoning::{ModelFamily, ReasoningReplay, Replay};
 use threadkeeper::providers::{bedrock_converse, render_request_with, ProviderOptions};
 use threadkeeper::{
@@ -312,7 +312,9 @@ fn render(args: &RenderArgs) -> Result<String, String> {
         }
         Format::AiSdk => with_newline(render_request(&events, &options, Provider::AiSdk, true)),
         Format::PydanticAi => with_newline(render_request(&events, &options, Provider::PydanticAi, true)),
-        Format::Gemini => with_newline(render_request_with(&events, &options, Provider::Gemini, &provider_options, true)),
+        Format::Gemini => {
+            with_newline(render_request_with(&events, &options, Provider::Gemini, &provider_options, true))
+        }
         Format::BedrockConverse => {
             with_newline(render_request_with(&events, &options, Provider::BedrockConverse, &provider_options, true))
         }

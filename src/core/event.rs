@@ -297,7 +297,8 @@ impl AgentEvent {
             REASONING_EVENT_TYPE => {
                 let provider = check.string("provider")?;
                 if !REASONING_PROVIDERS.contains(&provider) {
-                    let reason = format!("expected \"anthropic\", \"openai\", \"google\" or \"bedrock\", found {provider:?}");
+                    let reason =
+                        format!("expected \"anthropic\", \"openai\", \"google\" or \"bedrock\", found {provider:?}");
                     return Err(check.error("provider", reason));
                 }
                 for key in ["model", "text", "signature", "redactedData", "encryptedContent", "itemId"] {
@@ -557,10 +558,13 @@ mod tests {
             "events[1].summary: expected a string or an array, found number"
         );
         assert_eq!(
-            err(json!({"type":"tool_call","iteration":1,"toolName":"x","toolCallId":"c","args":{},"thoughtSignature":1})),
+            err(
+                json!({"type":"tool_call","iteration":1,"toolName":"x","toolCallId":"c","args":{},"thoughtSignature":1})
+            ),
             "events[1].thoughtSignature: expected a string, found number"
         );
-        let v = json!({"type":"reasoning","provider":"anthropic","text":"","signature":"sig","iteration":0,"extra":[1]});
+        let v =
+            json!({"type":"reasoning","provider":"anthropic","text":"","signature":"sig","iteration":0,"extra":[1]});
         let e = AgentEvent::from_value(v.clone(), "events[0]").unwrap();
         assert!(matches!(e.kind(), EventKind::Reasoning { provider: "anthropic" }));
         assert_eq!(serde_json::to_string(&e.to_value()).unwrap(), serde_json::to_string(&v).unwrap());

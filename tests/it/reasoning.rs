@@ -65,7 +65,9 @@ fn check_gemini(body: &Value, placeholder: bool) -> Result<(), String> {
             if set != 1 {
                 return Err(format!("contents[{i}].parts[{p}]: {set} of text, functionCall, functionResponse"));
             }
-            if part.get("thought").is_some() && (role != "model" || parts[..p].iter().any(|e| e.get("thought").is_none())) {
+            if part.get("thought").is_some()
+                && (role != "model" || parts[..p].iter().any(|e| e.get("thought").is_none()))
+            {
                 return Err(format!("contents[{i}].parts[{p}]: a thought not leading a model content"));
             }
             if let Some(text) = part.get("text") {
@@ -110,9 +112,9 @@ fn check_gemini(body: &Value, placeholder: bool) -> Result<(), String> {
 /// is answered by the next user message; at most four cache points, never after reasoning.
 fn check_bedrock(body: &Value) -> Result<(), String> {
     let messages = body["messages"].as_array().ok_or("messages is not a list")?;
-    let mut cache_points = body.get("system").map_or(0, |s| {
-        s.as_array().unwrap().iter().filter(|b| b.get("cachePoint").is_some()).count()
-    });
+    let mut cache_points = body
+        .get("system")
+        .map_or(0, |s| s.as_array().unwrap().iter().filter(|b| b.get("cachePoint").is_some()).count());
     let mut ids = HashSet::new();
     let mut to_answer: Vec<String> = Vec::new();
     for (i, message) in messages.iter().enumerate() {
@@ -126,7 +128,9 @@ fn check_bedrock(body: &Value) -> Result<(), String> {
         for (b, block) in blocks.iter().enumerate() {
             let kind = block.as_object().unwrap().keys().next().unwrap().as_str();
             match (role, kind) {
-                (_, "text") if str_of(block, "text")?.trim().is_empty() => return Err(format!("messages[{i}]: blank text")),
+                (_, "text") if str_of(block, "text")?.trim().is_empty() => {
+                    return Err(format!("messages[{i}]: blank text"))
+                }
                 (_, "text") => {}
                 (_, "cachePoint") => {
                     cache_points += 1;
@@ -209,7 +213,8 @@ fn new_format_goldens_are_valid_against_their_schemas() {
     assert!(checked >= 30, "only {checked} goldens");
     // The schemas refuse what the providers refuse.
     let gemini = validator("providers.json#/$defs/gemini");
-    let both = json!({"contents": [{"role": "model", "parts": [{"text": "a", "functionCall": {"name": "f", "args": {}}}]}]});
+    let both =
+        json!({"contents": [{"role": "model", "parts": [{"text": "a", "functionCall": {"name": "f", "args": {}}}]}]});
     assert!(!errors(&gemini, &both).is_empty());
     let bedrock = validator("providers.json#/$defs/bedrockConverse");
     let unsigned = json!({"messages": [{"role": "assistant", "content": [{"reasoningContent": {"reasoningText": {"text": "t"}}}]}]});
@@ -225,7 +230,9 @@ fn every_fixture_renders_valid_gemini_and_bedrock() {
                 let provider_options = ProviderOptions { bedrock_cache: cache, ..ProviderOptions::default() };
                 let gemini = render_with(&fixture.events, &options, Provider::Gemini, &provider_options);
                 let bedrock = render_with(&fixture.events, &options, Provider::BedrockConverse, &provider_options);
-                for (form, result) in [("gemini", check_gemini(&gemini, true)), ("bedrock-converse", check_bedrock(&bedrock))] {
+                for (form, result) in
+                    [("gemini", check_gemini(&gemini, true)), ("bedrock-converse", check_bedrock(&bedrock))]
+                {
                     if let Err(e) = result {
                         failures.push(format!("{} {form} {:?} {cache:?}: {e}", fixture.name, options.context_mode));
                     }
@@ -283,7 +290,8 @@ fn anthropic_assistant_turns_open_with_their_thinking_unmodified_and_in_order() 
     assert_eq!(expected.len(), 3, "three steps with thinking");
     assert_eq!(leading_thinking(&body), expected);
     // Every assistant turn opens with its thinking; the empty signed block is there.
-    let assistant: Vec<&Value> = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").collect();
+    let assistant: Vec<&Value> =
+        body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").collect();
     assert!(assistant.iter().all(|m| m["content"][0]["type"].as_str().unwrap().ends_with("thinking")));
     assert!(expected[1].contains(&json!({"type": "thinking", "thinking": "", "signature": "EqQBCkYIBxgCKkBsig3"})));
     // Gemini's and OpenAI's reasoning in the same thread is absent.
@@ -310,10 +318,13 @@ fn anthropic_breakpoints_never_land_on_thinking() {
 fn openai_responses_replays_only_openai_reasoning_before_its_item() {
     let events = golden_events("thinking_tool_loop");
     let body = render(&events, Provider::OpenAiResponses, &ProviderOptions::default());
-    let reasoning: Vec<&Value> = body["input"].as_array().unwrap().iter().filter(|i| i["type"] == "reasoning").collect();
+    let reasoning: Vec<&Value> =
+        body["input"].as_array().unwrap().iter().filter(|i| i["type"] == "reasoning").collect();
     assert_eq!(
         reasoning,
-        vec![&json!({"type": "reasoning", "id": "rs_01", "summary": [{"type": "summary_text", "text": "Compare."}], "encrypted_content": "gAAAAABopenai"})]
+        vec![
+            &json!({"type": "reasoning", "id": "rs_01", "summary": [{"type": "summary_text", "text": "Compare."}], "encrypted_content": "gAAAAABopenai"})
+        ]
     );
     let items = body["input"].as_array().unwrap();
     let at = items.iter().position(|i| i["type"] == "reasoning").unwrap();
@@ -322,7 +333,10 @@ fn openai_responses_replays_only_openai_reasoning_before_its_item() {
 
 #[test]
 fn reasoning_none_renders_the_thread_without_its_reasoning() {
-    let none = ProviderOptions { replay: Replay { reasoning: ReasoningReplay::None, ..Replay::default() }, ..ProviderOptions::default() };
+    let none = ProviderOptions {
+        replay: Replay { reasoning: ReasoningReplay::None, ..Replay::default() },
+        ..ProviderOptions::default()
+    };
     for name in ["thinking_tool_loop", "bedrock_thinking_tool_loop", "gemini_parallel_calls", "reasoning_and_odd_ids"] {
         let events = golden_events(name);
         let without: Vec<AgentEvent> = events
@@ -360,7 +374,10 @@ fn claude_code_thinking_blocks_replay_as_anthropic_reasoning() {
         {"type": "tool_result", "toolCallId": "toolu_9", "result": "fn main() {}", "iteration": 0},
     ]));
     let body = render(&events, Provider::Anthropic, &ProviderOptions::default());
-    assert_eq!(body["messages"][1]["content"][0], json!({"type": "thinking", "thinking": "Look first.", "signature": "sigCC"}));
+    assert_eq!(
+        body["messages"][1]["content"][0],
+        json!({"type": "thinking", "thinking": "Look first.", "signature": "sigCC"})
+    );
     let gemini = render(&events, Provider::Gemini, &ProviderOptions::default());
     assert!(!gemini.to_string().contains("sigCC"));
 }
@@ -370,10 +387,15 @@ fn claude_code_thinking_blocks_replay_as_anthropic_reasoning() {
 #[test]
 fn gemini_steps_keep_their_signatures_and_group_responses_in_call_order() {
     let events = golden_events("gemini_parallel_calls");
-    let body = render(&events, Provider::Gemini, &ProviderOptions { gemini: GeminiOptions { placeholder: Placeholder::None }, ..ProviderOptions::default() });
+    let body = render(
+        &events,
+        Provider::Gemini,
+        &ProviderOptions { gemini: GeminiOptions { placeholder: Placeholder::None }, ..ProviderOptions::default() },
+    );
     check_gemini(&body, false).unwrap();
     let contents = body["contents"].as_array().unwrap();
-    let steps: Vec<&Value> = contents.iter().filter(|c| c["role"] == "model" && c.to_string().contains("functionCall")).collect();
+    let steps: Vec<&Value> =
+        contents.iter().filter(|c| c["role"] == "model" && c.to_string().contains("functionCall")).collect();
     assert_eq!(steps.len(), 3);
     for (step, signature) in steps.iter().zip(["CiQBjz1rX0sig1", "CiQBjz1rX0sig2", "CiQBjz1rX0sig3"]) {
         let first_call = step["parts"].as_array().unwrap().iter().find(|p| p.get("functionCall").is_some()).unwrap();
@@ -433,7 +455,15 @@ fn bedrock_alternates_roles_and_replays_its_signed_reasoning() {
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "assistant")
-        .map(|m| m["content"].as_array().unwrap().iter().take_while(|b| b.get("reasoningContent").is_some()).cloned().collect())
+        .map(|m| {
+            m["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .take_while(|b| b.get("reasoningContent").is_some())
+                .cloned()
+                .collect()
+        })
         .collect();
     let expected: Vec<Vec<Value>> = expected_thinking(&events, "bedrock")
         .into_iter()
@@ -503,7 +533,11 @@ fn positions(body: &Value, marked: impl Fn(&Value) -> bool) -> Vec<(usize, usize
 #[test]
 fn xml_context_mode_is_one_user_content_in_both_formats() {
     let events = golden_events("gemini_parallel_calls");
-    let options = MessageOptions { context_mode: ContextMode::Xml, instructions: Some("Be brief.".into()), ..MessageOptions::default() };
+    let options = MessageOptions {
+        context_mode: ContextMode::Xml,
+        instructions: Some("Be brief.".into()),
+        ..MessageOptions::default()
+    };
     let gemini = render_with(&events, &options, Provider::Gemini, &ProviderOptions::default());
     assert_eq!(gemini["contents"].as_array().unwrap().len(), 1);
     assert!(gemini["contents"][0]["parts"][0]["text"].as_str().unwrap().starts_with("<thread>"));
@@ -532,13 +566,16 @@ fn a_gemini_body_read_back_renders_as_itself() {
     let body = render(&golden_events("gemini_parallel_calls"), Provider::Gemini, &ProviderOptions::default());
     let stamp = threadkeeper::convert::EventStamp::default();
     let events = threadkeeper::convert::gemini_to_events(body["contents"].as_array().unwrap(), &stamp).unwrap();
-    let signed: Vec<(&str, &str)> = events
-        .iter()
-        .filter_map(|e| Some((e.event_type(), e.fields().get("thoughtSignature")?.as_str()?)))
-        .collect();
+    let signed: Vec<(&str, &str)> =
+        events.iter().filter_map(|e| Some((e.event_type(), e.fields().get("thoughtSignature")?.as_str()?))).collect();
     assert_eq!(
         signed,
-        vec![("tool_call", "CiQBjz1rX0sig1"), ("tool_call", "CiQBjz1rX0sig2"), ("tool_call", "CiQBjz1rX0sig3"), ("message", "CiQBjz1rX0sig4")]
+        vec![
+            ("tool_call", "CiQBjz1rX0sig1"),
+            ("tool_call", "CiQBjz1rX0sig2"),
+            ("tool_call", "CiQBjz1rX0sig3"),
+            ("message", "CiQBjz1rX0sig4")
+        ]
     );
 }
 
@@ -553,7 +590,10 @@ fn gemini_calls_without_ids_are_answered_by_name_in_order() {
     let events = threadkeeper::convert::gemini_to_events(contents.as_array().unwrap(), &stamp).unwrap();
     let values: Vec<Value> = events.into_iter().map(AgentEvent::into_value).collect();
     assert_eq!(values[3], json!({"type": "tool_result", "toolCallId": "f_1_0", "result": "one", "iteration": 0}));
-    assert_eq!(values[4], json!({"type": "error", "error": "two failed", "recoverable": true, "toolCallId": "f_1_1", "iteration": 0}));
+    assert_eq!(
+        values[4],
+        json!({"type": "error", "error": "two failed", "recoverable": true, "toolCallId": "f_1_1", "iteration": 0})
+    );
     let bad = json!([{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": "AA=="}}]}]);
     let err = threadkeeper::convert::gemini_to_events(bad.as_array().unwrap(), &stamp).unwrap_err();
     assert_eq!(err.path, "contents[0].parts[0]");
@@ -564,7 +604,8 @@ fn a_bedrock_body_read_back_renders_as_itself() {
     for name in ["bedrock_thinking_tool_loop", "parallel_calls_one_errors", "results_in_other_order"] {
         let body = render(&golden_events(name), Provider::BedrockConverse, &ProviderOptions::default());
         let stamp = threadkeeper::convert::EventStamp::default();
-        let events = threadkeeper::convert::bedrock_converse_to_events(body["messages"].as_array().unwrap(), &stamp).unwrap();
+        let events =
+            threadkeeper::convert::bedrock_converse_to_events(body["messages"].as_array().unwrap(), &stamp).unwrap();
         let mut expected = body.clone();
         expected.as_object_mut().unwrap().remove("system");
         assert_eq!(render(&events, Provider::BedrockConverse, &ProviderOptions::default()), expected, "{name}");

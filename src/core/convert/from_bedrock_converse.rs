@@ -32,7 +32,9 @@ pub fn bedrock_converse_to_events(messages: &[Value], stamp: &EventStamp) -> Res
         }
         let blocks = match fields.get("content") {
             Some(Value::Array(blocks)) => blocks,
-            Some(other) => return Err(fault(&format!("{path}.content"), format!("expected an array, found {}", json_type(other)))),
+            Some(other) => {
+                return Err(fault(&format!("{path}.content"), format!("expected an array, found {}", json_type(other))))
+            }
             None => return Err(fault(&format!("{path}.content"), "missing")),
         };
         let opening = blocks.len() == 1 && blocks[0].get("text").and_then(Value::as_str) == Some(OPENING_TEXT);
@@ -59,7 +61,9 @@ pub fn bedrock_converse_to_events(messages: &[Value], stamp: &EventStamp) -> Res
                     event.insert("content".into(), text.into());
                     event
                 }
-                ("assistant", "reasoningContent") => reasoning(object(inner, &format!("{path}.reasoningContent"))?, &path)?,
+                ("assistant", "reasoningContent") => {
+                    reasoning(object(inner, &format!("{path}.reasoningContent"))?, &path)?
+                }
                 ("assistant", "toolUse") => {
                     let use_path = format!("{path}.toolUse");
                     let call = object(inner, &use_path)?;
@@ -74,10 +78,16 @@ pub fn bedrock_converse_to_events(messages: &[Value], stamp: &EventStamp) -> Res
                     event.insert("args".into(), Value::Object(args));
                     event
                 }
-                ("user", "toolResult") => tool_result(object(inner, &format!("{path}.toolResult"))?, &format!("{path}.toolResult"))?,
+                ("user", "toolResult") => {
+                    tool_result(object(inner, &format!("{path}.toolResult"))?, &format!("{path}.toolResult"))?
+                }
                 (role, kind) => {
-                    let expected = if role == "user" { "text or toolResult" } else { "text, toolUse or reasoningContent" };
-                    return Err(fault(&path, format!("unsupported {kind:?} block in a {role} message: expected {expected}")));
+                    let expected =
+                        if role == "user" { "text or toolResult" } else { "text, toolUse or reasoningContent" };
+                    return Err(fault(
+                        &path,
+                        format!("unsupported {kind:?} block in a {role} message: expected {expected}"),
+                    ));
                 }
             };
             out.push(finish(event, stamp, &path)?);
@@ -101,7 +111,10 @@ fn reasoning(content: &Map<String, Value>, path: &str) -> Result<Map<String, Val
             event.insert("signature".into(), string(text, "signature", &text_path)?.into());
         }
     } else {
-        event.insert("redactedData".into(), string(content, "redactedContent", &format!("{path}.reasoningContent"))?.into());
+        event.insert(
+            "redactedData".into(),
+            string(content, "redactedContent", &format!("{path}.reasoningContent"))?.into(),
+        );
     }
     Ok(event)
 }
@@ -111,7 +124,9 @@ fn tool_result(result: &Map<String, Value>, path: &str) -> Result<Map<String, Va
     let content = match result.get("content") {
         Some(Value::Array(content)) => content.as_slice(),
         None => &[],
-        Some(other) => return Err(fault(&format!("{path}.content"), format!("expected an array, found {}", json_type(other)))),
+        Some(other) => {
+            return Err(fault(&format!("{path}.content"), format!("expected an array, found {}", json_type(other))))
+        }
     };
     let value = match content {
         [single] if single.get("json").is_some() => single["json"].clone(),

@@ -34,10 +34,16 @@ pub fn gemini_to_events(contents: &[Value], stamp: &EventStamp) -> Result<Vec<Ag
         let role = string(fields, "role", &path)?;
         let parts = match fields.get("parts") {
             Some(Value::Array(parts)) => parts,
-            Some(other) => return Err(fault(&format!("{path}.parts"), format!("expected an array, found {}", json_type(other)))),
+            Some(other) => {
+                return Err(fault(&format!("{path}.parts"), format!("expected an array, found {}", json_type(other))))
+            }
             None => return Err(fault(&format!("{path}.parts"), "missing")),
         };
-        if c == 0 && role == "user" && parts.len() == 1 && parts[0].get("text").and_then(Value::as_str) == Some(OPENING_TEXT) {
+        if c == 0
+            && role == "user"
+            && parts.len() == 1
+            && parts[0].get("text").and_then(Value::as_str) == Some(OPENING_TEXT)
+        {
             continue;
         }
         for (p, part) in parts.iter().enumerate() {
@@ -62,7 +68,12 @@ pub fn gemini_to_events(contents: &[Value], stamp: &EventStamp) -> Result<Vec<Ag
                         _ if is_blank(text) => continue,
                         "model" => message("assistant", text),
                         "user" => message("user", text),
-                        other => return Err(fault(&format!("{path}.role"), format!("expected \"user\" or \"model\", found {other:?}"))),
+                        other => {
+                            return Err(fault(
+                                &format!("{path}.role"),
+                                format!("expected \"user\" or \"model\", found {other:?}"),
+                            ))
+                        }
                     }
                 }
                 ("model", part) if part.contains_key("functionCall") => {
@@ -101,7 +112,8 @@ pub fn gemini_to_events(contents: &[Value], stamp: &EventStamp) -> Result<Vec<Ag
                         (None, Some(id)) => id.to_owned(),
                         (None, None) => format!("{name}_{c}_{p}"),
                     };
-                    let value = object(response.get("response").unwrap_or(&Value::Null), &format!("{response_path}.response"))?;
+                    let value =
+                        object(response.get("response").unwrap_or(&Value::Null), &format!("{response_path}.response"))?;
                     answer(&id, value)
                 }
                 _ => {

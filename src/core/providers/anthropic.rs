@@ -19,9 +19,9 @@
 //! With [`CacheControl::Auto`] the request carries prompt-caching breakpoints (see
 //! [`place_breakpoints`]); without it, not one byte differs from a request without caching.
 
+use super::reasoning::{Reasoning, Replay, Vendor};
 use crate::messages::{is_blank, Entry, MessageType, StoredMessage};
 use crate::messages::{IdMap, IdRule};
-use super::reasoning::{Reasoning, Replay, Vendor};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -123,15 +123,23 @@ pub enum Block<'a> {
         cache_control: Option<CacheMark>,
     },
     /// Replayed as it came; the API refuses `cache_control` on it.
-    Thinking { thinking: &'a str, signature: &'a str },
-    RedactedThinking { data: &'a str },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
 }
 
 impl Block<'_> {
     /// A tool result with no content says nothing a breakpoint could usefully end on, and
     /// thinking may not carry one.
     fn is_empty(&self) -> bool {
-        matches!(self, Block::ToolResult { content: None, .. } | Block::Thinking { .. } | Block::RedactedThinking { .. })
+        matches!(
+            self,
+            Block::ToolResult { content: None, .. } | Block::Thinking { .. } | Block::RedactedThinking { .. }
+        )
     }
 
     fn mark(&mut self, mark: CacheMark) {

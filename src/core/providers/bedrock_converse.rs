@@ -195,7 +195,11 @@ pub fn place_cache_points(request: &mut Request<'_>, stable_prefix: usize) {
         .iter()
         .enumerate()
         .flat_map(|(m, message)| {
-            message.content.iter().enumerate().map(move |(b, block)| (BlockSpot { message: m, markable: block.markable() }, b))
+            message
+                .content
+                .iter()
+                .enumerate()
+                .map(move |(b, block)| (BlockSpot { message: m, markable: block.markable() }, b))
         })
         .collect();
     let blocks: Vec<BlockSpot> = spots.iter().map(|(spot, _)| *spot).collect();

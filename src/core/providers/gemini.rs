@@ -25,8 +25,8 @@
 
 use super::reasoning::{Reasoning, Vendor};
 use super::ProviderOptions;
-use crate::messages::{is_blank, Entry, MessageType, StoredMessage, OPENING_TEXT};
 use crate::event::THOUGHT_SIGNATURE_KEY;
+use crate::messages::{is_blank, Entry, MessageType, StoredMessage, OPENING_TEXT};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -159,8 +159,9 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], options: &
     if let Some(placeholder) = options.gemini.placeholder.value() {
         sign_current_turn(&mut contents, placeholder);
     }
-    let system_instruction =
-        system.filter(|text| !is_blank(text)).map(|text| SystemInstruction { parts: vec![text_part(Cow::Borrowed(text))] });
+    let system_instruction = system
+        .filter(|text| !is_blank(text))
+        .map(|text| SystemInstruction { parts: vec![text_part(Cow::Borrowed(text))] });
     Request { contents, system_instruction }
 }
 
@@ -202,7 +203,11 @@ fn project_message<'a>(
                 let id = call.id.as_deref().unwrap_or_default();
                 calls.insert(id, (&call.name, index));
                 let function_call = FunctionCall { id, name: &call.name, args: &call.args };
-                Part { function_call: Some(function_call), thought_signature: signature(&call.extra), ..Part::default() }
+                Part {
+                    function_call: Some(function_call),
+                    thought_signature: signature(&call.extra),
+                    ..Part::default()
+                }
             });
             (Role::Model, text.into_iter().chain(function_calls).collect())
         }

@@ -217,9 +217,9 @@ pub fn xml_to_json(
             _ => None,
         },
         Provider::BedrockConverse => match options.bedrock_cache {
-            bedrock_converse::CacheControl::Auto => {
-                Some(ProviderRequest::BedrockConverse(bedrock_converse::project_xml(system, &xml_blocks::split(&document))))
-            }
+            bedrock_converse::CacheControl::Auto => Some(ProviderRequest::BedrockConverse(
+                bedrock_converse::project_xml(system, &xml_blocks::split(&document)),
+            )),
             bedrock_converse::CacheControl::None => None,
         },
         Provider::AiSdk | Provider::PydanticAi | Provider::Gemini => None,

@@ -23,9 +23,9 @@
 //! and the last such block.
 
 use super::openai_cache::{CacheControl, Content, RequestFields};
+use super::reasoning::{Reasoning, Replay, Vendor};
 use crate::messages::{Entry, MessageType, StoredMessage};
 use crate::messages::{IdMap, IdRule};
-use super::reasoning::{Reasoning, Replay, Vendor};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -170,7 +170,8 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>, out: &mu
 fn reasoning_item(reasoning: Reasoning<'_>) -> Option<Item<'_>> {
     let encrypted_content = reasoning.encrypted_content?;
     let id = reasoning.item_id?;
-    let summary = reasoning.summary_texts().into_iter().map(|text| SummaryText { kind: "summary_text", text }).collect();
+    let summary =
+        reasoning.summary_texts().into_iter().map(|text| SummaryText { kind: "summary_text", text }).collect();
     Some(Item::Reasoning { id, summary, encrypted_content })
 }
 

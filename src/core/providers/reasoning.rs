@@ -112,8 +112,7 @@ impl Replay {
         }
         let reasoning = Reasoning::of(record)?;
         let family = reasoning.model.map(ModelFamily::of).unwrap_or_default();
-        let same_family =
-            self.model == ModelFamily::Unknown || family == ModelFamily::Unknown || family == self.model;
+        let same_family = self.model == ModelFamily::Unknown || family == ModelFamily::Unknown || family == self.model;
         (reasoning.vendor == Some(vendor) && same_family).then_some(reasoning)
     }
 }
@@ -263,7 +262,8 @@ mod tests {
 
     #[test]
     fn replay_keeps_its_own_vendor_and_model_family() {
-        let event = map(json!({"type": "reasoning", "provider": "anthropic", "model": "claude-sonnet-4-5", "signature": "s"}));
+        let event =
+            map(json!({"type": "reasoning", "provider": "anthropic", "model": "claude-sonnet-4-5", "signature": "s"}));
         let auto = Replay::default();
         assert!(auto.of(&event, Vendor::Anthropic).is_some());
         assert!(auto.of(&event, Vendor::Google).is_none());

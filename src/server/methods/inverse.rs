@@ -3,8 +3,8 @@
 //! (`responses/fromEvents`).
 
 use crate::convert::{
-    ai_sdk_to_events, bedrock_converse_to_events, gemini_to_events, messages_to_events, pydantic_ai_to_events, responses_from_events, responses_to_events,
-    responses_to_events_keeping_items, EventStamp,
+    ai_sdk_to_events, bedrock_converse_to_events, gemini_to_events, messages_to_events, pydantic_ai_to_events,
+    responses_from_events, responses_to_events, responses_to_events_keeping_items, EventStamp,
 };
 use crate::event::{AgentEvent, EventError};
 use crate::messages::StoredMessage;
