@@ -310,7 +310,7 @@ fn render(args: &RenderArgs) -> Result<String, String> {
         Format::Anthropic => {
             with_newline(render_request_with(&events, &options, Provider::Anthropic, &provider_options, true))
         }
-        Format::AiSdk => with_newline(render_request(&events, &options, Provider::AiSdk, true)),
+        Format::AiSdk => with_newline(render_request_with(&events, &options, Provider::AiSdk, &provider_options, true)),
         Format::PydanticAi => with_newline(render_request(&events, &options, Provider::PydanticAi, true)),
         Format::Gemini => {
             with_newline(render_request_with(&events, &options, Provider::Gemini, &provider_options, true))

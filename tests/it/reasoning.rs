@@ -337,8 +337,15 @@ fn reasoning_none_renders_the_thread_without_its_reasoning() {
         replay: Replay { reasoning: ReasoningReplay::None, ..Replay::default() },
         ..ProviderOptions::default()
     };
-    for name in ["thinking_tool_loop", "bedrock_thinking_tool_loop", "gemini_parallel_calls", "reasoning_and_odd_ids"] {
-        let events = golden_events(name);
+    let ai_sdk_reasoning = crate::providers::thread(json!([
+        {"type": "message", "role": "user", "content": "Go", "iteration": 0},
+        {"type": "turn_block", "block": {"kind": "reasoning", "payload": {"text": "Unsigned thoughts."}}, "iteration": 0},
+        {"type": "message", "role": "assistant", "content": "Done.", "iteration": 0},
+    ]));
+    let threads =
+        ["thinking_tool_loop", "bedrock_thinking_tool_loop", "gemini_parallel_calls", "reasoning_and_odd_ids"]
+            .map(|name| (name, golden_events(name)));
+    for (name, events) in threads.into_iter().chain([("ai_sdk_reasoning", ai_sdk_reasoning)]) {
         let without: Vec<AgentEvent> = events
             .iter()
             .filter(|e| e.event_type() != "reasoning" && e.event_type() != "turn_block")

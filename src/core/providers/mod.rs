@@ -181,6 +181,12 @@ pub fn to_json(
     options: &ProviderOptions,
     pretty: bool,
 ) -> String {
+    if options.replay.reasoning == reasoning::ReasoningReplay::None {
+        // `reasoning: "none"`: the thread without its reasoning, whatever a format would replay.
+        let kept: Vec<Entry<'_>> = entries.iter().filter(|entry| entry.message().is_some()).cloned().collect();
+        let options = ProviderOptions { replay: reasoning::Replay::default(), ..*options };
+        return to_json(provider, system, &kept, &options, pretty);
+    }
     let request = project_with(provider, system, entries, options);
     let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
     text.expect("projections serialize")
