@@ -296,7 +296,7 @@ fn anthropic_assistant_turns_open_with_their_thinking_unmodified_and_in_order() 
     assert!(expected[1].contains(&json!({"type": "thinking", "thinking": "", "signature": "EqQBCkYIBxgCKkBsig3"})));
     // Gemini's and OpenAI's reasoning in the same thread is absent.
     let text = body.to_string();
-    assert!(!text.contains("CiQBGeminiSig") && !text.contains("gAAAAABopenai") && !text.contains("A Gemini thought"));
+    assert!(!text.contains("CiQBGeminiSigAAA") && !text.contains("gAAAAABopenai") && !text.contains("A Gemini thought"));
 }
 
 #[test]
@@ -404,7 +404,7 @@ fn gemini_steps_keep_their_signatures_and_group_responses_in_call_order() {
     let steps: Vec<&Value> =
         contents.iter().filter(|c| c["role"] == "model" && c.to_string().contains("functionCall")).collect();
     assert_eq!(steps.len(), 3);
-    for (step, signature) in steps.iter().zip(["CiQBjz1rX0sig1", "CiQBjz1rX0sig2", "CiQBjz1rX0sig3"]) {
+    for (step, signature) in steps.iter().zip(["CiQBjz1rX0sig1AA", "CiQBjz1rX0sig2AA", "CiQBjz1rX0sig3AA"]) {
         let first_call = step["parts"].as_array().unwrap().iter().find(|p| p.get("functionCall").is_some()).unwrap();
         assert_eq!(first_call["thoughtSignature"], signature);
     }
@@ -412,7 +412,7 @@ fn gemini_steps_keep_their_signatures_and_group_responses_in_call_order() {
     assert_eq!(contents[2]["parts"][0]["functionResponse"]["id"], "fc_1");
     assert_eq!(contents[6]["parts"][0]["functionResponse"]["id"], "fc_5");
     // The final text part keeps its signature; Claude's reasoning is absent.
-    assert_eq!(contents.last().unwrap()["parts"][0]["thoughtSignature"], "CiQBjz1rX0sig4");
+    assert_eq!(contents.last().unwrap()["parts"][0]["thoughtSignature"], "CiQBjz1rX0sig4AA");
     assert!(!body.to_string().contains("EqQBClaude"));
 }
 
@@ -578,10 +578,10 @@ fn a_gemini_body_read_back_renders_as_itself() {
     assert_eq!(
         signed,
         vec![
-            ("tool_call", "CiQBjz1rX0sig1"),
-            ("tool_call", "CiQBjz1rX0sig2"),
-            ("tool_call", "CiQBjz1rX0sig3"),
-            ("message", "CiQBjz1rX0sig4")
+            ("tool_call", "CiQBjz1rX0sig1AA"),
+            ("tool_call", "CiQBjz1rX0sig2AA"),
+            ("tool_call", "CiQBjz1rX0sig3AA"),
+            ("message", "CiQBjz1rX0sig4AA")
         ]
     );
 }

@@ -60,7 +60,7 @@ async def test_anthropic_turns_open_with_their_own_thinking(tk: AsyncThreadKeepe
     assert [sum(b["type"].endswith("thinking") for b in m["content"]) for m in assistant] == [2, 2, 1]
     assert all(m["content"][0]["type"].endswith("thinking") for m in assistant)
     text = json.dumps(request)
-    assert "CiQBGeminiSig" not in text and "gAAAAABopenai" not in text
+    assert "CiQBGeminiSigAAA" not in text and "gAAAAABopenai" not in text
     anthropic_types = pytest.importorskip("anthropic.types")
     from pydantic import TypeAdapter
 
@@ -73,7 +73,7 @@ async def test_render_gemini_is_a_valid_generate_content_body(tk: AsyncThreadKee
     validate_gemini(dict(request))
     model_steps = [c for c in request["contents"] if c["role"] == "model" and any("functionCall" in p for p in c["parts"])]
     first_calls = [next(p for p in c["parts"] if "functionCall" in p) for c in model_steps]
-    assert [p.get("thoughtSignature") for p in first_calls] == ["CiQBjz1rX0sig1", "CiQBjz1rX0sig2", "CiQBjz1rX0sig3"]
+    assert [p.get("thoughtSignature") for p in first_calls] == ["CiQBjz1rX0sig1AA", "CiQBjz1rX0sig2AA", "CiQBjz1rX0sig3AA"]
     loop = await thread_of(tk, "thinking_tool_loop")
     signed = await loop.render_gemini(thought_signature_placeholder="none")
     validate_gemini(dict(signed))

@@ -55,7 +55,7 @@ describe("reasoning replay", () => {
     for (const message of request.messages.filter((m) => m.role === "assistant")) {
       assert.match(message.content[0]!.type, /thinking$/);
     }
-    assert.doesNotMatch(JSON.stringify(request), /CiQBGeminiSig|gAAAAABopenai/);
+    assert.doesNotMatch(JSON.stringify(request), /CiQBGeminiSigAAA|gAAAAABopenai/);
     const none = await thread.renderAnthropic({ reasoning: "none" });
     assert.doesNotMatch(JSON.stringify(none), /thinking/);
     const otherFamily = await thread.renderAnthropic({ model: "gemini-3-pro-preview" });
@@ -71,7 +71,7 @@ describe("reasoning replay", () => {
       .map((c) => c.parts.find((p): p is Extract<GeminiPart, { functionCall: unknown }> => "functionCall" in p))
       .filter((p) => p !== undefined)
       .map((p) => p.thoughtSignature);
-    assert.deepEqual(firstCalls, ["CiQBjz1rX0sig1", "CiQBjz1rX0sig2", "CiQBjz1rX0sig3"]);
+    assert.deepEqual(firstCalls, ["CiQBjz1rX0sig1AA", "CiQBjz1rX0sig2AA", "CiQBjz1rX0sig3AA"]);
     const loop = await threadOf(tk, "thinking_tool_loop");
     const placeholders = JSON.stringify(await loop.renderGemini({ thoughtSignaturePlaceholder: "context_engineering_is_the_way_to_go" }));
     assert.equal(placeholders.split("context_engineering_is_the_way_to_go").length - 1, 2);

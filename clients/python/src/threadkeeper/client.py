@@ -526,7 +526,7 @@ class AsyncThread:
             dangling_tool_calls=dangling_tool_calls,
             reasoning=reasoning,
             model=model,
-            cache_control=cache_control,  # type: ignore[arg-type]
+            cache_control=cache_control,
         )
         request: BedrockConverseRequest = {"messages": result["messages"]}
         if "system" in result:
