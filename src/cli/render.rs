@@ -3,8 +3,10 @@
 use super::input::{display_name, read_events, read_source};
 use clap::{Args, ValueEnum};
 use threadkeeper::providers::anthropic::{CacheControl, CacheTtl};
+use threadkeeper::providers::gemini::{self, Placeholder};
 use threadkeeper::providers::openai_cache::{self, Breakpoints, CacheKey, Caching};
-use threadkeeper::providers::{render_request_with, ProviderOptions};
+use threadkeeper::providers::reasoning::{ModelFamily, ReasoningReplay, Replay};
+use threadkeeper::providers::{bedrock_converse, render_request_with, ProviderOptions};
 use threadkeeper::{
     build_messages, messages_to_prompt, render_request, ContextMode, DanglingToolCalls, MessageOptions, Provider,
 };
@@ -35,8 +37,8 @@ pub struct RenderArgs {
     /// (`repair`), or leave the call out (`drop`).
     #[arg(long, value_enum, default_value_t = Dangling::Repair)]
     dangling_tool_calls: Dangling,
-    /// `--format anthropic`, `openai-chat` or `openai-responses`: prompt caching (`auto`) or
-    /// none (the default).
+    /// `--format anthropic`, `openai-chat`, `openai-responses` or `bedrock-converse`: prompt
+    /// caching (`auto`) or none (the default).
     #[arg(long, value_enum, value_name = "WHEN")]
     cache_control: Option<Cache>,
     /// The breakpoints' time to live (`5m`, `1h` for anthropic; `30m` for the OpenAI formats);
@@ -51,6 +53,18 @@ pub struct RenderArgs {
     /// ones and OpenAI's implicit one); implies `--cache-control auto`.
     #[arg(long, value_enum, value_name = "WHICH")]
     cache_breakpoints: Option<CacheBreakpoints>,
+    /// Provider formats: give back the reasoning the provider requires (`auto`, the default),
+    /// or none.
+    #[arg(long, value_enum, value_name = "WHICH")]
+    reasoning: Option<ReasoningFlag>,
+    /// Provider formats: the model the request is for; reasoning another model family
+    /// produced is left out.
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// `--format gemini`: the signature an unsigned first call of a step in the current turn
+    /// gets (default `skip_thought_signature_validator`; `none` leaves it unsigned).
+    #[arg(long, value_enum, value_name = "VALUE")]
+    thought_signature_placeholder: Option<PlaceholderFlag>,
     /// Thread file: events as a JSON array or JSON Lines, or a turn document (YAML or JSON);
     /// `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -72,6 +86,25 @@ enum Format {
     AiSdk,
     /// Pydantic AI `{messages}` (`ModelMessagesTypeAdapter`'s JSON form).
     PydanticAi,
+    /// Gemini `generateContent` `{contents, systemInstruction?}`.
+    Gemini,
+    /// Amazon Bedrock Converse `{messages, system?}`.
+    BedrockConverse,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ReasoningFlag {
+    Auto,
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PlaceholderFlag {
+    #[value(name = "skip_thought_signature_validator")]
+    SkipThoughtSignatureValidator,
+    #[value(name = "context_engineering_is_the_way_to_go")]
+    ContextEngineeringIsTheWayToGo,
+    None,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -150,6 +183,30 @@ pub fn run(args: RenderArgs) -> i32 {
 /// The caching options the flags ask for; refused on a format no provider caches, as the
 /// protocol does.
 fn provider_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
+    let provider_format = !matches!(args.format, Format::Xml | Format::Messages | Format::Text);
+    if !provider_format && (args.reasoning.is_some() || args.model.is_some()) {
+        return Err("--reasoning and --model apply to the provider formats only".into());
+    }
+    let placeholder = match args.thought_signature_placeholder {
+        _ if !matches!(args.format, Format::Gemini) && args.thought_signature_placeholder.is_some() => {
+            return Err("--thought-signature-placeholder applies to --format gemini only".into())
+        }
+        None | Some(PlaceholderFlag::SkipThoughtSignatureValidator) => Placeholder::SkipValidator,
+        Some(PlaceholderFlag::ContextEngineeringIsTheWayToGo) => Placeholder::ContextEngineering,
+        Some(PlaceholderFlag::None) => Placeholder::None,
+    };
+    let replay = Replay {
+        reasoning: match args.reasoning {
+            Some(ReasoningFlag::None) => ReasoningReplay::None,
+            _ => ReasoningReplay::Auto,
+        },
+        model: args.model.as_deref().map(ModelFamily::of).unwrap_or_default(),
+    };
+    let caching = caching_options(args)?;
+    Ok(ProviderOptions { replay, gemini: gemini::Options { placeholder }, ..caching })
+}
+
+fn caching_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
     let openai_only = args.cache_key.is_some() || args.cache_breakpoints.is_some();
     let asked = args.cache_control.is_some() || args.cache_ttl.is_some() || openai_only;
     match args.format {
@@ -159,7 +216,17 @@ fn provider_options(args: &RenderArgs) -> Result<ProviderOptions, String> {
         }
         Format::Anthropic => anthropic_options(args),
         Format::OpenaiChat | Format::OpenaiResponses => openai_options(args),
-        _ => Err("--cache-control, --cache-ttl, --cache-key and --cache-breakpoints apply to --format anthropic, openai-chat and openai-responses only".into()),
+        Format::BedrockConverse if openai_only || args.cache_ttl.is_some() => {
+            Err("--format bedrock-converse takes --cache-control only".into())
+        }
+        Format::BedrockConverse => {
+            let bedrock_cache = match args.cache_control {
+                Some(Cache::Auto) => bedrock_converse::CacheControl::Auto,
+                _ => bedrock_converse::CacheControl::None,
+            };
+            Ok(ProviderOptions { bedrock_cache, ..Default::default() })
+        }
+        _ => Err("--cache-control, --cache-ttl, --cache-key and --cache-breakpoints apply to --format anthropic, openai-chat, openai-responses and bedrock-converse only".into()),
     }
 }
 
@@ -243,8 +310,14 @@ fn render(args: &RenderArgs) -> Result<String, String> {
         Format::Anthropic => {
             with_newline(render_request_with(&events, &options, Provider::Anthropic, &provider_options, true))
         }
-        Format::AiSdk => with_newline(render_request(&events, &options, Provider::AiSdk, true)),
+        Format::AiSdk => with_newline(render_request_with(&events, &options, Provider::AiSdk, &provider_options, true)),
         Format::PydanticAi => with_newline(render_request(&events, &options, Provider::PydanticAi, true)),
+        Format::Gemini => {
+            with_newline(render_request_with(&events, &options, Provider::Gemini, &provider_options, true))
+        }
+        Format::BedrockConverse => {
+            with_newline(render_request_with(&events, &options, Provider::BedrockConverse, &provider_options, true))
+        }
     })
 }
 

@@ -63,6 +63,11 @@ pub enum EventKind<'a> {
         summarized_iterations: &'a [Value],
         summary: &'a str,
     },
+    /// Reasoning a model produced ([`crate::providers::reasoning`] reads its fields): shown
+    /// by the XML and trace views as any other kept event, replayed by the provider renders.
+    Reasoning {
+        provider: &'a str,
+    },
     /// A type this version does not know; kept and rendered generically.
     Unknown {
         type_name: &'a str,
@@ -123,6 +128,15 @@ pub fn tool_result_value<'a>(result: Option<&'a Value>, content: Option<&'a [Val
         (None, None) => Cow::Owned(Value::String(String::new())),
     }
 }
+
+/// The `type` of a reasoning event: what a model thought, as its provider hands it back.
+pub const REASONING_EVENT_TYPE: &str = "reasoning";
+
+/// The providers a reasoning event may name: whose signature or encrypted form it carries.
+pub const REASONING_PROVIDERS: [&str; 4] = ["anthropic", "openai", "google", "bedrock"];
+
+/// Gemini's signature of a model part, kept on the `message` or `tool_call` event made of it.
+pub const THOUGHT_SIGNATURE_KEY: &str = "thoughtSignature";
 
 /// A validation failure: which field of which event, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -253,6 +267,7 @@ impl AgentEvent {
                     .unwrap_or_default(),
                 summary: s(f.summary),
             },
+            REASONING_EVENT_TYPE => EventKind::Reasoning { provider: s(self.fields.get("provider")) },
             other => EventKind::Unknown { type_name: other },
         }
     }
@@ -271,11 +286,31 @@ impl AgentEvent {
                     );
                 }
                 check.content("content")?;
+                check.optional(THOUGHT_SIGNATURE_KEY, Expect::String)?;
             }
             "tool_call" => {
                 check.string("toolName")?;
                 check.string("toolCallId")?;
                 check.require("args", Expect::Object)?;
+                check.optional(THOUGHT_SIGNATURE_KEY, Expect::String)?;
+            }
+            REASONING_EVENT_TYPE => {
+                let provider = check.string("provider")?;
+                if !REASONING_PROVIDERS.contains(&provider) {
+                    let reason =
+                        format!("expected \"anthropic\", \"openai\", \"google\" or \"bedrock\", found {provider:?}");
+                    return Err(check.error("provider", reason));
+                }
+                for key in ["model", "text", "signature", "redactedData", "encryptedContent", "itemId"] {
+                    check.optional(key, Expect::String)?;
+                }
+                match self.fields.get("summary") {
+                    None | Some(Value::String(_) | Value::Array(_)) => {}
+                    Some(other) => {
+                        let reason = format!("expected a string or an array, found {}", json_type(other));
+                        return Err(check.error("summary", reason));
+                    }
+                }
             }
             "tool_result" => {
                 check.string("toolCallId")?;
@@ -509,6 +544,30 @@ mod tests {
             err(json!({"type":"message","role":"robot","content":"x","iteration":0})),
             "events[1].role: expected \"user\", \"assistant\" or \"system\", found \"robot\""
         );
+    }
+
+    #[test]
+    fn reasoning_events_are_checked_and_kept_byte_for_byte() {
+        assert_eq!(
+            err(json!({"type":"reasoning","iteration":1,"provider":"mistral"})),
+            "events[1].provider: expected \"anthropic\", \"openai\", \"google\" or \"bedrock\", found \"mistral\""
+        );
+        assert_eq!(err(json!({"type":"reasoning","iteration":1})), "events[1].provider: missing");
+        assert_eq!(
+            err(json!({"type":"reasoning","iteration":1,"provider":"openai","summary":3})),
+            "events[1].summary: expected a string or an array, found number"
+        );
+        assert_eq!(
+            err(
+                json!({"type":"tool_call","iteration":1,"toolName":"x","toolCallId":"c","args":{},"thoughtSignature":1})
+            ),
+            "events[1].thoughtSignature: expected a string, found number"
+        );
+        let v =
+            json!({"type":"reasoning","provider":"anthropic","text":"","signature":"sig","iteration":0,"extra":[1]});
+        let e = AgentEvent::from_value(v.clone(), "events[0]").unwrap();
+        assert!(matches!(e.kind(), EventKind::Reasoning { provider: "anthropic" }));
+        assert_eq!(serde_json::to_string(&e.to_value()).unwrap(), serde_json::to_string(&v).unwrap());
     }
 
     #[test]

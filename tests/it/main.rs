@@ -24,6 +24,7 @@ mod prompt;
 mod protocol;
 mod providers;
 mod pydantic_ai;
+mod reasoning;
 mod rolling;
 mod rolling_props;
 mod schemas;

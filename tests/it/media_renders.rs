@@ -79,6 +79,7 @@ fn auto_cache() -> ProviderOptions {
             ttl: None,
         }),
         stable_prefix: 0,
+        ..ProviderOptions::default()
     }
 }
 

@@ -254,7 +254,7 @@ fn check_openai_responses(body: &Value) -> Result<(), String> {
     ledger.close("the end")
 }
 
-fn check_anthropic(body: &Value) -> Result<(), String> {
+pub(crate) fn check_anthropic(body: &Value) -> Result<(), String> {
     check_keys(body, &["system", "messages"])?;
     if let Some(system) = body.get("system") {
         if system.as_str().is_none_or(|s| s.trim().is_empty()) {
@@ -278,8 +278,17 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
         let mut answered = Vec::new();
         let mut past_results = false;
         let mut calls = Vec::new();
-        for block in blocks {
+        for (b, block) in blocks.iter().enumerate() {
             match (role, str_of(block, "type")?) {
+                // Thinking opens its assistant turn, and carries no breakpoint.
+                ("assistant", "thinking" | "redacted_thinking") => {
+                    if blocks[..b].iter().any(|earlier| !earlier["type"].as_str().unwrap().ends_with("thinking")) {
+                        return Err(format!("messages[{i}]: thinking after other content"));
+                    }
+                    if block.get("cache_control").is_some() {
+                        return Err(format!("messages[{i}]: thinking carries cache_control"));
+                    }
+                }
                 (_, "text") => {
                     if str_of(block, "text")?.trim().is_empty() {
                         return Err(format!("messages[{i}]: blank text block"));
@@ -441,14 +450,14 @@ fn golden_dir(kind: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(kind)
 }
 
-struct Fixture {
-    name: String,
-    dir: PathBuf,
-    options: MessageOptions,
-    events: Vec<AgentEvent>,
+pub(crate) struct Fixture {
+    pub(crate) name: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) options: MessageOptions,
+    pub(crate) events: Vec<AgentEvent>,
 }
 
-fn fixtures(kind: &str) -> Vec<Fixture> {
+pub(crate) fn fixtures(kind: &str) -> Vec<Fixture> {
     let dir = golden_dir(kind);
     let mut names: Vec<String> = fs::read_dir(&dir)
         .unwrap()
@@ -486,7 +495,7 @@ fn client_fixtures() -> Vec<Fixture> {
         .collect()
 }
 
-fn all_fixtures() -> Vec<Fixture> {
+pub(crate) fn all_fixtures() -> Vec<Fixture> {
     let mut all = fixtures("providers");
     all.extend(fixtures("xml"));
     all.extend(client_fixtures());
@@ -496,7 +505,7 @@ fn all_fixtures() -> Vec<Fixture> {
 
 /// Agent hosts' sessions, imported (their assistant messages group text and calls by
 /// `messageId`, which the seed form does not know).
-fn host_session_fixtures() -> Vec<Fixture> {
+pub(crate) fn host_session_fixtures() -> Vec<Fixture> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/host-sessions");
     let threads = crate::host_sessions::provider_threads();
     threads
@@ -505,7 +514,7 @@ fn host_session_fixtures() -> Vec<Fixture> {
         .collect()
 }
 
-fn variants(base: &MessageOptions) -> Vec<MessageOptions> {
+pub(crate) fn variants(base: &MessageOptions) -> Vec<MessageOptions> {
     let mut out = Vec::new();
     for mode in [ContextMode::Standard, ContextMode::Xml] {
         for dangling in [DanglingToolCalls::Repair, DanglingToolCalls::Drop] {
@@ -600,7 +609,7 @@ fn threads_valid_in_the_seed_form_render_exactly_as_the_seed() {
 
 // ---- each repair rule on its own thread ----
 
-fn thread(values: Value) -> Vec<AgentEvent> {
+pub(crate) fn thread(values: Value) -> Vec<AgentEvent> {
     AgentEvent::list_from_values(values.as_array().unwrap().clone()).unwrap()
 }
 
@@ -1015,7 +1024,7 @@ fn provider_pages_show_what_the_code_renders() {
         serde_json::from_str(&fs::read_to_string(root.join("examples/provider-thread.json")).unwrap()).unwrap();
     let events = thread(Value::Array(events));
     let options = MessageOptions { instructions: Some("Be brief.".into()), ..MessageOptions::default() };
-    for form in ["openai-chat", "openai-responses", "anthropic"] {
+    for form in ["openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse"] {
         let page = fs::read_to_string(root.join(format!("protocol/providers/{form}.md"))).unwrap();
         let shown = page.split("```json\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
         let provider: Provider = serde_json::from_value(json!(form)).unwrap();

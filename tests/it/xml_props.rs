@@ -159,8 +159,8 @@ fn expected_type_and_body(event: &AgentEvent) -> (String, String) {
         EventKind::HumanInputReceived { response } => ("human_input_received".into(), response.to_owned()),
         EventKind::Completion { result, .. } => ("completion".into(), result.to_owned()),
         EventKind::Summary { summary, .. } => ("summary".into(), summary.to_owned()),
-        EventKind::Unknown { type_name } => {
-            (unknown_type_attribute(type_name).into_owned(), js_json::to_string(&Value::Object(rest(event))))
+        EventKind::Unknown { .. } | EventKind::Reasoning { .. } => {
+            (unknown_type_attribute(event.event_type()).into_owned(), js_json::to_string(&Value::Object(rest(event))))
         }
     };
     (replace_forbidden(&xml_type), replace_forbidden(&body))

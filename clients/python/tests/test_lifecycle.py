@@ -19,7 +19,7 @@ async def test_spawn_initializes_and_reports_the_server() -> None:
         assert isinstance(tk.server["serverInfo"]["version"], str)
         assert tk.server["protocolVersion"] == 1
         assert tk.server["capabilities"]["store"] == {"kind": "memory"}
-        assert tk.server["capabilities"]["renderFormats"] == ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai"]
+        assert tk.server["capabilities"]["renderFormats"] == ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai", "gemini", "bedrock-converse"]
         assert tk.binary == BINARY
         assert tk.pid > 0
     finally:

@@ -10,6 +10,12 @@ import type {
   AnthropicRender,
   AnthropicRenderOptions,
   AnthropicRequest,
+  BedrockConverseRender,
+  BedrockConverseRenderOptions,
+  BedrockConverseRequest,
+  GeminiRender,
+  GeminiRenderOptions,
+  GeminiRequest,
   AnthropicTextBlock,
   AnyAgentEvent,
   AppendResult,
@@ -154,6 +160,8 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
   async render(format: "anthropic", options?: AnthropicRenderOptions & { cacheControl?: "none" } & CallOptions): Promise<AnthropicRender<string>>;
   async render(format: "anthropic", options: AnthropicRenderOptions & { cacheControl: "auto" | { ttl: AnthropicCacheTtl } } & CallOptions): Promise<AnthropicRender<AnthropicTextBlock[]>>;
   async render(format: "anthropic", options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRender>;
+  async render(format: "gemini", options?: GeminiRenderOptions & CallOptions): Promise<GeminiRender>;
+  async render(format: "bedrock-converse", options?: BedrockConverseRenderOptions & CallOptions): Promise<BedrockConverseRender>;
   async render(
     format: RenderFormat,
     options: RenderOptions & CallOptions = {},
@@ -165,6 +173,8 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
     | OpenAIChatRender<string | OpenAIChatTextPart[]>
     | OpenAIResponsesRender<string | OpenAIResponsesTextPart[]>
     | AnthropicRender
+    | GeminiRender
+    | BedrockConverseRender
   > {
     const [renderOptions, call] = splitCallOptions(options);
     return this.client.call("thread/render", withOptions({ threadId: this.id, format }, renderOptions), call);
@@ -297,6 +307,25 @@ export class Thread<Client extends ThreadClient = ThreadClient> {
   async renderAnthropic(options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRequest>;
   async renderAnthropic(options?: AnthropicRenderOptions & CallOptions): Promise<AnthropicRequest> {
     const { system, messages } = await this.render("anthropic", options);
+    return system === undefined ? { messages } : { system, messages };
+  }
+
+  /**
+   * The thread as a Gemini `generateContent` body `{contents, systemInstruction?}` (REST form).
+   * Google's thought parts and signatures go back where they came; the first unsigned call of
+   * each step in the current turn gets `thoughtSignaturePlaceholder`.
+   */
+  async renderGemini(options?: GeminiRenderOptions & CallOptions): Promise<GeminiRequest> {
+    const { contents, systemInstruction } = await this.render("gemini", options);
+    return systemInstruction === undefined ? { contents } : { contents, systemInstruction };
+  }
+
+  /**
+   * The thread as Amazon Bedrock Converse `{messages, system?}`: `new ConverseCommand({ modelId, ...request })`.
+   * With `cacheControl: "auto"` it carries `cachePoint` blocks.
+   */
+  async renderBedrockConverse(options?: BedrockConverseRenderOptions & CallOptions): Promise<BedrockConverseRequest> {
+    const { messages, system } = await this.render("bedrock-converse", options);
     return system === undefined ? { messages } : { system, messages };
   }
 

@@ -22,6 +22,8 @@ export interface MessageEvent<Part extends ContentPartInput = ContentPart> exten
   type: "message";
   role: "user" | "assistant" | "system";
   content: string | Part[];
+  /** Assistant messages: Gemini's signature of the text part, given back on it by the `gemini` render. */
+  thoughtSignature?: string;
 }
 
 export interface ToolCallEvent extends EventBase {
@@ -29,6 +31,8 @@ export interface ToolCallEvent extends EventBase {
   toolName: string;
   toolCallId: string;
   args: Record<string, unknown>;
+  /** Gemini's signature of the function call part, given back on it by the `gemini` render. */
+  thoughtSignature?: string;
 }
 
 /** A tool result with its `result` (any JSON), and content parts too when it has them. */
@@ -86,6 +90,29 @@ export interface SummaryEvent extends EventBase {
   summary: string;
 }
 
+/** Whose reasoning it is: the provider whose keys its signature or encrypted form answers to. */
+export type ReasoningProvider = "anthropic" | "openai" | "google" | "bedrock";
+
+/**
+ * Reasoning a model produced, kept byte for byte; each provider render gives back its own
+ * provider's and leaves out the rest (protocol/providers/reasoning.md). anthropic: `text` +
+ * `signature` (a thinking block; empty text is real) or `redactedData`; openai: `itemId`,
+ * `encryptedContent`, `summary`; google: `text` and/or `signature` (a thought part); bedrock:
+ * `text` + `signature` or `redactedData` (base64).
+ */
+export interface ReasoningEvent extends EventBase {
+  type: "reasoning";
+  provider: ReasoningProvider;
+  /** The model that produced it; a render for another model family leaves it out. */
+  model?: string;
+  text?: string;
+  signature?: string;
+  redactedData?: string;
+  encryptedContent?: string;
+  itemId?: string;
+  summary?: string | (string | { type: "summary_text"; text: string })[];
+}
+
 /** The agent events the server knows, discriminated by `type`. */
 export type AgentEvent =
   | MessageEvent
@@ -95,7 +122,8 @@ export type AgentEvent =
   | HumanInputRequestedEvent
   | HumanInputReceivedEvent
   | CompletionEvent
-  | SummaryEvent;
+  | SummaryEvent
+  | ReasoningEvent;
 
 export type AgentEventType = AgentEvent["type"];
 
@@ -290,6 +318,7 @@ const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set<AgentEventType>([
   "human_input_received",
   "completion",
   "summary",
+  "reasoning",
 ]);
 
 /** Narrows an event to the known union. */
@@ -343,7 +372,17 @@ export type EscapeMode = "full" | "minimal";
  * `status: "error"` (`"repair"`, the default) or leave the call out (`"drop"`).
  */
 export type DanglingToolCalls = "repair" | "drop";
-export type RenderFormat = "xml" | "messages" | "text" | "openai-chat" | "openai-responses" | "anthropic" | "ai-sdk" | "pydantic-ai";
+export type RenderFormat =
+  | "xml"
+  | "messages"
+  | "text"
+  | "openai-chat"
+  | "openai-responses"
+  | "anthropic"
+  | "ai-sdk"
+  | "pydantic-ai"
+  | "gemini"
+  | "bedrock-converse";
 
 export interface ThreadSettings {
   contextMode?: ContextMode;
@@ -457,8 +496,18 @@ export interface MessagesRender extends BudgetedRender {
 // Provider projections (formats "openai-chat", "openai-responses", "anthropic"): the request
 // shapes each provider's API takes, written out here so the package needs neither SDK.
 
+/**
+ * `options.reasoning` of the provider renders: `"auto"` (default) gives back the reasoning the
+ * provider produced where it requires it; `"none"` leaves all reasoning out.
+ */
+export type ReasoningReplay = "auto" | "none";
+
 /** Options of the provider renders (`thread.renderOpenAIChat()` and the others). */
-export type ProviderRenderOptions = Omit<RenderOptions, "fromEvent">;
+export type ProviderRenderOptions = Omit<RenderOptions, "fromEvent"> & {
+  reasoning?: ReasoningReplay;
+  /** The model the request is for (e.g. `"claude-opus-4-7"`): reasoning of another model family is left out. */
+  model?: string;
+};
 
 export interface OpenAIChatToolCall {
   id: string;
@@ -608,7 +657,10 @@ export type AnthropicContentBlock =
   | AnthropicTextBlock
   /** `id` is the tool call id mapped into `[A-Za-z0-9_-]{1,64}`. */
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown>; cache_control?: AnthropicCacheControl }
-  | { type: "tool_result"; tool_use_id: string; content?: string; is_error: boolean; cache_control?: AnthropicCacheControl };
+  | { type: "tool_result"; tool_use_id: string; content?: string; is_error: boolean; cache_control?: AnthropicCacheControl }
+  /** Anthropic's own reasoning, given back unmodified at the start of its assistant turn. */
+  | { type: "thinking"; thinking: string; signature: string; cache_control?: never }
+  | { type: "redacted_thinking"; data: string; cache_control?: never };
 
 export interface AnthropicMessage {
   role: "user" | "assistant";
@@ -635,6 +687,69 @@ export interface AnthropicRenderOptions extends ProviderRenderOptions {
 
 export interface AnthropicRender<System extends AnthropicSystem = AnthropicSystem> extends AnthropicRequest<System>, BudgetedRender {
   format: "anthropic";
+  version: number;
+  contextMode: ContextMode;
+}
+
+// Gemini `generateContent` (format "gemini"), REST form.
+
+export type GeminiPart =
+  | { text: string; thought?: true; thoughtSignature?: string }
+  | { functionCall: { id?: string; name: string; args: Record<string, unknown> }; thoughtSignature?: string }
+  | { functionResponse: { id?: string; name: string; response: Record<string, unknown> } };
+
+export interface GeminiContent {
+  role: "user" | "model";
+  parts: GeminiPart[];
+}
+
+/** The request fields: `ai.models.generateContent({ model, config: { systemInstruction }, contents })` (REST: `{contents, systemInstruction}`). */
+export interface GeminiRequest {
+  contents: GeminiContent[];
+  systemInstruction?: { parts: { text: string }[] };
+}
+
+/** What the first unsigned call of a step in the current turn carries; `"none"` leaves it unsigned. */
+export type GeminiThoughtSignaturePlaceholder = "skip_thought_signature_validator" | "context_engineering_is_the_way_to_go" | "none";
+
+export type GeminiRenderOptions = ProviderRenderOptions & { thoughtSignaturePlaceholder?: GeminiThoughtSignaturePlaceholder };
+
+export interface GeminiRender extends GeminiRequest, BudgetedRender {
+  format: "gemini";
+  version: number;
+  contextMode: ContextMode;
+}
+
+// Amazon Bedrock Converse (format "bedrock-converse"), JSON wire form.
+
+export interface BedrockCachePoint {
+  cachePoint: { type: "default" };
+}
+
+export type BedrockContentBlock =
+  | { text: string }
+  | { toolUse: { toolUseId: string; name: string; input: Record<string, unknown> } }
+  | { toolResult: { toolUseId: string; content: ({ text: string } | { json: Record<string, unknown> })[]; status?: "error" } }
+  /** `redactedContent` is base64 text (the JSON form of a blob). */
+  | { reasoningContent: { reasoningText: { text: string; signature: string } } | { redactedContent: string } }
+  | BedrockCachePoint;
+
+export interface BedrockMessage {
+  role: "user" | "assistant";
+  content: BedrockContentBlock[];
+}
+
+/** The request fields: `ConverseCommand({ modelId, ...request })`. */
+export interface BedrockConverseRequest {
+  messages: BedrockMessage[];
+  system?: ({ text: string } | BedrockCachePoint)[];
+}
+
+/** `cacheControl: "auto"` puts `cachePoint` blocks where Anthropic's breakpoints would be (at most 4). */
+export type BedrockConverseRenderOptions = ProviderRenderOptions & { cacheControl?: "none" | "auto" };
+
+export interface BedrockConverseRender extends BedrockConverseRequest, BudgetedRender {
+  format: "bedrock-converse";
   version: number;
   contextMode: ContextMode;
 }
@@ -685,6 +800,8 @@ export interface RenderResults {
   "openai-chat": OpenAIChatRender;
   "openai-responses": OpenAIResponsesRender;
   anthropic: AnthropicRender;
+  gemini: GeminiRender;
+  "bedrock-converse": BedrockConverseRender;
 }
 
 export interface TokensOptions {

@@ -24,7 +24,7 @@ describe("lifecycle", () => {
       assert.equal(typeof tk.server.serverInfo.version, "string");
       assert.equal(tk.server.protocolVersion, 1);
       assert.equal(tk.server.capabilities.store.kind, "memory");
-      assert.deepEqual(tk.server.capabilities.renderFormats, ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai"]);
+      assert.deepEqual(tk.server.capabilities.renderFormats, ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai", "gemini", "bedrock-converse"]);
       assert.equal(tk.binary, BINARY);
       assert.equal(typeof tk.pid, "number");
     } finally {

@@ -1,14 +1,17 @@
 //! Stateless conversions for CLI model providers (seed 003): stored messages to a `<thread>`
 //! document or a labelled text prompt, and tool calls out of a model's text reply; and the
 //! inverses of the renders: events from stored messages, from OpenAI Responses items, from AI
-//! SDK model messages or from Pydantic AI messages; and agent hosts' session files (Claude Code,
+//! SDK model messages, from Pydantic AI messages, from Gemini contents or from Bedrock Converse
+//! messages; and agent hosts' session files (Claude Code,
 //! Codex) as threads.
 
 mod claude_code_tree;
 mod cli_prompt;
 mod from_ai_sdk;
+mod from_bedrock_converse;
 mod from_claude_code;
 mod from_codex;
+mod from_gemini;
 mod from_messages;
 mod from_pydantic_ai;
 mod from_responses;
@@ -25,8 +28,10 @@ mod tool_calls;
 
 pub use cli_prompt::{build_cli_prompt, InputEncoding, ToolDefinition, TOOL_CALL_FORMAT};
 pub use from_ai_sdk::ai_sdk_to_events;
+pub use from_bedrock_converse::bedrock_converse_to_events;
 pub use from_claude_code::{CLAUDE_CODE_BLOCK_EVENT_TYPE, CLAUDE_CODE_KEY, CLAUDE_CODE_LINE_EVENT_TYPE};
 pub use from_codex::CODEX_LINE_EVENT_TYPE;
+pub use from_gemini::gemini_to_events;
 pub use from_messages::{messages_to_events, EventStamp, KEPT_ITEM_EVENT_TYPE, KEPT_ITEM_KEY};
 pub use from_pydantic_ai::pydantic_ai_to_events;
 pub use from_responses::{responses_to_events, responses_to_events_keeping_items};

@@ -48,7 +48,7 @@ use super::labels::{
 };
 use super::stored::{Content as MessageContent, MessageType, StoredMessage, ToolCall};
 use crate::context::rolling::summary_message_text;
-use crate::event::{AgentEvent, Content, EventKind, Role};
+use crate::event::{AgentEvent, Content, EventKind, Role, THOUGHT_SIGNATURE_KEY};
 use crate::js_json;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -78,8 +78,9 @@ pub enum DanglingToolCalls {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Entry<'a> {
     Message(MessageRef<'a>),
-    /// A reasoning block imported from a turn document (`turn_block` event): the whole block.
-    /// Only the OpenAI Responses projection replays it.
+    /// Reasoning: a `reasoning` event's fields, or a reasoning `turn_block`'s whole block
+    /// ([`crate::providers::reasoning::Reasoning`] reads either). Each provider projection
+    /// replays its own provider's, before the assistant message that follows.
     Reasoning(&'a Map<String, Value>),
 }
 
@@ -161,6 +162,9 @@ struct OpenCalls {
     answers: Vec<StoredMessage>,
     /// Entries that arrived while calls were unanswered; they follow the answers.
     waiting: Vec<Item>,
+    /// Reasoning that came between the calls, before any answer (interleaved thinking): it
+    /// belongs to the calls' message, so it goes before it.
+    reasoning: Vec<Item>,
     /// The call a `human_input_received` would answer: the latest call still unanswered
     /// when a `human_input_requested` arrived.
     awaiting_human: Option<usize>,
@@ -173,6 +177,7 @@ impl OpenCalls {
             calls: Vec::new(),
             answers: Vec::new(),
             waiting: Vec::new(),
+            reasoning: Vec::new(),
             awaiting_human: None,
         }
     }
@@ -213,6 +218,7 @@ impl OpenCalls {
     /// The settled entries: the calls, their answers, answers for the unanswered, the waiting.
     fn settle(&self, out: &mut Vec<Item>) {
         let unanswered: Vec<bool> = self.calls.iter().map(|c| !c.answered).collect();
+        out.extend(self.reasoning.iter().cloned());
         out.push(Item::Calls { message: self.message.clone(), unanswered });
         out.extend(self.answers.iter().cloned().map(Item::Message));
         for (call, tool_call) in self.calls.iter().zip(self.message.tool_calls()) {
@@ -234,6 +240,8 @@ struct Origin<'a> {
     fields: Option<&'a Map<String, Value>>,
     /// What a framework's message form keeps under [`CARRIED_KEY`].
     carried: Option<&'a Value>,
+    /// Gemini's signature of the part the event was made of ([`THOUGHT_SIGNATURE_KEY`]).
+    thought_signature: Option<&'a Value>,
 }
 
 impl<'a> Origin<'a> {
@@ -246,16 +254,22 @@ impl<'a> Origin<'a> {
                 ("messageName", Value::String(name)) => origin.name = Some(name),
                 ("messageFields", Value::Object(fields)) => origin.fields = Some(fields),
                 (CARRIED_KEY, carried) => origin.carried = Some(carried),
+                (THOUGHT_SIGNATURE_KEY, signature) => origin.thought_signature = Some(signature),
                 _ => {}
             }
         }
         origin
     }
 
-    /// Gives `extra` (a message's, or a call's) the event's `aiSdk`, if it has one.
+    /// Gives `extra` (a message's, or a call's) the event's `aiSdk` and `thoughtSignature`, if
+    /// it has them. The signature stays with the one part it signs: never given once to a
+    /// message made of several events.
     fn carry(self, extra: &mut super::stored::Extra) {
         if let Some(carried) = self.carried {
             extra.insert(CARRIED_KEY.to_owned(), carried.clone());
+        }
+        if let Some(signature) = self.thought_signature {
+            extra.insert(THOUGHT_SIGNATURE_KEY.to_owned(), signature.clone());
         }
     }
 
@@ -358,7 +372,13 @@ impl StandardMessages {
                 Role::System => StoredMessage::with_parts(MessageType::Human, labelled(SYSTEM_LABEL, parts)),
             },
             EventKind::Message { role: Role::User, content: Content::Text(content) } => StoredMessage::human(content),
-            EventKind::Message { role: Role::Assistant, content: Content::Text(content) } => StoredMessage::ai(content),
+            EventKind::Message { role: Role::Assistant, content: Content::Text(content) } => {
+                let mut message = StoredMessage::ai(content);
+                if let Some(signature) = origin.thought_signature {
+                    message.data.extra.insert(THOUGHT_SIGNATURE_KEY.to_owned(), signature.clone());
+                }
+                message
+            }
             EventKind::Message { role: Role::System, content: Content::Text(content) } => {
                 StoredMessage::human(format!("{SYSTEM_LABEL}{content}"))
             }
@@ -439,13 +459,12 @@ impl StandardMessages {
                     return;
                 }
             },
-            EventKind::Unknown { .. } => match reasoning_block(event) {
-                Some(block) => {
-                    self.add(Item::Reasoning(block.clone()));
-                    return;
+            EventKind::Unknown { .. } | EventKind::Reasoning { .. } => {
+                if let Some(record) = crate::providers::reasoning::record_of(event.fields()) {
+                    self.add_reasoning(Item::Reasoning(record.clone()));
                 }
-                None => return,
-            },
+                return;
+            }
             EventKind::Completion { .. } => return,
         };
         origin.give_once(&mut message);
@@ -475,6 +494,9 @@ impl StandardMessages {
         if self.settled.last().is_some_and(same_message) {
             if let Some(Item::Message(text)) = self.settled.pop() {
                 open.message.data.content = text.data.content;
+                if let Some(signature) = text.data.extra.get(THOUGHT_SIGNATURE_KEY).cloned() {
+                    open.message.data.extra.insert(THOUGHT_SIGNATURE_KEY.to_owned(), signature);
+                }
             }
         }
         open
@@ -483,6 +505,15 @@ impl StandardMessages {
     pub fn extend<'a>(&mut self, events: impl IntoIterator<Item = &'a AgentEvent>) {
         for event in events {
             self.push(event);
+        }
+    }
+
+    /// Reasoning goes with the message after it: while calls wait for their first answer, that
+    /// is the calls' message (thinking between parallel calls); otherwise as any other entry.
+    fn add_reasoning(&mut self, item: Item) {
+        match self.open.as_mut() {
+            Some(open) if open.answers.is_empty() && open.waiting.is_empty() => open.reasoning.push(item),
+            _ => self.add(item),
         }
     }
 
@@ -524,6 +555,7 @@ impl StandardMessages {
         out.extend(self.settled.iter().filter_map(|item| item_entry(item, dangling)));
         if let Some(open) = &self.open {
             let unanswered: Vec<bool> = open.calls.iter().map(|c| !c.answered).collect();
+            out.extend(open.reasoning.iter().filter_map(|item| item_entry(item, dangling)));
             out.extend(calls_entry(&open.message, &unanswered, dangling).map(Entry::Message));
             out.extend(open.answers.iter().map(|m| Entry::Message(MessageRef::Kept(m))));
             if dangling == DanglingToolCalls::Repair {
@@ -597,15 +629,6 @@ fn calls_entry<'a>(
     let mut kept = message.clone();
     kept.data.tool_calls = Some(calls);
     Some(MessageRef::Made(Box::new(kept)))
-}
-
-/// The block of a `turn_block` event that carries a reasoning block.
-fn reasoning_block(event: &AgentEvent) -> Option<&Map<String, Value>> {
-    if event.event_type() != crate::turns::events::TURN_BLOCK_EVENT_TYPE {
-        return None;
-    }
-    let block = event.fields().get("block")?.as_object()?;
-    (block.get("kind")?.as_str()? == "reasoning").then_some(block)
 }
 
 /// A tool result's parts: its `result` as a text part first, when it gives one beside `content`.

@@ -6,7 +6,8 @@
 //! | human | `{type: "text", text}`, user |
 //! | ai | `{type: "text", text}` when it has text, then `{type: "tool_use", id, name, input}` per call, assistant |
 //! | tool | `{type: "tool_result", tool_use_id, content?, is_error}`, user (`content` left out when blank) |
-//! | reasoning | left out (its encrypted form is OpenAI's) |
+//! | reasoning of Anthropic's | `{type: "thinking", thinking, signature}` or `{type: "redacted_thinking", data}`, first in the next assistant turn ([`super::reasoning`]) |
+//! | other reasoning | left out (no other provider's signature is Anthropic's) |
 //!
 //! Consecutive blocks of one role form one turn, so roles alternate. Text blocks that are empty
 //! or whitespace, which the API refuses, are left out (and so is such a `system` or
@@ -26,6 +27,7 @@
 //! [`place_breakpoints`]); without it, not one byte differs from a request without caching.
 
 use super::media_parts::{self, Carried, Piece};
+use super::reasoning::{Reasoning, Replay, Vendor};
 use crate::media::parts::Media;
 use crate::media::{MediaBytes, MediaKind};
 use crate::messages::{is_blank, Entry, MessageType, StoredMessage};
@@ -130,6 +132,14 @@ pub enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheMark>,
     },
+    /// Replayed as it came; the API refuses `cache_control` on it.
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
     Image {
         source: Source<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -216,9 +226,13 @@ fn blocks_of<'a>(pieces: Vec<Piece<'a>>) -> Vec<Block<'a>> {
 }
 
 impl Block<'_> {
-    /// A tool result with no content says nothing a breakpoint could usefully end on.
+    /// A tool result with no content says nothing a breakpoint could usefully end on, and
+    /// thinking may not carry one.
     fn is_empty(&self) -> bool {
-        matches!(self, Block::ToolResult { content: None, .. })
+        matches!(
+            self,
+            Block::ToolResult { content: None, .. } | Block::Thinking { .. } | Block::RedactedThinking { .. }
+        )
     }
 
     fn mark(&mut self, mark: CacheMark) {
@@ -226,8 +240,15 @@ impl Block<'_> {
         | Block::ToolUse { cache_control, .. }
         | Block::ToolResult { cache_control, .. }
         | Block::Image { cache_control, .. }
-        | Block::Document { cache_control, .. }) = self;
+        | Block::Document { cache_control, .. }) = self
+        else {
+            return;
+        };
         *cache_control = Some(mark);
+    }
+
+    fn is_thinking(&self) -> bool {
+        matches!(self, Block::Thinking { .. } | Block::RedactedThinking { .. })
     }
 }
 
@@ -240,8 +261,9 @@ pub fn project_cached<'a>(
     media: &'a MediaBytes,
     cache: CacheControl,
     stable_prefix: usize,
+    replay: &Replay,
 ) -> Request<'a> {
-    let mut request = project(system, entries, media);
+    let mut request = project(system, entries, media, replay);
     if let CacheControl::Auto { ttl } = cache {
         place_breakpoints(&mut request, CacheMark { kind: Ephemeral::Ephemeral, ttl }, stable_prefix);
     }
@@ -260,16 +282,38 @@ fn mark_stable_prefix(request: &mut Request<'_>, stable_prefix: usize, mark: Cac
     true
 }
 
-pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], media: &'a MediaBytes) -> Request<'a> {
+pub fn project<'a>(
+    system: Option<&'a str>,
+    entries: &'a [Entry<'a>],
+    media: &'a MediaBytes,
+    replay: &Replay,
+) -> Request<'a> {
     let mut ids = IdMap::new(IdRule::ANTHROPIC);
     let mut messages: Vec<Message<'a>> = Vec::new();
+    // Thinking waits here for the assistant turn it opens; a user turn first drops it.
+    let mut thinking: Vec<Block<'a>> = Vec::new();
     for entry in entries {
-        if let Entry::Message(message) = entry {
-            if let Some((role, blocks)) = project_message(message, &mut ids, media) {
-                match messages.last_mut() {
-                    Some(last) if last.role == role => last.content.extend(blocks),
-                    _ => messages.push(Message { role, content: blocks }),
+        let message = match entry {
+            Entry::Message(message) => message,
+            Entry::Reasoning(record) => {
+                thinking.extend(replay.of(record, Vendor::Anthropic).and_then(thinking_block));
+                continue;
+            }
+        };
+        if let Some((role, mut blocks)) = project_message(message, &mut ids, media) {
+            if role == Role::Assistant && !thinking.is_empty() {
+                blocks.splice(0..0, thinking.drain(..));
+            }
+            thinking.clear();
+            match messages.last_mut() {
+                Some(last) if last.role == role => {
+                    // Thinking opens its assistant turn, whatever the turn held before it.
+                    let lead = last.content.iter().take_while(|b| b.is_thinking()).count();
+                    let (new_thinking, rest): (Vec<_>, Vec<_>) = blocks.into_iter().partition(Block::is_thinking);
+                    last.content.splice(lead..lead, new_thinking);
+                    last.content.extend(rest);
                 }
+                _ => messages.push(Message { role, content: blocks }),
             }
         }
     }
@@ -363,6 +407,17 @@ pub fn project_xml<'a>(
         request.messages[0].content[at].mark(mark);
     }
     request
+}
+
+/// The block Anthropic takes back for its reasoning: redacted data, or signed thinking (an empty
+/// text is kept: with `display: "omitted"` the signature is all there is). Unsigned text is
+/// never taken back.
+fn thinking_block(reasoning: Reasoning<'_>) -> Option<Block<'_>> {
+    match (reasoning.redacted_data, reasoning.signature) {
+        (Some(data), _) => Some(Block::RedactedThinking { data }),
+        (None, Some(signature)) => Some(Block::Thinking { thinking: reasoning.text.unwrap_or_default(), signature }),
+        (None, None) => None,
+    }
 }
 
 /// Marks the system prompt, making it one text block; false when there is none.

@@ -12,18 +12,25 @@
 //! | `anthropic` | [`anthropic`] | `{system?, messages}` (Messages API) |
 //! | `ai-sdk` | [`ai_sdk`] | `{instructions?, messages}` (Vercel AI SDK `ModelMessage[]`) |
 //! | `pydantic-ai` | [`pydantic_ai`] | `{messages}` (Pydantic AI's `ModelMessagesTypeAdapter` form) |
+//! | `gemini` | [`gemini`] | `{contents, systemInstruction?}` (Gemini `generateContent`) |
+//! | `bedrock-converse` | [`bedrock_converse`] | `{messages, system?}` (Amazon Bedrock Converse) |
 //!
 //! Media parts go out in each provider's own form ([`media_parts`]), their bytes taken from the
 //! render's [`MediaBytes`] only now; a part whose bytes are not at hand, or that the provider
-//! cannot take, is its placeholder text, as in the XML document.
+//! cannot take, is its placeholder text, as in the XML document. Reasoning goes back to the
+//! provider that produced it, and to no other ([`reasoning`]).
 
 pub mod ai_sdk;
 pub mod anthropic;
+pub mod bedrock_converse;
+pub mod cache_points;
+pub mod gemini;
 pub mod media_parts;
 pub mod openai_cache;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod pydantic_ai;
+pub mod reasoning;
 pub mod xml_blocks;
 
 use crate::event::AgentEvent;
@@ -46,11 +53,22 @@ pub enum Provider {
     AiSdk,
     #[serde(rename = "pydantic-ai")]
     PydanticAi,
+    #[serde(rename = "gemini")]
+    Gemini,
+    #[serde(rename = "bedrock-converse")]
+    BedrockConverse,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 5] =
-        [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic, Provider::AiSdk, Provider::PydanticAi];
+    pub const ALL: [Provider; 7] = [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::AiSdk,
+        Provider::PydanticAi,
+        Provider::Gemini,
+        Provider::BedrockConverse,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -59,6 +77,8 @@ impl Provider {
             Provider::Anthropic => "anthropic",
             Provider::AiSdk => "ai-sdk",
             Provider::PydanticAi => "pydantic-ai",
+            Provider::Gemini => "gemini",
+            Provider::BedrockConverse => "bedrock-converse",
         }
     }
 }
@@ -72,6 +92,8 @@ pub enum ProviderRequest<'a> {
     Anthropic(anthropic::Request<'a>),
     AiSdk(ai_sdk::Request<'a>),
     PydanticAi(pydantic_ai::Request),
+    Gemini(gemini::Request<'a>),
+    BedrockConverse(bedrock_converse::Request<'a>),
 }
 
 /// Projects `system` (the system message's text, if any) and the conversation for `provider`.
@@ -92,6 +114,12 @@ pub struct ProviderOptions {
     /// they are (rolling summaries): a prefix worth its own breakpoint. Set from the thread,
     /// not by the host.
     pub stable_prefix: usize,
+    /// Which reasoning goes back (`options.reasoning`, `options.model`).
+    pub replay: reasoning::Replay,
+    /// `gemini` only: the signature an unsigned call of the current turn gets.
+    pub gemini: gemini::Options,
+    /// `bedrock-converse` only: `cachePoint` blocks.
+    pub bedrock_cache: bedrock_converse::CacheControl,
 }
 
 impl ProviderOptions {
@@ -123,6 +151,7 @@ pub fn project_with<'a>(
             media,
             options.openai_cache,
             options.stable_prefix,
+            &options.replay,
         )),
         Provider::Anthropic => ProviderRequest::Anthropic(anthropic::project_cached(
             system,
@@ -130,11 +159,20 @@ pub fn project_with<'a>(
             media,
             options.cache_control,
             options.stable_prefix,
+            &options.replay,
         )),
         Provider::AiSdk => ProviderRequest::AiSdk(ai_sdk::project(system, entries, media)),
         Provider::PydanticAi => {
             ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default(), media))
         }
+        Provider::Gemini => ProviderRequest::Gemini(gemini::project(system, entries, options)),
+        Provider::BedrockConverse => ProviderRequest::BedrockConverse(bedrock_converse::project_cached(
+            system,
+            entries,
+            options.bedrock_cache,
+            options.stable_prefix,
+            &options.replay,
+        )),
     }
 }
 
@@ -154,6 +192,12 @@ pub fn to_json(
     media: &MediaBytes,
     pretty: bool,
 ) -> String {
+    if options.replay.reasoning == reasoning::ReasoningReplay::None {
+        // `reasoning: "none"`: the thread without its reasoning, whatever a format would replay.
+        let kept: Vec<Entry<'_>> = entries.iter().filter(|entry| entry.message().is_some()).cloned().collect();
+        let options = ProviderOptions { replay: reasoning::Replay::default(), ..*options };
+        return to_json(provider, system, &kept, &options, media, pretty);
+    }
     let request = project_with(provider, system, entries, options, media);
     let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
     text.expect("projections serialize")
@@ -206,7 +250,13 @@ pub fn xml_to_json(
             }
             _ => None,
         },
-        Provider::AiSdk | Provider::PydanticAi => None,
+        Provider::BedrockConverse => match options.bedrock_cache {
+            bedrock_converse::CacheControl::Auto => Some(ProviderRequest::BedrockConverse(
+                bedrock_converse::project_xml(system, &xml_blocks::split(&document)),
+            )),
+            bedrock_converse::CacheControl::None => None,
+        },
+        Provider::AiSdk | Provider::PydanticAi | Provider::Gemini => None,
     };
     if let Some(request) = request {
         let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };

@@ -8,11 +8,12 @@
 //! | tool | `{type: "function_call_output", call_id, output}` |
 //! | reasoning | `{type: "reasoning", id, summary, encrypted_content}` |
 //!
-//! A reasoning item is replayed only when it carries `encrypted_content` and an id (the
-//! payload's `item_id`, else the block's `id`) and an assistant item (message or function
-//! call) follows it; its summary is the payload's `summary`, a string or a list of parts:
-//! the API refuses a reasoning item without its following item. Any other reasoning block is
-//! left out; its text was never model input.
+//! A reasoning item is replayed only when it is OpenAI's ([`super::reasoning`]), carries
+//! `encrypted_content` and an id (a reasoning event's `encryptedContent` and `itemId`; a
+//! block's payload `encrypted_content` and `item_id`, else the block's `id`) and an assistant
+//! item (message or function call) follows it; its summary is the `summary`, a string or a
+//! list of parts: the API refuses a reasoning item without its following item. Any other
+//! reasoning is left out; its text was never model input.
 //!
 //! Media ([`super::media_parts`]): a user message holding media, and a tool output, are lists
 //! of `input_text`, `input_image` (`{image_url, detail}`, a `data:` URL or the part's URL;
@@ -29,13 +30,14 @@
 
 use super::media_parts::{self, Carried, Piece};
 use super::openai_cache::{CacheControl, Content, Part, RequestFields};
+use super::reasoning::{Reasoning, Replay, Vendor};
 use crate::media::parts::Media;
 use crate::media::{MediaBytes, MediaKind};
 use crate::messages::{Entry, MessageType, StoredMessage};
 use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
 use serde_json::json;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -82,7 +84,12 @@ impl<'a> Item<'a> {
     }
 }
 
-pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], media: &'a MediaBytes) -> Request<'a> {
+pub fn project<'a>(
+    system: Option<&'a str>,
+    entries: &'a [Entry<'a>],
+    media: &'a MediaBytes,
+    replay: &Replay,
+) -> Request<'a> {
     let mut ids = IdMap::new(IdRule::OPENAI);
     let mut input: Vec<Item<'a>> = Vec::with_capacity(entries.len());
     // Reasoning waits here until the next item shows whether it may be replayed.
@@ -91,7 +98,7 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], media: &'a
         let start = input.len();
         match entry {
             Entry::Reasoning(block) => {
-                reasoning.extend(reasoning_item(block));
+                reasoning.extend(replay.of(block, Vendor::OpenAi).and_then(reasoning_item));
                 continue;
             }
             Entry::Message(message) => project_message(message, &mut ids, media, &mut input),
@@ -114,8 +121,9 @@ pub fn project_cached<'a>(
     media: &'a MediaBytes,
     cache: CacheControl,
     stable_prefix: usize,
+    replay: &Replay,
 ) -> Request<'a> {
-    let mut request = project(system, entries, media);
+    let mut request = project(system, entries, media, replay);
     if let Some((fields, explicit)) = cache.fields() {
         request.cache = fields;
         if explicit {
@@ -219,37 +227,14 @@ fn project_message<'a>(
     }
 }
 
-/// The reasoning item of a reasoning block, when it can be replayed: its payload's
-/// `encrypted_content`, its id (`payload.item_id`, else the block's `id`) and its summary
-/// (`payload.summary`: a string, or a list of strings or `{text}` parts as the API returns it).
-fn reasoning_item(block: &Map<String, Value>) -> Option<Item<'_>> {
-    let payload = block.get("payload")?.as_object()?;
-    let encrypted_content = non_empty(payload.get("encrypted_content"))?;
-    let id = non_empty(payload.get("item_id")).or_else(|| non_empty(block.get("id")))?;
-    let summary = match payload.get("summary") {
-        Some(Value::Array(parts)) => parts.iter().filter_map(summary_part).collect(),
-        Some(single) => summary_part(single).into_iter().collect(),
-        None => Vec::new(),
-    };
-    let summary = summary
-        .into_iter()
-        .filter(|text: &&str| !text.is_empty())
-        .map(|text| SummaryText { kind: "summary_text", text })
-        .collect();
+/// The reasoning item of OpenAI's reasoning, when it can be replayed: it has its
+/// `encrypted_content` and its id.
+fn reasoning_item(reasoning: Reasoning<'_>) -> Option<Item<'_>> {
+    let encrypted_content = reasoning.encrypted_content?;
+    let id = reasoning.item_id?;
+    let summary =
+        reasoning.summary_texts().into_iter().map(|text| SummaryText { kind: "summary_text", text }).collect();
     Some(Item::Reasoning { id, summary, encrypted_content })
-}
-
-fn non_empty(value: Option<&Value>) -> Option<&str> {
-    value.and_then(Value::as_str).filter(|s| !s.is_empty())
-}
-
-/// A summary part: a string, or an object with `text`.
-fn summary_part(value: &Value) -> Option<&str> {
-    match value {
-        Value::String(text) => Some(text),
-        Value::Object(part) => part.get("text").and_then(Value::as_str),
-        _ => None,
-    }
 }
 
 /// XML context mode with explicit breakpoints: the system prompt as a first system message,

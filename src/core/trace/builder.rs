@@ -267,7 +267,8 @@ impl TraceBuilder {
                     run.messages.push(content::message(role.as_str(), vec![content::text_part(&content.text())]));
                 }
             }
-            EventKind::Unknown { type_name } => {
+            EventKind::Unknown { .. } | EventKind::Reasoning { .. } => {
+                let type_name = event.event_type();
                 let attributes = vec![("threadkeeper.event.type", AttrValue::Str(type_name.into()))];
                 run.events.push(marks("threadkeeper.event", attributes));
             }

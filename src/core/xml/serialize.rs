@@ -362,8 +362,9 @@ impl Lines {
                 out.push_str("\">");
                 escape_into(out, summary, escape);
             }
-            EventKind::Unknown { type_name } => {
-                open_unknown_tag(out, &type_names::unknown_type_attribute(type_name), id);
+            // Reasoning is shown as any kept event is: its fields, as they came.
+            EventKind::Unknown { .. } | EventKind::Reasoning { .. } => {
+                open_unknown_tag(out, &type_names::unknown_type_attribute(event.event_type()), id);
                 push_iteration(out, iteration);
                 out.push('>');
                 // The event's other fields as a JSON object, written without copying them.

@@ -3,7 +3,7 @@
 
 use crate::providers::anthropic::{self, CacheTtl};
 use crate::providers::openai_cache::{self, Breakpoints, CacheKey, Caching, Ttl, MAX_KEY_BYTES};
-use crate::providers::ProviderOptions;
+use crate::providers::{bedrock_converse, ProviderOptions};
 use crate::server::errors::invalid_params;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde_json::{Map, Value};
@@ -17,6 +17,8 @@ const PATH: &str = "options.cacheControl";
 pub(super) enum CacheFormat {
     Anthropic,
     OpenAi,
+    /// `bedrock-converse`: `"none"` or `"auto"` (cache points).
+    Bedrock,
     /// A format no provider caches: any `cacheControl` is refused.
     Other,
 }
@@ -27,9 +29,20 @@ pub(super) fn provider_options(format: CacheFormat, value: Option<&Value>) -> Rp
     match format {
         CacheFormat::Anthropic => Ok(ProviderOptions { cache_control: anthropic(value)?, ..Default::default() }),
         CacheFormat::OpenAi => Ok(ProviderOptions { openai_cache: openai(value)?, ..Default::default() }),
-        CacheFormat::Other => {
-            Err(invalid_params(PATH, "applies to formats \"anthropic\", \"openai-chat\" and \"openai-responses\" only"))
-        }
+        CacheFormat::Bedrock => Ok(ProviderOptions { bedrock_cache: bedrock(value)?, ..Default::default() }),
+        CacheFormat::Other => Err(invalid_params(
+            PATH,
+            "applies to formats \"anthropic\", \"openai-chat\", \"openai-responses\" and \"bedrock-converse\" only",
+        )),
+    }
+}
+
+/// `"none"` or `"auto"`.
+fn bedrock(value: &Value) -> RpcResult<bedrock_converse::CacheControl> {
+    match value {
+        Value::String(name) if name == "none" => Ok(bedrock_converse::CacheControl::None),
+        Value::String(name) if name == "auto" => Ok(bedrock_converse::CacheControl::Auto),
+        other => Err(invalid_params(PATH, &format!("expected \"none\" or \"auto\", found {other}"))),
     }
 }
 

@@ -1,10 +1,10 @@
-//! The inverses of the renders: `messages/toEvents`, `responses/toEvents`, `aiSdk/toEvents` and
-//! `pydanticAi/toEvents`, and the items `responses/toEvents` kept on events back
+//! The inverses of the renders: `messages/toEvents`, `responses/toEvents`, `aiSdk/toEvents`,
+//! `pydanticAi/toEvents`, `gemini/toEvents` and `bedrockConverse/toEvents`, and the items `responses/toEvents` kept on events back
 //! (`responses/fromEvents`).
 
 use crate::convert::{
-    ai_sdk_to_events, messages_to_events, pydantic_ai_to_events, responses_from_events, responses_to_events,
-    responses_to_events_keeping_items, EventStamp,
+    ai_sdk_to_events, bedrock_converse_to_events, gemini_to_events, messages_to_events, pydantic_ai_to_events,
+    responses_from_events, responses_to_events, responses_to_events_keeping_items, EventStamp,
 };
 use crate::event::{AgentEvent, EventError};
 use crate::messages::StoredMessage;
@@ -51,7 +51,26 @@ struct ModelMessagesParams {
     timestamp: Option<Number>,
 }
 
+/// A Gemini body's `contents` (its `systemInstruction` is the host's instructions, not events).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct GeminiParams {
+    contents: Vec<Value>,
+    iteration: Option<Number>,
+    timestamp: Option<Number>,
+}
+
 pub(super) fn register(m: &mut MethodTable) {
+    m.register_sync("gemini/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+        let p: GeminiParams = parse(&params)?;
+        converted(gemini_to_events(&p.contents, &stamp(p.iteration, p.timestamp)))
+    });
+
+    m.register_sync("bedrockConverse/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
+        let p: ModelMessagesParams = parse(&params)?;
+        converted(bedrock_converse_to_events(&p.messages, &stamp(p.iteration, p.timestamp)))
+    });
+
     m.register_sync("messages/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: MessagesParams = parse(&params)?;
         converted(messages_to_events(&p.messages, &stamp(p.iteration, p.timestamp)))

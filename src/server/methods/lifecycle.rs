@@ -43,7 +43,7 @@ pub(super) fn register(m: &mut MethodTable) {
             "serverInfo": { "name": "threadkeeper", "version": env!("CARGO_PKG_VERSION") },
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {
-                "renderFormats": ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai"],
+                "renderFormats": ["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai", "gemini", "bedrock-converse"],
                 "contextModes": ["standard", "xml"],
                 "escapeModes": ["full", "minimal"],
                 "turnFormats": ["yaml", "json"],

@@ -4,6 +4,8 @@
 use super::cache_control::{provider_options, CacheFormat};
 use crate::context::Tokenizer;
 use crate::messages::{ContextMode, DanglingToolCalls};
+use crate::providers::gemini::{self, Placeholder};
+use crate::providers::reasoning::{ModelFamily, ReasoningReplay, Replay};
 use crate::providers::Provider;
 use crate::server::errors::invalid_params;
 use crate::service::{RenderFormat, RenderOptions};
@@ -30,6 +32,9 @@ pub(super) enum Format {
     AiSdk,
     #[serde(rename = "pydantic-ai")]
     PydanticAi,
+    Gemini,
+    #[serde(rename = "bedrock-converse")]
+    BedrockConverse,
 }
 
 #[derive(Deserialize, Default)]
@@ -46,10 +51,17 @@ pub(super) struct RenderOptionsParams {
     #[serde(default)]
     dangling_tool_calls: DanglingToolCalls,
     from_event: Option<u64>,
-    /// `anthropic`, `openai-chat` and `openai-responses` only; read by [`provider_options`].
+    /// `anthropic`, `openai-chat`, `openai-responses` and `bedrock-converse` only; read by
+    /// [`provider_options`].
     cache_control: Option<Value>,
     /// How counts measure media parts (`anthropic`, `openai-tiles`, `openai-patches`, …).
     media_tokens: Option<crate::context::MediaTokenRule>,
+    /// Provider formats only: which reasoning goes back.
+    reasoning: Option<ReasoningReplay>,
+    /// Provider formats only: the model the request is for (its family filters reasoning).
+    model: Option<String>,
+    /// `gemini` only: what an unsigned first call of a step in the current turn carries.
+    thought_signature_placeholder: Option<Placeholder>,
     /// Render within a token budget (`thread/render` only).
     pub(super) budget: Option<BudgetParams>,
 }
@@ -70,12 +82,29 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
     if o.from_event.is_some() && !matches!(format, Format::Xml) {
         return Err(invalid_params("options.fromEvent", "applies to format \"xml\" only"));
     }
+    if matches!(format, Format::Xml | Format::Messages | Format::Text) {
+        if o.reasoning.is_some() {
+            return Err(invalid_params("options.reasoning", "applies to the provider formats only"));
+        }
+        if o.model.is_some() {
+            return Err(invalid_params("options.model", "applies to the provider formats only"));
+        }
+    }
+    if o.thought_signature_placeholder.is_some() && !matches!(format, Format::Gemini) {
+        return Err(invalid_params("options.thoughtSignaturePlaceholder", "applies to format \"gemini\" only"));
+    }
     let cache_format = match format {
         Format::Anthropic => CacheFormat::Anthropic,
         Format::OpenAiChat | Format::OpenAiResponses => CacheFormat::OpenAi,
+        Format::BedrockConverse => CacheFormat::Bedrock,
         _ => CacheFormat::Other,
     };
-    let provider = provider_options(cache_format, o.cache_control.as_ref())?;
+    let mut provider = provider_options(cache_format, o.cache_control.as_ref())?;
+    provider.replay = Replay {
+        reasoning: o.reasoning.unwrap_or_default(),
+        model: o.model.as_deref().map(ModelFamily::of).unwrap_or_default(),
+    };
+    provider.gemini = gemini::Options { placeholder: o.thought_signature_placeholder.unwrap_or_default() };
     let format = match format {
         Format::Xml => RenderFormat::Xml,
         Format::Messages => RenderFormat::Messages,
@@ -85,6 +114,8 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         Format::Anthropic => RenderFormat::Provider(Provider::Anthropic),
         Format::AiSdk => RenderFormat::Provider(Provider::AiSdk),
         Format::PydanticAi => RenderFormat::Provider(Provider::PydanticAi),
+        Format::Gemini => RenderFormat::Provider(Provider::Gemini),
+        Format::BedrockConverse => RenderFormat::Provider(Provider::BedrockConverse),
     };
     let options = RenderOptions {
         from_event: o.from_event,

@@ -8,6 +8,17 @@ from .parts import audio_part, file_part, image_part, text_of, text_part
 from .sync import Thread, ThreadKeeper
 from .types import (
     AgentEvent,
+    BedrockConverseRequest,
+    BedrockMessage,
+    GeminiContent,
+    GeminiPart,
+    GeminiRequest,
+    ReasoningEvent,
+    ReasoningProvider,
+    ReasoningReplay,
+    ThoughtSignaturePlaceholder,
+    AnthropicThinkingBlock,
+    AnthropicRedactedThinkingBlock,
     AnthropicCacheControl,
     AnthropicContentBlock,
     AnthropicMessage,
@@ -122,6 +133,17 @@ from .types import (
 )
 
 __all__ = [
+    "BedrockConverseRequest",
+    "BedrockMessage",
+    "GeminiContent",
+    "GeminiPart",
+    "GeminiRequest",
+    "ReasoningEvent",
+    "ReasoningProvider",
+    "ReasoningReplay",
+    "ThoughtSignaturePlaceholder",
+    "AnthropicThinkingBlock",
+    "AnthropicRedactedThinkingBlock",
     "AgentEvent",
     "AnthropicCacheControl",
     "AnthropicContentBlock",

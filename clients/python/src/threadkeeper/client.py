@@ -21,6 +21,10 @@ from .discovery import find_binary
 from .errors import ErrorCode, ThreadKeeperError
 from .parts import encode_events, to_base64
 from .types import (
+    BedrockConverseRequest,
+    GeminiRequest,
+    ReasoningReplay,
+    ThoughtSignaturePlaceholder,
     AnthropicRender,
     AnthropicRequest,
     AppendResult,
@@ -96,6 +100,9 @@ def render_options(
     dangling_tool_calls: DanglingToolCalls | None = None,
     budget: RenderBudget | None = None,
     cache_control: CacheControl | OpenAICacheControl | None = None,
+    reasoning: ReasoningReplay | None = None,
+    model: str | None = None,
+    thought_signature_placeholder: ThoughtSignaturePlaceholder | None = None,
 ) -> dict[str, Any]:
     """The wire form of render options (unset ones left out)."""
     return _drop_none(
@@ -108,7 +115,21 @@ def render_options(
         danglingToolCalls=dangling_tool_calls,
         budget=budget,
         cacheControl=cache_control,
+        reasoning=reasoning,
+        model=model,
+        thoughtSignaturePlaceholder=thought_signature_placeholder,
     )
+
+
+def _decode_blobs(messages: list[Any]) -> None:
+    """Bedrock's blobs (``redactedContent``) as the bytes boto3 takes, in place."""
+    import base64
+
+    for message in messages:
+        for block in message["content"]:
+            reasoning = block.get("reasoningContent")
+            if isinstance(reasoning, dict) and isinstance(reasoning.get("redactedContent"), str):
+                reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
 
 
 def _with_cache_fields(request: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -450,6 +471,77 @@ class AsyncThread:
         request: AnthropicRequest = {"messages": result["messages"]}
         if "system" in result:
             request["system"] = result["system"]
+        return request
+
+    async def render_gemini(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+        reasoning: ReasoningReplay | None = None,
+        model: str | None = None,
+        thought_signature_placeholder: ThoughtSignaturePlaceholder | None = None,
+        timeout: float | None = None,
+    ) -> GeminiRequest:
+        """The thread as a Gemini ``generateContent`` body ``{"contents", "systemInstruction"?}`` (REST form).
+
+        Google's thought parts and signatures go back on the parts they came on; the first
+        unsigned call of each step in the current turn gets ``thought_signature_placeholder``
+        (default ``"skip_thought_signature_validator"``; ``"none"`` leaves it unsigned).
+        """
+        result = await self.render(
+            "gemini",
+            timeout=timeout,
+            context_mode=context_mode,
+            instructions=instructions,
+            response_prefix=response_prefix,
+            dangling_tool_calls=dangling_tool_calls,
+            reasoning=reasoning,
+            model=model,
+            thought_signature_placeholder=thought_signature_placeholder,
+        )
+        request: GeminiRequest = {"contents": result["contents"]}
+        if "systemInstruction" in result:
+            request["systemInstruction"] = result["systemInstruction"]
+        return request
+
+    async def render_bedrock_converse(
+        self,
+        *,
+        context_mode: ContextMode | None = None,
+        instructions: str | None = None,
+        response_prefix: str | None = None,
+        dangling_tool_calls: DanglingToolCalls | None = None,
+        reasoning: ReasoningReplay | None = None,
+        model: str | None = None,
+        cache_control: Literal["none", "auto"] | None = None,
+        boto3: bool = False,
+        timeout: float | None = None,
+    ) -> BedrockConverseRequest:
+        """The thread as Amazon Bedrock Converse ``{"messages", "system"?}`` (JSON wire form).
+
+        ``client.converse(modelId=..., **request)``. With ``cache_control="auto"`` it carries
+        ``cachePoint`` blocks. The wire form carries ``redactedContent`` as base64 text; boto3
+        takes a blob as bytes, so pass ``boto3=True`` to get it decoded.
+        """
+        result = await self.render(
+            "bedrock-converse",
+            timeout=timeout,
+            context_mode=context_mode,
+            instructions=instructions,
+            response_prefix=response_prefix,
+            dangling_tool_calls=dangling_tool_calls,
+            reasoning=reasoning,
+            model=model,
+            cache_control=cache_control,
+        )
+        request: BedrockConverseRequest = {"messages": result["messages"]}
+        if "system" in result:
+            request["system"] = result["system"]
+        if boto3:
+            _decode_blobs(request["messages"])
         return request
 
     async def _render_provider(

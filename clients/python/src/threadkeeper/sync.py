@@ -104,6 +104,8 @@ class Thread:
     render_openai_chat = _blocking(AsyncThread.render_openai_chat)
     render_openai_responses = _blocking(AsyncThread.render_openai_responses)
     render_anthropic = _blocking(AsyncThread.render_anthropic)
+    render_gemini = _blocking(AsyncThread.render_gemini)
+    render_bedrock_converse = _blocking(AsyncThread.render_bedrock_converse)
     events = _blocking(AsyncThread.events)
     events_page = _blocking(AsyncThread.events_page)
     export = _blocking(AsyncThread.export)

@@ -138,6 +138,8 @@ class MessageEvent(TypedDict):
     #: A string, or content parts.
     content: str | list[ContentPart]
     timestamp: NotRequired[int]
+    #: Assistant messages: Gemini's signature of the text part (the ``gemini`` render gives it back).
+    thoughtSignature: NotRequired[str]
 
 
 class ToolCallEvent(TypedDict):
@@ -147,6 +149,8 @@ class ToolCallEvent(TypedDict):
     toolCallId: str
     args: dict[str, Any]
     timestamp: NotRequired[int]
+    #: Gemini's signature of the function call part (the ``gemini`` render gives it back).
+    thoughtSignature: NotRequired[str]
 
 
 class ToolResultEvent(TypedDict):
@@ -214,6 +218,31 @@ class SummaryEvent(TypedDict):
     timestamp: NotRequired[int]
 
 
+#: Whose reasoning it is: the provider whose keys its signature or encrypted form answers to.
+ReasoningProvider = Literal["anthropic", "openai", "google", "bedrock"]
+
+
+class ReasoningEvent(TypedDict):
+    """Reasoning a model produced, kept byte for byte; each provider render gives back its own
+    provider's and leaves out the rest (protocol/providers/reasoning.md). anthropic: ``text`` +
+    ``signature`` (empty text is a real block) or ``redactedData``; openai: ``itemId``,
+    ``encryptedContent``, ``summary``; google: ``text`` and/or ``signature``; bedrock: ``text`` +
+    ``signature`` or ``redactedData`` (base64)."""
+
+    type: Literal["reasoning"]
+    iteration: int
+    provider: ReasoningProvider
+    timestamp: NotRequired[int]
+    #: The model that produced it; a render for another model family leaves it out.
+    model: NotRequired[str]
+    text: NotRequired[str]
+    signature: NotRequired[str]
+    redactedData: NotRequired[str]
+    encryptedContent: NotRequired[str]
+    itemId: NotRequired[str]
+    summary: NotRequired[Union[str, list[Any]]]
+
+
 #: The agent events the server knows, discriminated by ``type``.
 AgentEvent = Union[
     MessageEvent,
@@ -225,6 +254,7 @@ AgentEvent = Union[
     HumanInputReceivedEvent,
     CompletionEvent,
     SummaryEvent,
+    ReasoningEvent,
 ]
 
 #: An event of a type the union above does not describe (the server keeps it whole), made
@@ -267,7 +297,7 @@ EventInput = Union[AgentEvent, MessageEventInput, ToolResultEventInput, CustomEv
 
 #: The ``type`` of each event this version knows.
 KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
-    ["message", "tool_call", "tool_result", "error", "human_input_requested", "human_input_received", "completion", "summary"]
+    ["message", "tool_call", "tool_result", "error", "human_input_requested", "human_input_received", "completion", "summary", "reasoning"]
 )
 
 #: An event of a type this version does not know (a custom one), as read back: a plain dict.
@@ -308,7 +338,7 @@ EscapeMode = Literal["full", "minimal"]
 TurnFormat = Literal["yaml", "json"]
 #: Agent hosts' session files ``import_thread`` also reads: a Claude Code session, a Codex rollout.
 HostSessionFormat = Literal["claude-code", "codex"]
-RenderFormat = Literal["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai"]
+RenderFormat = Literal["xml", "messages", "text", "openai-chat", "openai-responses", "anthropic", "ai-sdk", "pydantic-ai", "gemini", "bedrock-converse"]
 #: What standard mode does with a tool call no result answers: a tool message with
 #: ``status: "error"`` (``repair``, the default) or leave the call out (``drop``).
 DanglingToolCalls = Literal["repair", "drop"]
@@ -568,7 +598,22 @@ class AnthropicToolResultBlock(TypedDict):
     cache_control: NotRequired[AnthropicCacheControl]
 
 
-AnthropicContentBlock = Union[AnthropicTextBlock, AnthropicToolUseBlock, AnthropicToolResultBlock]
+class AnthropicThinkingBlock(TypedDict):
+    """Anthropic's own reasoning, given back unmodified at the start of its assistant turn."""
+
+    type: Literal["thinking"]
+    thinking: str
+    signature: str
+
+
+class AnthropicRedactedThinkingBlock(TypedDict):
+    type: Literal["redacted_thinking"]
+    data: str
+
+
+AnthropicContentBlock = Union[
+    AnthropicTextBlock, AnthropicToolUseBlock, AnthropicToolResultBlock, AnthropicThinkingBlock, AnthropicRedactedThinkingBlock
+]
 
 
 class AnthropicMessage(TypedDict):
@@ -590,6 +635,75 @@ class AnthropicRender(AnthropicRequest):
     format: Literal["anthropic"]
     version: int
     contextMode: ContextMode
+
+
+# Gemini ``generateContent`` (format ``gemini``), REST form.
+
+#: ``"auto"`` (default): give back the reasoning the provider produced; ``"none"``: leave it all out.
+ReasoningReplay = Literal["auto", "none"]
+
+#: What the first unsigned call of a step in the current turn carries (``"none"``: nothing).
+ThoughtSignaturePlaceholder = Literal["skip_thought_signature_validator", "context_engineering_is_the_way_to_go", "none"]
+
+
+class GeminiFunctionCall(TypedDict):
+    id: NotRequired[str]
+    name: str
+    args: dict[str, Any]
+
+
+class GeminiFunctionResponse(TypedDict):
+    id: NotRequired[str]
+    name: str
+    response: dict[str, Any]
+
+
+class GeminiPart(TypedDict, total=False):
+    """One part: exactly one of ``text``, ``functionCall``, ``functionResponse``."""
+
+    text: str
+    thought: bool
+    functionCall: GeminiFunctionCall
+    functionResponse: GeminiFunctionResponse
+    thoughtSignature: str
+
+
+class GeminiContent(TypedDict):
+    role: Literal["user", "model"]
+    parts: list[GeminiPart]
+
+
+class GeminiSystemInstruction(TypedDict):
+    parts: list[GeminiPart]
+
+
+class GeminiRequest(TypedDict):
+    """``{contents, systemInstruction?}``; with google-genai:
+    ``client.models.generate_content(model=..., contents=request["contents"], config={"system_instruction": ...})``."""
+
+    contents: list[GeminiContent]
+    systemInstruction: NotRequired[GeminiSystemInstruction]
+
+
+# Amazon Bedrock Converse (format ``bedrock-converse``), JSON wire form.
+
+#: A Converse content block: a dict with exactly one of ``text``, ``toolUse``, ``toolResult``,
+#: ``reasoningContent`` (``{"reasoningText": {"text", "signature"}}`` or ``{"redactedContent":
+#: base64 text}``), ``cachePoint``.
+BedrockContentBlock = dict[str, Any]
+
+
+class BedrockMessage(TypedDict):
+    role: Literal["user", "assistant"]
+    content: list[BedrockContentBlock]
+
+
+class BedrockConverseRequest(TypedDict):
+    """``{messages, system?}``: ``client.converse(modelId=..., **request)`` (boto3 wants
+    ``redactedContent`` as bytes: ``render_bedrock_converse(boto3=True)`` decodes it)."""
+
+    messages: list[BedrockMessage]
+    system: NotRequired[list[BedrockContentBlock]]
 
 
 class ThreadSettings(TypedDict, total=False):
@@ -790,6 +904,12 @@ class RenderOptions(MessagesRenderOptions, total=False):
     #: Formats ``anthropic`` (:data:`CacheControl`), ``openai-chat`` and ``openai-responses``
     #: (:data:`OpenAICacheControl`).
     cache_control: CacheControl | OpenAICacheControl | None
+    #: Provider formats only: which reasoning goes back.
+    reasoning: ReasoningReplay | None
+    #: Provider formats only: the model the request is for (reasoning of another family is left out).
+    model: str | None
+    #: Format ``gemini`` only.
+    thought_signature_placeholder: ThoughtSignaturePlaceholder | None
 
 
 class IterationTokens(TypedDict):

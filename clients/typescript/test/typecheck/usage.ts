@@ -56,6 +56,7 @@ export async function narrowing(tk: ThreadKeeper, thread: Thread): Promise<strin
       case "human_input_received":
       case "completion":
       case "summary":
+      case "reasoning":
         seen.push(e.type);
         break;
       default: {
