@@ -161,6 +161,7 @@ where
                     // A big message parsed into JSON values (an append of many events) freed
                     // several times its size when the reader finished with it.
                     drop(body);
+                    release_read_buffer(frames.read_buffer_mut());
                     crate::service::give_back_memory();
                 }
                 control
@@ -311,6 +312,16 @@ const MAX_HELD_ANSWERS: usize = 256;
 
 /// After handling a message of at least this many bytes, freed memory is given back at once.
 const GIVE_BACK_AFTER_MESSAGE_BYTES: usize = 4 << 20;
+
+/// Moves what the read buffer holds past a big message into a buffer of its own. A message is
+/// cut from the read buffer without a copy, sharing its allocation, which the read buffer then
+/// keeps (grown to the message's size) for as long as the server reads: freeing the message
+/// did not free that memory, and a big request (a 16 MiB import) kept it resident while it ran.
+fn release_read_buffer(buffer: &mut BytesMut) {
+    if buffer.capacity() >= GIVE_BACK_AFTER_MESSAGE_BYTES {
+        *buffer = BytesMut::from(&buffer[..]);
+    }
+}
 
 /// Answers queued together are written in one go up to about this many bytes.
 const WRITE_BATCH_BYTES: usize = 1 << 20;

@@ -91,6 +91,13 @@ pub fn run_bounded(cmd: &mut Command, input: Option<&[u8]>) -> std::process::Out
     std::process::Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }
 }
 
+/// The peak resident size of a process (`VmHWM` in `/proc/<pid>/status`), in bytes.
+pub fn peak_resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM in /proc/<pid>/status");
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
 /// The child's exit status, or `None` (the child killed) when it runs longer than `limit`.
 pub fn wait_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + limit;
