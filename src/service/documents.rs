@@ -86,11 +86,7 @@ pub fn read_turn(text: &str, format: Format, limits: &turns::Limits) -> ServiceR
 
 /// [`read_turn`] for an import, which needs the text no more once it is read: it is freed
 /// before the value read from it becomes a turn, so the two are not held together.
-fn read_turn_freeing_text(
-    text: String,
-    format: Format,
-    limits: &turns::Limits,
-) -> ServiceResult<(Turn, Vec<String>)> {
+fn read_turn_freeing_text(text: String, format: Format, limits: &turns::Limits) -> ServiceResult<(Turn, Vec<String>)> {
     let value = turns::parse_value(&text, format, limits).map_err(text_error)?;
     drop(text);
     one_turn(turns::document_from_value(value).map_err(text_error)?)
