@@ -4,12 +4,21 @@
 //! to its events. Reports the reader's peak over the text it reads (`VmHWM` of this process,
 //! reset before each read, less the resident size before it) and the time taken.
 //!
+//! Then the whole server: the same document sent to a fresh `threadkeeper serve --store memory`
+//! as `thread/import`, and the server process's own peak (`VmHWM` in `/proc/<pid>/status`) over
+//! the text: the request's frame, the text, what the reader builds, the stored events and the
+//! thread's state. `THREADKEEPER_BENCH_BEFORE=<another build>` measures that build too, in the
+//! same run.
+//!
 //! `cargo bench --bench turn_documents` (`THREADKEEPER_BENCH_BYTES=4194304` for smaller documents)
 
 #[path = "support/long_run.rs"]
 mod long_run;
 
 use long_run::document;
+use serde_json::json;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 use threadkeeper::turns::{self, Format, Limits, TurnDocument};
 
@@ -56,6 +65,47 @@ fn main() {
             elapsed.as_secs_f64(),
             peak_mib / text_mib
         );
-        drop((turn, events, text));
+        drop((turn, events));
+        let mut builds = vec![("", env!("CARGO_BIN_EXE_threadkeeper").to_owned())];
+        if let Ok(before) = std::env::var("THREADKEEPER_BENCH_BEFORE") {
+            builds.insert(0, ("before: ", before));
+        }
+        for (label, binary) in builds {
+            let start = Instant::now();
+            let peak = server_import_peak(&binary, &text, format) as f64 / (1 << 20) as f64;
+            println!(
+                "  {label}the whole server importing it: peak {peak:.1} MiB = {:.2}x the text, {:.2} s ({binary})",
+                peak / text_mib,
+                start.elapsed().as_secs_f64()
+            );
+        }
     }
+}
+
+/// The peak resident size (bytes) of a fresh server that imported `text`, and did nothing else.
+fn server_import_peak(binary: &str, text: &str, format: Format) -> u64 {
+    let mut server = Command::new(binary)
+        .args(["serve", "--store", "memory"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the server");
+    let mut input = server.stdin.take().unwrap();
+    let mut output = BufReader::new(server.stdout.take().unwrap());
+    let import = json!({"jsonrpc": "2.0", "id": 2, "method": "thread/import",
+        "params": {"text": text, "format": format, "threadId": "big"}});
+    for message in [json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"}), import] {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        input.write_all(&line).unwrap();
+        let mut answer = String::new();
+        output.read_line(&mut answer).unwrap();
+        assert!(answer.contains("\"result\""), "{}", &answer[..answer.len().min(500)]);
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.id())).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let peak_kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    peak_kib * 1024
 }

@@ -35,7 +35,10 @@ BINARY = find_binary()
 def typescript_step(step: str, db: Path, thread_id: str) -> dict[str, Any]:
     """Runs one TypeScript turn in node and returns what it reports."""
     env = {**os.environ, "THREADKEEPER_BIN": BINARY}
-    done = subprocess.run(["node", str(STEP), step, str(db), thread_id], capture_output=True, text=True, env=env, check=False)
+    # Bounded, so a turn that hangs fails here (TimeoutExpired) rather than holding the test.
+    done = subprocess.run(
+        ["node", str(STEP), step, str(db), thread_id], capture_output=True, text=True, env=env, check=False, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result

@@ -422,7 +422,7 @@ impl Dispatcher {
         let table = self.table.clone();
         let in_flight = self.in_flight.clone();
         self.tracker.spawn(async move {
-            reply.send(run(&table, &in_flight, &job).await);
+            reply.send(run(&table, &in_flight, job).await);
         });
     }
 
@@ -445,7 +445,7 @@ impl Dispatcher {
             Lane { sender, pending }
         });
         let id = job.id.clone();
-        let mut work = async move { run(&table, &in_flight, &job).await }.boxed();
+        let mut work = async move { run(&table, &in_flight, job).await }.boxed();
         if inline && lane.pending.load(Ordering::Acquire) == 0 {
             // Nothing of this thread is queued or running: start it here. Most requests (the
             // memory store, renders kept up to date) finish in this first poll and are answered
@@ -525,18 +525,22 @@ fn answered(reply: Reply, answer: Option<String>) -> Control {
 }
 
 /// Runs one job and gives its response.
-async fn run(table: &MethodTable, in_flight: &Mutex<HashMap<String, CancellationToken>>, job: &Job) -> Option<String> {
-    let method: &Method = table.get(job.method).expect("jobs name registered methods");
-    let id_text = job.id.as_deref().unwrap_or("null");
+async fn run(table: &MethodTable, in_flight: &Mutex<HashMap<String, CancellationToken>>, job: Job) -> Option<String> {
+    // The params go to the method whole: it drops them once parsed, so a big request's text is
+    // not held twice for as long as the request runs (a 16 MiB import).
+    // `_running` stays bound to the end, so the job counts as running until it has answered.
+    let Job { method, params, id, token, _running } = job;
+    let method: &Method = table.get(method).expect("jobs name registered methods");
+    let id_text = id.as_deref().unwrap_or("null");
     let cancelled = || response(id_text, errors::CANCELLED, "request cancelled", None);
-    let result = if job.token.is_cancelled() {
+    let result = if token.is_cancelled() {
         cancelled()
     } else {
-        let call = cancel::scope(job.token.clone(), method.call(job.params.clone(), table.context().clone()));
+        let call = cancel::scope(token.clone(), method.call(params, table.context().clone()));
         let answer = if method.policy.abandonable {
             tokio::select! {
                 answer = call => Some(answer),
-                _ = job.token.cancelled() => None,
+                _ = token.cancelled() => None,
             }
         } else {
             Some(call.await)
@@ -546,10 +550,10 @@ async fn run(table: &MethodTable, in_flight: &Mutex<HashMap<String, Cancellation
             Some(answer) => write_answer(id_text, answer),
         }
     };
-    if let Some(id) = &job.id {
+    if let Some(id) = &id {
         in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
     }
-    job.id.as_ref().map(|_| result)
+    id.as_ref().map(|_| result)
 }
 
 /// The response to the request `id` (raw JSON, as received).

@@ -10,6 +10,8 @@ pub mod errors;
 pub mod framing;
 pub mod methods;
 pub mod outbox;
+#[cfg(unix)]
+mod polling_input;
 mod sniff;
 pub mod table;
 mod wire;
@@ -127,7 +129,8 @@ where
             Some(frame) => frame,
             None => {
                 outbox.send_all(&mut held);
-                POLL_INPUT_BEFORE_WAITING.store(true, std::sync::atomic::Ordering::Relaxed);
+                #[cfg(unix)]
+                polling_input::before_waiting(running.is_empty());
                 // Backpressure: the next message is read only when there is room for its answer.
                 let next = async {
                     outbox.wait_for_room(&running).await;
@@ -158,6 +161,7 @@ where
                     // A big message parsed into JSON values (an append of many events) freed
                     // several times its size when the reader finished with it.
                     drop(body);
+                    release_read_buffer(frames.read_buffer_mut());
                     crate::service::give_back_memory();
                 }
                 control
@@ -309,6 +313,16 @@ const MAX_HELD_ANSWERS: usize = 256;
 /// After handling a message of at least this many bytes, freed memory is given back at once.
 const GIVE_BACK_AFTER_MESSAGE_BYTES: usize = 4 << 20;
 
+/// Moves what the read buffer holds past a big message into a buffer of its own. A message is
+/// cut from the read buffer without a copy, sharing its allocation, which the read buffer then
+/// keeps (grown to the message's size) for as long as the server reads: freeing the message
+/// did not free that memory, and a big request (a 16 MiB import) kept it resident while it ran.
+fn release_read_buffer(buffer: &mut BytesMut) {
+    if buffer.capacity() >= GIVE_BACK_AFTER_MESSAGE_BYTES {
+        *buffer = BytesMut::from(&buffer[..]);
+    }
+}
+
 /// Answers queued together are written in one go up to about this many bytes.
 const WRITE_BATCH_BYTES: usize = 1 << 20;
 
@@ -342,90 +356,15 @@ fn reactor_stdin() -> Option<Box<dyn AsyncRead + Unpin + Send>> {
     let polled = stdin.try_clone().ok()?;
     if file_type.is_fifo() {
         let inner = Box::new(tokio::net::unix::pipe::Receiver::from_file(stdin).ok()?);
-        return Some(Box::new(PollingInput::new(inner, polled)));
+        return Some(Box::new(polling_input::PollingInput::new(inner, polled)));
     }
     if file_type.is_socket() {
         let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stdin));
         socket.set_nonblocking(true).ok()?;
         let inner = Box::new(tokio::net::UnixStream::from_std(socket).ok()?);
-        return Some(Box::new(PollingInput::new(inner, polled)));
+        return Some(Box::new(polling_input::PollingInput::new(inner, polled)));
     }
     None
-}
-
-/// Set when the reader has written every answer and is about to wait for input.
-static POLL_INPUT_BEFORE_WAITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// How long the reader polls its input after answering before it sleeps.
-const INPUT_POLL: Duration = Duration::from_micros(50);
-
-/// Non-blocking stdin that, right after the answers went out, polls for the next request a
-/// little while before sleeping: a host that calls again at once (an agent loop's append then
-/// render) is read without a wake-up, which on a virtual machine costs tens of microseconds.
-///
-/// The poll adapts: once it waits in vain (the host takes longer to call again, e.g. because
-/// its calls wait on the database), it stops polling, which would only take a core from the
-/// host and the database, until a request again comes within [`INPUT_POLL`] of the answers.
-#[cfg(unix)]
-struct PollingInput {
-    inner: Box<dyn AsyncRead + Unpin + Send>,
-    polled: std::fs::File,
-    /// Whether to poll after the next answers.
-    poll: bool,
-    /// When the answers went out before the reader last went to sleep.
-    slept_from: Option<std::time::Instant>,
-}
-
-#[cfg(unix)]
-impl PollingInput {
-    fn new(inner: Box<dyn AsyncRead + Unpin + Send>, polled: std::fs::File) -> Self {
-        PollingInput { inner, polled, poll: true, slept_from: None }
-    }
-}
-
-#[cfg(unix)]
-impl AsyncRead for PollingInput {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let pending = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        if pending.is_ready() {
-            if let Some(from) = self.slept_from.take() {
-                // Woken by the reactor: poll next time if polling would have caught this one.
-                self.poll = from.elapsed() < INPUT_POLL;
-            }
-            return pending;
-        }
-        if !POLL_INPUT_BEFORE_WAITING.swap(false, std::sync::atomic::Ordering::Relaxed) {
-            return pending;
-        }
-        let now = std::time::Instant::now();
-        if !self.poll {
-            self.slept_from = Some(now);
-            return pending;
-        }
-        let until = now + INPUT_POLL;
-        let unfilled = buf.initialize_unfilled();
-        loop {
-            match (&self.polled).read(unfilled) {
-                Ok(n) => {
-                    buf.advance(n);
-                    return std::task::Poll::Ready(Ok(()));
-                }
-                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {}
-                Err(e) => return std::task::Poll::Ready(Err(e)),
-            }
-            if std::time::Instant::now() >= until {
-                // The inner reader is registered for the next readiness, so sleeping is safe.
-                self.poll = false;
-                self.slept_from = Some(now);
-                return pending;
-            }
-            std::hint::spin_loop();
-        }
-    }
 }
 
 /// Standard input as an async reader that never blocks shutdown.

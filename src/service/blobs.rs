@@ -5,7 +5,9 @@ use super::state::ThreadState;
 use super::RenderFormat;
 use super::{validate_events, ServiceError, ServiceResult, ThreadService, ValidEvents};
 use crate::event::AgentEvent;
+use crate::event_log::{EventLog, EventLogBuilder};
 use crate::media::ingest::{add_info_to_event, describe, IngestError, IngestLimits};
+use crate::media::Ingested;
 use crate::media::{Blob, BlobId, BlobInfo, MediaBytes, MediaKind};
 use base64::Engine as _;
 use bytes::Bytes;
@@ -38,16 +40,7 @@ impl ThreadService {
         if valid.media.named.is_empty() {
             return Ok(valid);
         }
-        let mut infos = Vec::with_capacity(valid.media.named.len());
-        for (id, path) in &valid.media.named {
-            match self.store.blob_info(id).await? {
-                Some(info) => infos.push(info),
-                None => {
-                    let reason = format!("names blob {id}, which the store does not hold (put it with blob/put, or give the part's data)");
-                    return Err(ServiceError::InvalidParams { path: path.clone(), reason });
-                }
-            }
-        }
+        let infos = self.named_blob_infos(&valid.media).await?;
         let ValidEvents { events, media, .. } = valid;
         let values = events
             .into_iter()
@@ -60,6 +53,41 @@ impl ThreadService {
         let mut again = validate_events(&self.limits, values)?;
         again.media = media;
         Ok(again)
+    }
+
+    /// [`ThreadService::with_blob_info`] for events in their stored form (an import's).
+    pub(super) async fn with_blob_info_stored(
+        &self,
+        stored: EventLog,
+        media: Ingested,
+    ) -> ServiceResult<(EventLog, Ingested)> {
+        if media.named.is_empty() {
+            return Ok((stored, media));
+        }
+        let infos = self.named_blob_infos(&media).await?;
+        let mut log = EventLogBuilder::with_capacity(stored.len(), 0);
+        for json in stored.iter() {
+            let mut value: Value = serde_json::from_str(json).map_err(|e| ServiceError::Internal(e.to_string()))?;
+            infos.iter().for_each(|info| add_info_to_event(&mut value, info));
+            log.push_value(&value);
+        }
+        Ok((log.finish(), media))
+    }
+
+    /// What the store knows of each blob `media` names by id: refused, naming the part, when
+    /// it does not hold one.
+    async fn named_blob_infos(&self, media: &Ingested) -> ServiceResult<Vec<BlobInfo>> {
+        let mut infos = Vec::with_capacity(media.named.len());
+        for (id, path) in &media.named {
+            match self.store.blob_info(id).await? {
+                Some(info) => infos.push(info),
+                None => {
+                    let reason = format!("names blob {id}, which the store does not hold (put it with blob/put, or give the part's data)");
+                    return Err(ServiceError::InvalidParams { path: path.clone(), reason });
+                }
+            }
+        }
+        Ok(infos)
     }
 
     /// The bytes a render of `state`'s view in `format` carries: none for the formats that

@@ -4,12 +4,14 @@
 //! stops answering at once when cancelled ([`off_loop`]); an import stores nothing until its
 //! document has been read, converted and validated whole.
 
-use super::{check_thread_id, off_loop, BlobsForm, ImportTarget, Limits, ServiceError, ServiceResult, ThreadService};
+use super::{
+    check_thread_id, off_loop, BlobsForm, ImportTarget, Limits, ServiceError, ServiceResult, StoredEvents,
+    ThreadService,
+};
 use crate::event::AgentEvent;
 use crate::store::{ThreadRecord, ThreadSettings};
 use crate::turns::thread::SETTINGS_KEY;
 use crate::turns::{self, Format, Measure, Options, Turn, TurnDocument, TurnError};
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 impl ThreadService {
@@ -63,7 +65,7 @@ impl ThreadService {
     ) -> ServiceResult<ThreadRecord> {
         let limits = self.limits;
         let (target, settings, metadata, events) = off_loop(cancel, move |_| {
-            let (turn, _) = read_turn(&text, format, &limits.documents)?;
+            let (turn, _) = read_turn_freeing_text(text, format, &limits.documents)?;
             let target = match thread_id {
                 Some(id) => ImportTarget::Given(id),
                 None if turn.id.is_empty() => ImportTarget::New,
@@ -77,22 +79,28 @@ impl ThreadService {
                     ImportTarget::FromDocument(turn.id.clone())
                 }
             };
-            let parts =
-                turns::turn_to_thread(&turn).map_err(|error| ServiceError::Document { field: "text", error })?;
-            let settings = match parts.settings {
+            // The events go through the same limits as an append, each stored as it is made
+            // while its block is freed: the import holds the turn or the events' text, mostly,
+            // never the events parsed whole beside them.
+            // Each event is held to the limit of an append; how many there are is bounded by the
+            // document limits instead of `maxEventsPerCall`, so that every thread exported
+            // within them, however many appends built it, imports back.
+            let limits = Limits { max_events_per_call: usize::MAX, ..limits };
+            let mut stored = StoredEvents::new(&limits, turn.blocks.len())?;
+            let fields = turns::turn_to_thread_each(turn, |event| stored.push(event).map_err(ImportFault))
+                .map_err(|ImportFault(error)| error)?;
+            let settings = match fields.settings {
                 Some(value) => Some(serde_json::from_value::<ThreadSettings>(value).map_err(|e| {
                     ServiceError::InvalidParams { path: format!("text.metadata.{SETTINGS_KEY}"), reason: e.to_string() }
                 })?),
                 None => None,
             };
-            // Each event is held to the limit of an append; how many there are is bounded by the
-            // document limits instead of `maxEventsPerCall`, so that every thread exported
-            // within them, however many appends built it, imports back.
-            let values: Vec<Value> = parts.events.into_iter().map(AgentEvent::into_value).collect();
-            let events = super::validate_events(&Limits { max_events_per_call: usize::MAX, ..limits }, values)?;
-            Ok((target, settings, parts.metadata, events))
+            Ok((target, settings, fields.metadata, stored.finish()))
         })
         .await?;
+        // The value read from the text and the turn are freed: their pages go back before the
+        // thread's state is built from the stored events.
+        super::give_back_memory();
         self.import(target, settings, metadata, events).await
     }
 }
@@ -112,8 +120,32 @@ fn check_imports_back(turn: &Turn, options: &Options, limits: &turns::Limits) ->
 /// The one turn of a document (a fixture's follow-ups appended to its blocks), and the
 /// reader's warnings; the text is read within `limits`.
 pub fn read_turn(text: &str, format: Format, limits: &turns::Limits) -> ServiceResult<(Turn, Vec<String>)> {
-    let document = |error| ServiceError::Document { field: "text", error };
-    let (document, mut warnings) = turns::read_document(text, format, limits).map_err(document)?;
+    one_turn(turns::read_document(text, format, limits).map_err(text_error)?)
+}
+
+/// [`read_turn`] for an import, which needs the text no more once it is read: it is freed
+/// before the value read from it becomes a turn, so the two are not held together.
+fn read_turn_freeing_text(text: String, format: Format, limits: &turns::Limits) -> ServiceResult<(Turn, Vec<String>)> {
+    let value = turns::parse_value(&text, format, limits).map_err(text_error)?;
+    drop(text);
+    one_turn(turns::document_from_value(value).map_err(text_error)?)
+}
+
+fn text_error(error: turns::TurnError) -> ServiceError {
+    ServiceError::Document { field: "text", error }
+}
+
+/// Why an import stopped while it took the turn apart: the turn's own fault, or a limit.
+struct ImportFault(ServiceError);
+
+impl From<turns::TurnError> for ImportFault {
+    fn from(error: turns::TurnError) -> Self {
+        ImportFault(text_error(error))
+    }
+}
+
+/// The one turn of a document read, with the reader's warnings.
+fn one_turn((document, mut warnings): (TurnDocument, Vec<String>)) -> ServiceResult<(Turn, Vec<String>)> {
     match document {
         TurnDocument::Turn(turn) => Ok((turn, warnings)),
         TurnDocument::Fixture { mut turn, followups } => {

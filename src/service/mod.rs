@@ -295,6 +295,35 @@ impl ThreadService {
         expected_version: Option<u64>,
     ) -> ServiceResult<ThreadRecord> {
         let ValidEvents { events, stored, media } = self.with_blob_info(valid).await?;
+        let apply = |state: &mut ThreadState, stored: &EventLog, shared, appended| {
+            state.apply(&events, stored, shared, appended);
+        };
+        self.append_applying(thread_id, stored, media, expected_version, apply).await
+    }
+
+    /// [`ThreadService::append`] of events known by their stored text alone (validated when it
+    /// was made): an import's, which never holds all its events parsed at once.
+    async fn append_stored(
+        &self,
+        thread_id: &str,
+        stored: EventLog,
+        media: Ingested,
+        expected_version: Option<u64>,
+    ) -> ServiceResult<ThreadRecord> {
+        self.append_applying(thread_id, stored, media, expected_version, ThreadState::apply_stored).await
+    }
+
+    /// Stores `stored` (with the blobs `media` brings and names) and brings the thread's state
+    /// up to date with `apply` (given the stored events, the store's own log when it keeps
+    /// one, and what the store answered).
+    async fn append_applying(
+        &self,
+        thread_id: &str,
+        stored: EventLog,
+        media: Ingested,
+        expected_version: Option<u64>,
+        apply: impl FnOnce(&mut ThreadState, &EventLog, Option<EventLog>, crate::store::Appended),
+    ) -> ServiceResult<ThreadRecord> {
         let shared = self.load(thread_id).await?;
         let mut state = shared.lock().await;
         let now = now_ms();
@@ -323,9 +352,9 @@ impl ThreadService {
         };
         // Ours was the only change since we last looked (a pop elsewhere could restore the count).
         let only_ours = appended.version == state.record.version + 1;
-        if only_ours && appended.event_count == (state.events.len() + events.len()) as u64 {
+        if only_ours && appended.event_count == (state.events.len() + stored.len()) as u64 {
             let shared = self.store.shared_events(thread_id);
-            state.apply(&events, &stored, shared, appended);
+            apply(&mut state, &stored, shared, appended);
         } else {
             // Others changed the thread since we last looked, so ours landed after theirs: read them all.
             // The append is durable already; if reading fails, the next read catches up.
@@ -336,7 +365,7 @@ impl ThreadService {
         let record =
             ThreadRecord { version: appended.version, event_count: appended.event_count, ..state.record.clone() };
         if let Some(observer) = &self.observer {
-            let first = (appended.event_count as usize).saturating_sub(events.len());
+            let first = (appended.event_count as usize).saturating_sub(stored.len());
             observer.appended(Appended { record: record.clone(), events: state.events.clone(), first, at_ms: now });
         }
         Ok(record)
@@ -468,13 +497,14 @@ impl ThreadService {
     /// into a thread that already has appends is a version conflict and changes nothing. An id
     /// taken from the document itself ([`ImportTarget::FromDocument`]) must name no thread at
     /// all: the caller did not pick it, so landing in someone's thread is refused as
-    /// [`ServiceError::ThreadExists`] instead.
+    /// [`ServiceError::ThreadExists`] instead. The events come as stored text alone (validated
+    /// when it was made), so a big import never holds them all parsed.
     pub async fn import(
         &self,
         target: ImportTarget,
         settings: Option<ThreadSettings>,
         metadata: Option<Map<String, Value>>,
-        events: ValidEvents,
+        (events, media): (EventLog, Ingested),
     ) -> ServiceResult<ThreadRecord> {
         let (thread_id, must_be_new) = match target {
             ImportTarget::Given(id) => (id, false),
@@ -492,12 +522,12 @@ impl ThreadService {
         }
         // Blobs the events name are checked before the thread is made: a refused import
         // stores nothing.
-        let events = self.with_blob_info(events).await?;
+        let (events, media) = self.with_blob_info_stored(events, media).await?;
         self.open(Some(thread_id.clone()), settings, metadata).await?;
-        if events.events.is_empty() {
+        if events.is_empty() {
             return self.info(&thread_id).await;
         }
-        self.append(&thread_id, events, Some(0)).await
+        self.append_stored(&thread_id, events, media, Some(0)).await
     }
 
     pub async fn list(&self) -> ServiceResult<Vec<ThreadRecord>> {
@@ -626,10 +656,7 @@ pub(crate) fn now_ms() -> u64 {
 
 /// Validates raw JSON events against the limits and the event model, all or nothing.
 fn validate_events(limits: &Limits, values: Vec<Value>) -> ServiceResult<ValidEvents> {
-    let max = limits.max_events_per_call;
-    if values.len() > max {
-        return Err(ServiceError::Limit { limit: "maxEventsPerCall", value: values.len() as u64, max: max as u64 });
-    }
+    check_event_count(limits, values.len())?;
     let mut events = Vec::with_capacity(values.len());
     let mut stored = EventLogBuilder::with_capacity(values.len(), 0);
     let mut media = Ingested::default();
@@ -637,17 +664,63 @@ fn validate_events(limits: &Limits, values: Vec<Value>) -> ServiceResult<ValidEv
     for (i, mut value) in values.into_iter().enumerate() {
         // Bytes move into blobs first: the event is measured and stored as it is logged.
         ingest_event(&mut value, &format!("events[{i}]"), ingest_limits, &mut media)?;
-        let bytes = stored.push_value(&value);
-        if bytes > limits.max_event_bytes {
-            return Err(ServiceError::Limit {
-                limit: "maxEventBytes",
-                value: bytes as u64,
-                max: limits.max_event_bytes as u64,
-            });
-        }
+        check_event_bytes(limits, stored.push_value(&value))?;
         events.push(AgentEvent::from_value(value, &format!("events[{i}]"))?);
     }
     Ok(ValidEvents { events, stored: stored.finish(), media })
+}
+
+/// The stored text of events that are valid already (made from a turn's blocks), one at a
+/// time, within the limits of an append; the events themselves are not kept.
+struct StoredEvents<'a> {
+    limits: &'a Limits,
+    log: EventLogBuilder,
+    /// The blobs the events name, and the bytes that came with them.
+    media: Ingested,
+}
+
+impl<'a> StoredEvents<'a> {
+    fn new(limits: &'a Limits, count: usize) -> ServiceResult<Self> {
+        check_event_count(limits, count)?;
+        Ok(StoredEvents { limits, log: EventLogBuilder::with_capacity(count, 0), media: Ingested::default() })
+    }
+
+    fn push(&mut self, event: AgentEvent) -> ServiceResult<()> {
+        let mut value = event.into_value();
+        let path = format!("events[{}]", self.log.len());
+        let ingest_limits = IngestLimits { max_blob_bytes: self.limits.max_blob_bytes };
+        ingest_event(&mut value, &path, ingest_limits, &mut self.media)?;
+        check_event_bytes(self.limits, self.log.push_value(&value))?;
+        if self.log.len() % GIVE_BACK_EVERY_EVENTS == 0 {
+            // What made these events (a turn's blocks) is freed as they are stored: its pages
+            // go back as the stored text grows, so the two do not add up at the peak.
+            give_back_memory();
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> (EventLog, Ingested) {
+        (self.log.finish(), self.media)
+    }
+}
+
+/// [`StoredEvents`] gives freed memory back after this many events.
+const GIVE_BACK_EVERY_EVENTS: usize = 4096;
+
+fn check_event_count(limits: &Limits, count: usize) -> ServiceResult<()> {
+    let max = limits.max_events_per_call;
+    if count > max {
+        return Err(ServiceError::Limit { limit: "maxEventsPerCall", value: count as u64, max: max as u64 });
+    }
+    Ok(())
+}
+
+fn check_event_bytes(limits: &Limits, bytes: usize) -> ServiceResult<()> {
+    if bytes > limits.max_event_bytes {
+        let max = limits.max_event_bytes as u64;
+        return Err(ServiceError::Limit { limit: "maxEventBytes", value: bytes as u64, max });
+    }
+    Ok(())
 }
 
 /// Runs `work` on a blocking thread and answers [`ServiceError::Cancelled`] as soon as `cancel`

@@ -104,10 +104,11 @@ impl ThreadService {
             }
             named.push((id, kind, leaf, events));
         }
-        let thread = self.import(target, None, None, main).await?;
+        let thread = self.import(target, None, None, (main.stored, main.media)).await?;
         let mut imported = Vec::with_capacity(named.len());
         for (id, kind, leaf, events) in named {
-            let record = self.import(ImportTarget::Given(id.clone()), None, None, events).await?;
+            let record =
+                self.import(ImportTarget::Given(id.clone()), None, None, (events.stored, events.media)).await?;
             imported.push(BranchImported { thread_id: id, kind, leaf, event_count: record.event_count });
         }
         Ok(SessionImported {

@@ -50,6 +50,9 @@ pub struct ThreadState {
     holds_media: bool,
 }
 
+/// Events parsed at a time by [`ThreadState::apply_stored`].
+const APPLY_SLICE_EVENTS: usize = 1024;
+
 /// Event bytes (compact JSON) up to which a thread keeps its renderers between renders, by
 /// default: about 90k events of an agent run, whose renders then stay incremental.
 pub const KEEP_RENDERERS_UP_TO_BYTES: usize = 64 << 20;
@@ -198,6 +201,22 @@ impl ThreadState {
         self.record.version = appended.version;
         self.record.event_count = appended.event_count;
         self.record.updated_at = appended.updated_at;
+    }
+
+    /// [`ThreadState::apply`] for events given by their stored text alone: parsed a slice at a
+    /// time, so a big import is never held parsed whole beside its text.
+    pub fn apply_stored(&mut self, stored: &EventLog, shared: Option<EventLog>, appended: Appended) {
+        let mut shared = shared;
+        let mut start = 0;
+        while start < stored.len() {
+            let end = (start + APPLY_SLICE_EVENTS).min(stored.len());
+            let slice = stored.slice(start..end);
+            let events: Vec<AgentEvent> = slice.parse_all();
+            // The store's own log replaces ours once it is complete: with the last slice.
+            let last = end == stored.len();
+            self.apply(&events, &slice, if last { shared.take() } else { None }, appended);
+            start = end;
+        }
     }
 
     /// Events another writer appended to the store, caught up with.

@@ -32,17 +32,28 @@ export async function launchBrowser() {
   };
 }
 
-/** Runs named checks, printing each outcome; `failures()` counts those that threw. */
+/** How long one check may take before it fails with its name (the slowest, the 100k-event
+ * page, takes seconds). */
+export const CHECK_TIMEOUT_MS = 120_000;
+
+/** Runs named checks, printing each outcome; `failures()` counts those that threw or took
+ * longer than CHECK_TIMEOUT_MS. */
 export function checks() {
   let failed = 0;
   return {
     async check(name, test) {
+      let timer;
+      const timedOut = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no result within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+      });
       try {
-        await test();
+        await Promise.race([test(), timedOut]);
         console.log("ok   " + name);
       } catch (error) {
         failed++;
         console.log("FAIL " + name + "\n" + (error && error.stack ? error.stack : error));
+      } finally {
+        clearTimeout(timer);
       }
     },
     failures: () => failed,

@@ -4,7 +4,7 @@
 //
 // Builds the pages with BINARY into OUT_DIR/pages, saves a screenshot of each under
 // OUT_DIR/screenshots, runs every check and exits non-zero when any failed.
-import { checks, launchBrowser } from "./harness.mjs";
+import { CHECK_TIMEOUT_MS, checks, launchBrowser } from "./harness.mjs";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -24,7 +24,7 @@ mkdirSync(shotsDir, { recursive: true });
 
 function buildPage(name, input) {
   const out = join(pagesDir, name + ".html");
-  execFileSync(binary, ["view", input, "--out", out], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(binary, ["view", input, "--out", out], { stdio: ["ignore", "ignore", "inherit"], timeout: CHECK_TIMEOUT_MS });
   return out;
 }
 
@@ -114,7 +114,7 @@ await check("example run: iterations, calls beside results, search, model input,
 
   // The model input toggle shows the exact XML.
   await page.getByRole("tab", { name: "Model input: XML" }).click();
-  const xml = execFileSync(binary, ["render", join(root, "examples/thread.json")], { encoding: "utf8" });
+  const xml = execFileSync(binary, ["render", join(root, "examples/thread.json")], { encoding: "utf8", timeout: CHECK_TIMEOUT_MS });
   assert.equal(await page.locator("#model-text").textContent(), xml);
   await page.screenshot({ path: join(shotsDir, "thread-model-xml.png") });
   await page.getByRole("tab", { name: "Model input: messages" }).click();

@@ -119,6 +119,34 @@ fn an_export_that_would_not_import_back_is_refused_naming_the_limit() {
     server.stop();
 }
 
+/// The text sizes of a `count`-event document in YAML and in JSON.
+fn document_bytes(count: usize) -> (usize, usize) {
+    (document(count, Format::Yaml).len(), document(count, Format::Json).len())
+}
+
+/// What importing a 16 MiB document costs the whole server, at its peak: the request's frame,
+/// its text, what the reader builds, the stored events and the thread's state, all counted by
+/// the kernel (`VmHWM`, the peak resident size) on a server that did nothing else.
+#[test]
+fn importing_a_16_mib_document_peaks_within_10_times_its_size_in_the_server() {
+    let sample = 1000;
+    let (yaml, json) = document_bytes(sample);
+    for (format, sample_bytes) in [(Format::Yaml, yaml), (Format::Json, json)] {
+        let name = serde_json::to_value(format).unwrap();
+        let name = name.as_str().unwrap();
+        let text = document(MAX_DOCUMENT_BYTES / 100 * 97 * sample / sample_bytes, format);
+        let size = text.len();
+        assert!(size > 15 << 20 && size <= MAX_DOCUMENT_BYTES, "{name}: {size} bytes");
+        let mut server = Server::start(Wire::Ndjson, "memory");
+        let imported = server.ok("thread/import", json!({"text": text, "format": name, "threadId": "big"}));
+        assert!(imported["eventCount"].as_u64() > Some(30_000), "{imported}");
+        let peak = crate::support::peak_resident_bytes(server.pid());
+        let ratio = peak as f64 / size as f64;
+        assert!(ratio <= 10.0, "{name}: the server peaked at {} MiB, {ratio:.1}x the {size}-byte document", peak >> 20);
+        server.stop();
+    }
+}
+
 #[test]
 fn the_document_limits_are_flags_of_serve() {
     let mut cmd = crate::support::serve(Some("memory"));

@@ -537,21 +537,12 @@ fn cached_request_goldens() {
 
 /// `threadkeeper render` with the caching flags, on a thread file read from stdin.
 fn cli_render(args: &[&str]) -> std::process::Output {
-    use std::io::Write;
     let mut events = first_events();
     (1..=3).for_each(|i| events.extend(step(i)));
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_threadkeeper"))
-        .arg("render")
-        .args(args)
-        .arg("-")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A refused command may exit before it reads its input: the write may then meet a closed pipe.
-    let _ = child.stdin.take().unwrap().write_all(Value::Array(events).to_string().as_bytes());
-    child.wait_with_output().unwrap()
+    // A refused command may exit before it reads its input: run_bounded lets the write fail then.
+    let input = Value::Array(events).to_string();
+    let mut render = std::process::Command::new(env!("CARGO_BIN_EXE_threadkeeper"));
+    crate::support::run_bounded(render.arg("render").args(args).arg("-"), Some(input.as_bytes()))
 }
 
 #[test]

@@ -1,20 +1,11 @@
 //! The command line: `render`, `convert`, `--help`, `--version`, bad input.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_threadkeeper");
 
 fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    crate::support::run_bounded(Command::new(BIN).args(args), Some(stdin.as_bytes()))
 }
 
 fn stdout(output: &Output) -> String {

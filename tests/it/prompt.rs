@@ -15,7 +15,7 @@ const DIR: &str = "tests/golden/prompt";
 const INSTRUCTIONS: &str = "Be <brief> & exact.";
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
+    crate::support::run_bounded(Command::new(BIN).args(args), None)
 }
 
 /// The golden file's name and the `prompt` arguments that print it.

@@ -12,7 +12,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_threadkeeper");
 const DATA_OPEN: &str = "<script type=\"application/json\" id=\"thread-data\">";
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).env_remove("THREADKEEPER_STORE").output().unwrap()
+    crate::support::run_bounded(Command::new(BIN).args(args).env_remove("THREADKEEPER_STORE"), None)
 }
 
 fn page_of(args: &[&str]) -> String {

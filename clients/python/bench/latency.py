@@ -8,6 +8,9 @@ separates the server's share from the client library's. Rounds alternate between
 from other processes falls on all of them alike.
 
     THREADKEEPER_BIN=target/release/threadkeeper clients/python/.venv/bin/python clients/python/bench/latency.py
+
+With THREADKEEPER_BENCH_BEFORE=<another build of the server> the server scenarios run against
+both builds, round by round, and both are reported.
 """
 
 from __future__ import annotations
@@ -120,26 +123,36 @@ def p99(samples: list[float]) -> float:
 
 
 def main() -> None:
-    binary = find_binary()
-    server = [binary, "--store", "memory"]
-    names = ["echo, asyncio pipes", "server, asyncio pipes", "asyncio client", "echo, blocking pipes", "server, blocking pipes", "blocking client"]
+    # THREADKEEPER_BENCH_BEFORE: a second server binary (say, the build before a change), measured
+    # in the same rounds, so that before and after are compared under the same load.
+    builds = [("", find_binary())]
+    if before := os.environ.get("THREADKEEPER_BENCH_BEFORE"):
+        builds = [("before: ", before), ("after: ", builds[0][1])]
+    names = ["echo, asyncio pipes", "echo, blocking pipes"]
+    for label, _ in builds:
+        names += [f"{label}{name}" for name in ["server, asyncio pipes", "asyncio client", "server, blocking pipes", "blocking client"]]
     samples: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(ROUNDS):
-        asyncio.run(async_pipe(["cat"], samples[names[0]]))
-        asyncio.run(async_pipe(server, samples[names[1]]))
-        asyncio.run(async_client(binary, samples[names[2]]))
-        blocking_pipe(["cat"], samples[names[3]])
-        blocking_pipe(server, samples[names[4]])
-        blocking_client(binary, samples[names[5]])
-    print(f"xml/escape round trips, {ROUNDS} rounds x {CALLS} calls each; {binary}; load average {os.getloadavg()[0]:.1f}")
+        asyncio.run(async_pipe(["cat"], samples["echo, asyncio pipes"]))
+        blocking_pipe(["cat"], samples["echo, blocking pipes"])
+        for label, binary in builds:
+            asyncio.run(async_pipe([binary, "--store", "memory"], samples[f"{label}server, asyncio pipes"]))
+            asyncio.run(async_client(binary, samples[f"{label}asyncio client"]))
+            blocking_pipe([binary, "--store", "memory"], samples[f"{label}server, blocking pipes"])
+            blocking_client(binary, samples[f"{label}blocking client"])
+    binaries = ", ".join(f"{label}{binary}" for label, binary in builds)
+    print(f"xml/escape round trips, {ROUNDS} rounds x {CALLS} calls each; {binaries}; load average {os.getloadavg()[0]:.1f}")
     for name in names:
-        print(f"  {name:24} p50 {p50(samples[name]):6.1f} µs   p99 {p99(samples[name]):7.1f} µs")
-    for client, echo, raw in [(2, 0, 1), (5, 3, 4)]:
-        ratio_echo = p50(samples[names[client]]) / p50(samples[names[echo]])
-        ratio_raw = p50(samples[names[client]]) / p50(samples[names[raw]])
-        print(f"{names[client]}: {ratio_echo:.2f}x the echo floor, {ratio_raw:.2f}x the server over the same raw pipes")
-    ratio = p50(samples[names[5]]) / p50(samples[names[4]])
-    print(f"blocking client within 1.5x the raw round trip: {'yes' if ratio <= 1.5 else 'NO'} ({ratio:.2f}x)")
+        print(f"  {name:32} p50 {p50(samples[name]):6.1f} µs   p99 {p99(samples[name]):7.1f} µs")
+    for label, _ in builds:
+        for kind, target in [("asyncio", 2.5), ("blocking", 1.5)]:
+            client, raw = p50(samples[f"{label}{kind} client"]), p50(samples[f"{label}server, {kind} pipes"])
+            echo = p50(samples[f"echo, {kind} pipes"])
+            verdict = "yes" if client / raw <= target else "NO"
+            print(
+                f"{label}{kind} client: {client / echo:.2f}x the echo floor, {client / raw:.2f}x the server over the same"
+                f" raw pipes (within {target}x: {verdict})"
+            )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@
  * p50s is what the client and the server add to a raw pipe round trip.
  *
  *   THREADKEEPER_BIN=target/release/threadkeeper npm run bench:latency
+ *
+ * With THREADKEEPER_BENCH_BEFORE=<another build of the server> the raw round trip and the client
+ * call run against both builds, all interleaved, and both are reported.
  */
 import { spawn as spawnProcess } from "node:child_process";
 import { ThreadKeeper } from "../src/index.js";
@@ -58,50 +61,67 @@ function stats(name: string, samples: number[], floor?: number): number {
   return p50;
 }
 
+// THREADKEEPER_BENCH_BEFORE: a second server binary (say, the build before a change), measured in
+// the same interleaved rounds, so that before and after are compared under the same load.
+const before = process.env.THREADKEEPER_BENCH_BEFORE;
 const tk = await ThreadKeeper.spawn({ args: ["--store", "memory"] });
+const builds = [{ label: before ? "after: " : "", tk, server: rawPeer(tk.binary, ["--store", "memory"]) }];
+if (before) {
+  const old = await ThreadKeeper.spawn({ binary: before, args: ["--store", "memory"] });
+  builds.unshift({ label: "before: ", tk: old, server: rawPeer(before, ["--store", "memory"]) });
+}
 const echo = rawPeer("cat", []);
-const server = rawPeer(tk.binary, ["--store", "memory"]);
-console.log(`server ${tk.server.serverInfo.version} at ${tk.binary}; node ${process.version}`);
+for (const { label, tk } of builds) {
+  console.log(`${label}server ${tk.server.serverInfo.version} at ${tk.binary}; node ${process.version}`);
+}
 
 // The request bytes the client sends for escapeXml("a < b & 1234"), and the server's answer.
 const frame = encodeFrame(JSON.stringify({ jsonrpc: "2.0", id: 1234, method: "xml/escape", params: { text: "a < b & 1234" } }));
 const answerBytes = encodeFrame(JSON.stringify({ jsonrpc: "2.0", id: 1234, result: { text: "a &lt; b &amp; 1234" } })).length;
 const init = encodeFrame(JSON.stringify({ jsonrpc: "2.0", id: 1234, method: "initialize", params: { protocolVersion: 1 } }));
-await new Promise<void>((resolve) => {
-  void server.roundTrip(init, 1).then(() => setTimeout(resolve, 100)); // the whole answer, whatever its size
-});
+for (const { server } of builds) {
+  await new Promise<void>((resolve) => {
+    void server.roundTrip(init, 1).then(() => setTimeout(resolve, 100)); // the whole answer, whatever its size
+  });
+}
 
-const client: number[] = [];
-const raw: number[] = [];
 const floor: number[] = [];
+const measurements: [number[], () => Promise<unknown>][] = [[floor, () => echo.roundTrip(frame, frame.length)]];
+const results = builds.map(({ label, tk, server }) => {
+  const raw: number[] = [];
+  const client: number[] = [];
+  measurements.push([raw, () => server.roundTrip(frame, answerBytes)], [client, () => tk.escapeXml("a < b & 1234")]);
+  return { label, raw, client };
+});
 for (let i = 0; i < 300; i++) {
-  await tk.escapeXml("warm <up>");
   await echo.roundTrip(frame, frame.length);
-  await server.roundTrip(frame, answerBytes);
+  for (const { tk, server } of builds) {
+    await tk.escapeXml("warm <up>");
+    await server.roundTrip(frame, answerBytes);
+  }
 }
 const now = () => process.hrtime.bigint();
-const measurements: [number[], () => Promise<unknown>][] = [
-  [floor, () => echo.roundTrip(frame, frame.length)],
-  [raw, () => server.roundTrip(frame, answerBytes)],
-  [client, () => tk.escapeXml("a < b & 1234")],
-];
+const kinds = measurements.length;
 for (let round = 0; round < ROUNDS; round++) {
   for (let i = 0; i < PER_ROUND; i++) {
     // Each takes each place in turn, so none always runs right after the same other one.
-    for (let k = 0; k < 3; k++) {
-      const [samples, roundTrip] = measurements[(i + k) % 3]!;
+    for (let k = 0; k < kinds; k++) {
+      const [samples, roundTrip] = measurements[(i + k) % kinds]!;
       const start = now();
       await roundTrip();
       samples.push(Number(now() - start) / 1000);
     }
   }
 }
-const n = client.length;
-console.log(`${n} round trips each, interleaved:`);
+console.log(`${floor.length} round trips each, interleaved:`);
 const echoP50 = stats("raw pipe echo (cat)", floor);
-const rawP50 = stats("raw pipe to the server (no client)", raw, echoP50);
-const clientP50 = stats("client xml/escape", client, echoP50);
-console.log(`the client's own share: ${(clientP50 / rawP50).toFixed(2)}× the raw server round trip`);
+for (const { label, raw, client } of results) {
+  const rawP50 = stats(`${label}raw pipe to the server (no client)`, raw, echoP50);
+  const clientP50 = stats(`${label}client xml/escape`, client, echoP50);
+  console.log(`${label}the client's own share: ${(clientP50 / rawP50).toFixed(2)}× the raw server round trip`);
+}
 echo.close();
-server.close();
-await tk.close();
+for (const { tk, server } of builds) {
+  server.close();
+  await tk.close();
+}

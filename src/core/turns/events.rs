@@ -66,16 +66,15 @@ pub fn events_to_turn(events: &[AgentEvent], thread_id: &str) -> Turn {
 /// The events a turn describes, one per block, in order. Fails on a block that carries
 /// `threadkeeper.*` metadata but is not what any event exports to.
 pub fn turn_to_events(turn: &Turn) -> Result<Vec<AgentEvent>, TurnError> {
-    turn.blocks
-        .iter()
-        .enumerate()
-        .map(|(i, block)| {
-            block_to_event(block).map_err(|(field, reason)| {
-                let path = if field.is_empty() { format!("blocks[{i}]") } else { format!("blocks[{i}].{field}") };
-                TurnError::invalid(path, reason)
-            })
-        })
-        .collect()
+    turn.blocks.iter().enumerate().map(|(i, block)| block_event(i, block)).collect()
+}
+
+/// The event block `i` of a turn describes; fails naming the block as [`turn_to_events`] does.
+pub(crate) fn block_event(i: usize, block: &Block) -> Result<AgentEvent, TurnError> {
+    block_to_event(block).map_err(|(field, reason)| {
+        let path = if field.is_empty() { format!("blocks[{i}]") } else { format!("blocks[{i}].{field}") };
+        TurnError::invalid(path, reason)
+    })
 }
 
 /// The block one event exports to.

@@ -64,7 +64,7 @@ pub use read::{
     Warnings,
 };
 pub use redact::redact_encrypted_content;
-pub use thread::{thread_to_turn, turn_to_thread, ThreadParts};
+pub use thread::{thread_to_turn, turn_to_thread, turn_to_thread_each, ThreadFields, ThreadParts};
 pub use validate::{validate, Problem};
 pub use write::{
     to_json, to_json_document, to_value, to_yaml, to_yaml_document, write_document, Options, ENCRYPTED_CONTENT_KEY,

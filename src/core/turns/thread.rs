@@ -22,7 +22,7 @@
 //! `threadId` took from the document).
 
 use super::error::TurnError;
-use super::events::{event_to_block, turn_to_events, ITERATION_KEY};
+use super::events::{block_event, event_to_block, ITERATION_KEY};
 use super::model::{Block, Turn};
 use crate::event::AgentEvent;
 use serde_json::{Map, Value};
@@ -50,21 +50,54 @@ pub struct ThreadParts {
 /// The thread a turn describes. Fails, naming the field relative to the turn, on a block that
 /// does not convert or on a malformed [`METADATA_KEY`].
 pub fn turn_to_thread(turn: &Turn) -> Result<ThreadParts, TurnError> {
-    let events = turn_to_events(turn)?;
-    let mut metadata = match turn.metadata.get(METADATA_KEY) {
+    let mut events = Vec::with_capacity(turn.blocks.len());
+    let ThreadFields { settings, metadata } = turn_to_thread_each(turn.clone(), |event| {
+        events.push(event);
+        Ok::<_, TurnError>(())
+    })?;
+    Ok(ThreadParts { events, settings, metadata })
+}
+
+/// What a thread holds from a turn besides its events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadFields {
+    /// The value of [`SETTINGS_KEY`], when the turn has one (checked by the caller).
+    pub settings: Option<Value>,
+    /// As [`ThreadParts::metadata`].
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// [`turn_to_thread`] handing each event to `each` as it is made, in order, instead of
+/// collecting them. The turn is taken apart as it goes, each block dropped once its event is
+/// made, so a big document's blocks and events are never all held at once (an import's peak).
+/// Stops at the first error, `each`'s own included.
+pub fn turn_to_thread_each<E: From<TurnError>>(
+    mut turn: Turn,
+    mut each: impl FnMut(AgentEvent) -> Result<(), E>,
+) -> Result<ThreadFields, E> {
+    let blocks = std::mem::take(&mut turn.blocks);
+    let mut unmarked = UnmarkedRanges::default();
+    for (i, block) in blocks.into_iter().enumerate() {
+        let event = block_event(i, &block)?;
+        unmarked.note(i, &block, &event);
+        drop(block);
+        each(event)?;
+    }
+    let mut metadata = match turn.metadata.shift_remove(METADATA_KEY) {
         None => None,
-        Some(Value::Object(map)) => Some(map.clone()),
-        Some(_) => return Err(TurnError::invalid(format!("metadata.{METADATA_KEY}"), "must be an object")),
+        Some(Value::Object(map)) => Some(map),
+        Some(_) => return Err(TurnError::invalid(format!("metadata.{METADATA_KEY}"), "must be an object").into()),
     };
-    if let Some(record) = turn_record(turn, &events) {
+    let settings = turn.metadata.shift_remove(SETTINGS_KEY);
+    if let Some(record) = turn_record(&turn, unmarked.0) {
         let metadata = metadata.get_or_insert_with(Map::new);
         if metadata.contains_key(TURN_KEY) {
             let reason = "is reserved for the turn's own fields (run_id, metadata, data)";
-            return Err(TurnError::invalid(format!("metadata.{METADATA_KEY}.{TURN_KEY}"), reason));
+            return Err(TurnError::invalid(format!("metadata.{METADATA_KEY}.{TURN_KEY}"), reason).into());
         }
         metadata.insert(TURN_KEY.into(), Value::Object(record));
     }
-    Ok(ThreadParts { events, settings: turn.metadata.get(SETTINGS_KEY).cloned(), metadata })
+    Ok(ThreadFields { settings, metadata })
 }
 
 /// The thread as one turn: its id, one block per event, `settings` (when given) and the
@@ -134,25 +167,19 @@ impl TurnRecord {
     }
 }
 
-/// The [`TURN_KEY`] record for a turn being imported as `events`, if it has anything to keep.
-fn turn_record(turn: &Turn, events: &[AgentEvent]) -> Option<Map<String, Value>> {
+/// The [`TURN_KEY`] record for a turn being imported (its blocks taken out, and the settings
+/// and thread metadata keys), with the blocks' `ranges` without marks, if it has anything to keep.
+fn turn_record(turn: &Turn, ranges: Vec<(usize, usize)>) -> Option<Map<String, Value>> {
     let mut record = Map::new();
     if !turn.run_id.is_empty() {
         record.insert("run_id".into(), Value::String(turn.run_id.clone()));
     }
-    let metadata: Map<String, Value> = turn
-        .metadata
-        .iter()
-        .filter(|(k, _)| k.as_str() != SETTINGS_KEY && k.as_str() != METADATA_KEY)
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if !metadata.is_empty() {
-        record.insert("metadata".into(), Value::Object(metadata));
+    if !turn.metadata.is_empty() {
+        record.insert("metadata".into(), Value::Object(turn.metadata.clone()));
     }
     if !turn.data.is_empty() {
         record.insert("data".into(), Value::Object(turn.data.clone()));
     }
-    let ranges = unmarked_ranges(turn, events);
     if !ranges.is_empty() {
         let ranges = ranges.into_iter().map(|(start, end)| Value::from(vec![start, end])).collect();
         record.insert("unmarked_blocks".into(), Value::Array(ranges));
@@ -162,22 +189,24 @@ fn turn_record(turn: &Turn, events: &[AgentEvent]) -> Option<Map<String, Value>>
 
 /// Positions (as `[start, end)` ranges) of blocks that export with an iteration mark they did
 /// not have, and read back the same without it.
-fn unmarked_ranges(turn: &Turn, events: &[AgentEvent]) -> Vec<(usize, usize)> {
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for (i, (block, event)) in turn.blocks.iter().zip(events).enumerate() {
+#[derive(Default)]
+struct UnmarkedRanges(Vec<(usize, usize)>);
+
+impl UnmarkedRanges {
+    /// Notes block `i`, which became `event`.
+    fn note(&mut self, i: usize, block: &Block, event: &AgentEvent) {
         if block.metadata.contains_key(ITERATION_KEY) {
-            continue;
+            return;
         }
         let mut exported = event_to_block(event);
         if !unmark(&mut exported) {
-            continue;
+            return;
         }
-        match ranges.last_mut() {
+        match self.0.last_mut() {
             Some((_, end)) if *end == i => *end = i + 1,
-            _ => ranges.push((i, i + 1)),
+            _ => self.0.push((i, i + 1)),
         }
     }
-    ranges
 }
 
 /// Drops a block's iteration mark when it is its only `threadkeeper.*` key and says 0: such a

@@ -138,6 +138,8 @@ pub(super) fn register(m: &mut MethodTable) {
     // Cancellable until it stores the thread (the service reads the whole document first).
     m.register("thread/import", Policy::THREAD_WRITE, |params, ctx| async move {
         let p: ImportParams = parse(&params)?;
+        // Up to a 16 MiB document as JSON text: not kept beside its text while it is read.
+        drop(params);
         let (document, host) = match p.format {
             ImportFormat::Yaml => (Format::Yaml, None),
             ImportFormat::Json => (Format::Json, None),

@@ -55,10 +55,64 @@ pub fn serve(store: Option<&str>) -> Command {
     cmd
 }
 
+/// How long a command run by [`run_bounded`] may take before it is killed and the test fails.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Runs the command to its end with empty input; returns its status and stderr.
 pub fn run_to_end(cmd: &mut Command) -> (ExitStatus, String) {
-    let output = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).output().unwrap();
+    let output = run_bounded(cmd, None);
     (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// Runs the command with `input` on its stdin (none: empty) and collects its output, as
+/// `Command::output` does but within [`RUN_TIMEOUT`]: a command that hangs is killed and the
+/// test fails, naming it, instead of waiting forever.
+pub fn run_bounded(cmd: &mut Command, input: Option<&[u8]>) -> std::process::Output {
+    let stdin = if input.is_some() { Stdio::piped() } else { Stdio::null() };
+    let mut child = cmd.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let writer = child.stdin.take().map(|mut pipe| {
+        let input = input.unwrap_or_default().to_vec();
+        // A command may exit before it reads its input: a closed pipe is not an error here.
+        std::thread::spawn(move || drop(pipe.write_all(&input)))
+    });
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let status = wait_within(&mut child, RUN_TIMEOUT)
+        .unwrap_or_else(|| panic!("{cmd:?} did not finish within {RUN_TIMEOUT:?}; it was killed"));
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    std::process::Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }
+}
+
+/// The peak resident size of a process (`VmHWM` in `/proc/<pid>/status`), in bytes.
+pub fn peak_resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM in /proc/<pid>/status");
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// The child's exit status, or `None` (the child killed) when it runs longer than `limit`.
+pub fn wait_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// A sender thread started by [`Server::send_in_background`].
@@ -287,8 +341,18 @@ impl Server {
         })
     }
 
-    /// Waits for the background sender; returns how many requests it sent.
+    /// Waits for the background sender; returns how many requests it sent. A sender still
+    /// writing after [`ANSWER_TIMEOUT`] (the server stopped reading) fails the test: the server
+    /// is killed, which ends the sender's write.
     pub fn join_background(&mut self, background: Background) -> usize {
+        let deadline = Instant::now() + ANSWER_TIMEOUT;
+        while !background.is_finished() {
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the background sender still writes after {ANSWER_TIMEOUT:?}; stderr:\n{}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let (sent, stdin) = background.join().expect("sender thread");
         self.stdin = Some(stdin);
         sent
@@ -300,16 +364,9 @@ impl Server {
 
     /// Waits for the process to exit, killing it and failing if it takes over [`EXIT_TIMEOUT`].
     pub fn wait_for_exit(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + EXIT_TIMEOUT;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("server did not exit; stderr:\n{}", self.stderr());
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        match wait_within(&mut self.child, EXIT_TIMEOUT) {
+            Some(status) => status,
+            None => panic!("server did not exit; stderr:\n{}", self.stderr()),
         }
     }
 
