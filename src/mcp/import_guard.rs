@@ -108,7 +108,7 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(allowed.join("in.jsonl"), "{}\n").unwrap();
         std::fs::write(outside.join("out.jsonl"), "{}\n").unwrap();
-        let guard = AllowedDirs::new(&[allowed.clone()]).unwrap();
+        let guard = AllowedDirs::new(std::slice::from_ref(&allowed)).unwrap();
         let text = |p: PathBuf| p.to_str().unwrap().to_owned();
 
         let inside = guard.check(&text(allowed.join("in.jsonl"))).unwrap();

@@ -14,6 +14,8 @@ use crate::xml::{EscapeMode, XmlRenderer};
 pub const TOKENIZER: Tokenizer = Tokenizer::O200kBase;
 /// Smallest budget accepted: room for one cut event and its marker.
 pub const MIN_TOKENS: u64 = 64;
+/// Bytes of text a cut event's shown part is looked for in, per token of the budget.
+const MAX_BYTES_PER_TOKEN: usize = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageFormat {
@@ -95,8 +97,11 @@ fn cut_to_fit(line: &str, index: u64, line_tokens: u64, max_tokens: u64) -> Stri
         cut
     };
     // The longest prefix (on a character boundary) that fits with the marker: binary search
-    // over byte offsets, counting the text as it will be sent.
-    let (mut low, mut high) = (0usize, line.len());
+    // over byte offsets, counting the text as it will be sent. Tokens seldom span more than a
+    // few bytes, so the search starts below a bound that keeps a megabytes-long event from
+    // being tokenized whole at every step (a tighter bound only shows less, never too much).
+    let (mut low, mut high) =
+        (0usize, line.len().min(usize::try_from(max_tokens).unwrap_or(usize::MAX).saturating_mul(MAX_BYTES_PER_TOKEN)));
     while low < high {
         let mid = floor_char_boundary(line, (low + high).div_ceil(2));
         if mid <= low {
@@ -208,6 +213,9 @@ mod tests {
         assert!(page.text.starts_with("#0 [user] word word"));
         assert!(page.text.contains("[event #0 cut to fit"), "{}", page.text);
         assert_eq!((page.cut_event, page.next_event), (Some(0), Some(1)));
+        let huge = log(&["line of output ".repeat(70_000)]);
+        let page = render_page(&huge, 0, 0, PageFormat::Text, 500);
+        assert!(page.tokens <= 500 && page.tokens > 400, "{}", page.tokens);
         let next = render_page(&events, 0, 1, PageFormat::Text, 100);
         assert_eq!(next.text, "#1 [user] after\n");
         assert!(!next.truncated());
