@@ -8,12 +8,14 @@
 //! - [`core`]: the pure renderers and models (no I/O).
 //!
 //! [`viewer`] serves a store's threads as live pages over HTTP (`threadkeeper view --serve`);
+//! [`mcp`] serves a store's threads to agents over the Model Context Protocol (`threadkeeper mcp`);
 //! [`otel`] sends threads as OpenTelemetry GenAI traces over OTLP (`serve --otlp-endpoint`).
 //!
 //! The binary (`src/main.rs`, `src/cli/`) adds the command line. The core's modules are also
 //! reachable at the crate root (`threadkeeper::xml`, …).
 
 pub mod core;
+pub mod mcp;
 pub mod otel;
 pub mod server;
 pub mod service;

@@ -1,11 +1,12 @@
 //! Command-line interface: `serve` (the default), `render`, `convert`, `prompt`, `view`,
-//! `export`, `import`.
+//! `export`, `import`, `mcp`.
 
 mod convert;
 mod document;
 mod export;
 mod import;
 mod input;
+mod mcp;
 mod prompt;
 mod render;
 mod serve;
@@ -47,6 +48,9 @@ enum Command {
     /// Import an agent host's session file (Claude Code, Codex) into a store as a thread; with
     /// `--follow`, keep appending what the host writes to it.
     Import(import::ImportArgs),
+    /// Serve a store's threads to agents over the Model Context Protocol (stdio): tools to
+    /// list and read threads in token-bounded pages, and each thread as a resource.
+    Mcp(mcp::McpArgs),
 }
 
 /// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
@@ -79,5 +83,6 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::View(args)) => view::run(args),
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Import(args)) => import::run(args),
+        Some(Command::Mcp(args)) => mcp::run(args),
     }
 }

@@ -183,7 +183,7 @@ pub fn run(args: ServeArgs) -> i32 {
 }
 
 /// Logs go to stderr, quiet by default (warnings and errors only).
-fn init_logging(filter: Option<&str>) {
+pub(super) fn init_logging(filter: Option<&str>) {
     use tracing_subscriber::EnvFilter;
     let filter = match filter {
         Some(f) => EnvFilter::new(f),
