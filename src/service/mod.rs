@@ -12,6 +12,7 @@ mod kept_cut;
 mod lru;
 mod observer;
 mod rolling;
+mod search;
 mod sessions;
 mod state;
 mod view;
@@ -35,6 +36,9 @@ pub use documents::{read_turn, write_turn, NOT_IMPORTABLE};
 use lru::Lru;
 pub use rolling::{PlannedStep, RollingBudget, RollingPlan, RollingStep};
 use serde_json::{Map, Value};
+pub use search::{
+    SearchHit, SearchOptions, SearchResults, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_THREADS, MAX_SEARCH_TYPES,
+};
 pub use sessions::{BranchImported, SessionImported};
 use state::{ThreadState, View};
 use std::sync::{Arc, Mutex};
