@@ -61,25 +61,20 @@ pub fn snippet(text: &str, query: &Query) -> String {
     out.trim().to_owned()
 }
 
+/// Each run of white space or control characters as one space.
 fn collapse(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut space = false;
+    let mut in_space = false;
     for c in text.chars() {
         if c.is_whitespace() || c.is_control() {
-            space = true;
-        } else {
-            if space && !out.is_empty() {
+            if !in_space {
                 out.push(' ');
             }
-            space = false;
+            in_space = true;
+        } else {
             out.push(c);
+            in_space = false;
         }
-    }
-    if space && !out.is_empty() {
-        out.push(' ');
-    }
-    if space && out.is_empty() {
-        out.push(' ');
     }
     out
 }
@@ -103,5 +98,6 @@ mod tests {
     fn prefixes_are_marked_whole_and_exclusions_not_at_all() {
         let q = parse_query("conf* -nope").unwrap();
         assert_eq!(snippet("the Configuration file", &q), "the «Configuration» file");
+        assert_eq!(snippet("run_shell\n{\"cmd\":\"conf\"}", &q), "run_shell {\"cmd\":\"«conf»\"}");
     }
 }
