@@ -4,6 +4,7 @@
 mod convert;
 mod document;
 mod export;
+mod search;
 mod import;
 mod input;
 mod prompt;
@@ -47,6 +48,8 @@ enum Command {
     /// Import an agent host's session file (Claude Code, Codex) into a store as a thread; with
     /// `--follow`, keep appending what the host writes to it.
     Import(import::ImportArgs),
+    /// Search every thread of a store: hits as `threadId:eventIndex` with their snippets.
+    Search(search::SearchArgs),
 }
 
 /// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
@@ -79,5 +82,6 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::View(args)) => view::run(args),
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Import(args)) => import::run(args),
+        Some(Command::Search(args)) => search::run(args),
     }
 }
