@@ -23,7 +23,7 @@ pub mod store;
 pub mod viewer;
 
 pub use self::core::{
-    context, convert, event, event_log, js_json, json_text, media, messages, providers, turns, view, xml,
+    context, convert, event, event_log, js_json, json_text, media, messages, providers, search, turns, view, xml,
 };
 
 pub use convert::{messages_to_prompt, messages_to_xml, parse_tool_calls, ParsedToolCall, ParsedToolCalls};

@@ -9,6 +9,7 @@ mod input;
 mod mcp;
 mod prompt;
 mod render;
+mod search;
 mod serve;
 mod view;
 mod view_serve;
@@ -51,6 +52,8 @@ enum Command {
     /// Serve a store's threads to agents over the Model Context Protocol (stdio): tools to
     /// list and read threads in token-bounded pages, and each thread as a resource.
     Mcp(mcp::McpArgs),
+    /// Search every thread of a store: hits as `threadId:eventIndex` with their snippets.
+    Search(search::SearchArgs),
 }
 
 /// Prints a one-shot command's output, or its error as one line on stderr; the exit status:
@@ -84,5 +87,6 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Mcp(args)) => mcp::run(args),
+        Some(Command::Search(args)) => search::run(args),
     }
 }

@@ -25,6 +25,7 @@ pub mod json_text;
 pub mod media;
 pub mod messages;
 pub mod providers;
+pub mod search;
 pub mod trace;
 pub mod turns;
 pub mod view;

@@ -3,6 +3,8 @@
 use super::blobs::{AppendBlobs, MemoryBlobs};
 use super::changes::{bump, ChangeSignal};
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
+use super::search::memory::{IndexedEvent, Searched, ThreadIndex};
+use super::search::{SearchPage, SearchRequest};
 use super::{Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord};
 use crate::event_log::EventLog;
 use crate::media::{Blob, BlobId, BlobInfo};
@@ -18,6 +20,8 @@ struct Entry {
     counts: Vec<u64>,
     /// Creation order, for `list`.
     serial: u64,
+    /// The search index of `events`, changed with them.
+    index: ThreadIndex,
 }
 
 /// Versions after `v` (indices past it) and the count at `v`, as the fork rules read them.
@@ -99,7 +103,13 @@ impl Store for MemoryStore {
             };
             let serial = inner.next_serial;
             inner.next_serial += 1;
-            let entry = Entry { record: record.clone(), events: EventLog::new(), counts: vec![0], serial };
+            let entry = Entry {
+                record: record.clone(),
+                events: EventLog::new(),
+                counts: vec![0],
+                serial,
+                index: ThreadIndex::default(),
+            };
             inner.threads.insert(request.thread_id, entry);
             Ok(record)
         });
@@ -149,6 +159,9 @@ impl Store for MemoryStore {
             inner.blobs.check(blobs)?;
             let entry = inner.threads.get_mut(thread_id).expect("found above");
             entry.events.extend(events);
+            for body in events.iter() {
+                entry.index.push(IndexedEvent::of(body));
+            }
             entry.record.version += 1;
             entry.record.event_count = entry.events.len() as u64;
             entry.record.updated_at = now;
@@ -176,6 +189,7 @@ impl Store for MemoryStore {
             check_expected_version(thread_id, expected_version, entry.record.version)?;
             check_pop(count, entry.events.len() as u64)?;
             let events = entry.events.split_off(entry.events.len() - count as usize);
+            entry.index.truncate(entry.events.len());
             entry.record.version += 1;
             entry.record.event_count = entry.events.len() as u64;
             entry.record.updated_at = now;
@@ -215,8 +229,10 @@ impl Store for MemoryStore {
             let counts = if version == 0 { vec![0] } else { vec![0, prefix] };
             let serial = inner.next_serial;
             inner.next_serial += 1;
+            let index = source.index.prefix(prefix as usize);
             inner.blobs.fork(&request.source_id, &request.thread_id);
-            inner.threads.insert(request.thread_id, Entry { record: record.clone(), events, counts, serial });
+            let entry = Entry { record: record.clone(), events, counts, serial, index };
+            inner.threads.insert(request.thread_id, entry);
             Ok(record)
         });
         let result = self.changed(result);
@@ -229,6 +245,28 @@ impl Store for MemoryStore {
             None => Err(StoreError::NotFound { thread_id: thread_id.to_owned() }),
         });
         async move { result }.boxed()
+    }
+
+    fn search(&self, request: SearchRequest) -> BoxFuture<'_, StoreResult<SearchPage>> {
+        let (hits, more) = self.with(|inner| {
+            let mut entries: Vec<(&String, &Entry)> = inner.threads.iter().collect();
+            entries.sort_by_key(|(_, e)| e.serial);
+            let bodies: Vec<Box<dyn Fn(usize) -> String + '_>> = entries
+                .iter()
+                .map(|(_, e)| {
+                    let events = &e.events;
+                    Box::new(move |i: usize| events.get(i).unwrap_or_default().to_owned())
+                        as Box<dyn Fn(usize) -> String>
+                })
+                .collect();
+            let threads: Vec<Searched<'_>> = entries
+                .iter()
+                .zip(&bodies)
+                .map(|((id, e), body)| Searched { thread_id: id, serial: e.serial, index: &e.index, body: &**body })
+                .collect();
+            super::search::memory::search(&threads, &request)
+        });
+        async move { Ok(SearchPage { hits, more }) }.boxed()
     }
 
     fn shared_events(&self, thread_id: &str) -> Option<EventLog> {

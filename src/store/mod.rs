@@ -15,6 +15,7 @@ mod data_dir;
 mod history;
 mod memory;
 mod postgres;
+pub mod search;
 mod spec;
 mod sqlite;
 
@@ -26,6 +27,7 @@ pub use spec::{open_store, open_store_with, StoreSpec, StoreSpecError};
 pub use sqlite::SqliteStore;
 
 pub use blobs::AppendBlobs;
+pub use search::{SearchPage, SearchRequest, StoredHit};
 
 use crate::event_log::EventLog;
 use crate::media::{Blob, BlobId, BlobInfo};
@@ -220,6 +222,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Removes the thread; `false` when there was none.
     fn delete(&self, thread_id: &str) -> BoxFuture<'_, StoreResult<bool>>;
+
+    /// The events matching `request`, best first (see [`search`]). The index is kept in the
+    /// same change as the events, so a search sees exactly the events the threads hold.
+    fn search(&self, request: SearchRequest) -> BoxFuture<'_, StoreResult<SearchPage>>;
 
     /// The thread's events, when the store holds them in memory: the text is shared, so the
     /// service keeps this log rather than a second copy of its own.

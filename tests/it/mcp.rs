@@ -148,10 +148,15 @@ fn tools_have_schemas_and_import_is_listed_only_when_allowed() {
 
     let mut plain = start(&store, &[]);
     let listed = names(&mut plain);
-    assert_eq!(listed, ["get_event", "list_threads", "read_thread"].map(String::from).into(), "{listed:?}");
+    assert_eq!(
+        listed,
+        ["get_event", "list_threads", "read_thread", "search_threads"].map(String::from).into(),
+        "{listed:?}"
+    );
     let refused = tool_err(&mut plain, "import_session", json!({"path": "/x", "format": "codex"}));
     assert!(refused.contains("--allow-import"), "{refused}");
-    assert!(tool_err(&mut plain, "search_threads", json!({"query": "x"})).contains("search is not available"));
+    let malformed = tool_err(&mut plain, "search_threads", json!({"query": "\"unbalanced"}));
+    assert!(malformed.contains("query"), "{malformed}");
     finish(plain);
 
     let mut importing = start(&store, &[dir.path()]);
@@ -457,4 +462,34 @@ fn an_allowed_directory_that_does_not_exist_stops_the_server_at_start() {
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty(), "stdout carries MCP messages only");
     assert!(String::from_utf8_lossy(&output.stderr).contains("--allow-import"));
+}
+
+#[test]
+fn search_threads_finds_events_across_threads_and_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let message = |i: usize, text: &str| json!({"type": "message", "role": "user", "content": text, "iteration": i});
+    let store = prepare_store(
+        dir.path(),
+        &[
+            ("alpha", vec![message(0, "we decided to ship on Friday"), message(1, "nothing here")]),
+            ("beta", vec![message(0, "the Friday release notes"), message(1, "ship it")]),
+        ],
+    );
+    let mut server = start(&store, &[]);
+    let found = tool_ok(&mut server, "search_threads", json!({"query": "friday"}));
+    let mut hits: Vec<(String, u64)> = found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| (hit["threadId"].as_str().unwrap().to_owned(), hit["eventIndex"].as_u64().unwrap()))
+        .collect();
+    hits.sort();
+    assert_eq!(hits, vec![("alpha".to_owned(), 0), ("beta".to_owned(), 0)]);
+    assert!(found["hits"][0]["snippet"].as_str().unwrap().contains("«"), "{found}");
+    let first = tool_ok(&mut server, "search_threads", json!({"query": "ship", "limit": 1}));
+    let cursor = first["nextCursor"].as_str().expect("a second page").to_owned();
+    let second = tool_ok(&mut server, "search_threads", json!({"query": "ship", "limit": 1, "cursor": cursor}));
+    assert_eq!(second["hits"].as_array().unwrap().len(), 1);
+    assert_ne!(first["hits"][0], second["hits"][0]);
+    finish(server);
 }

@@ -15,11 +15,17 @@ use threadkeeper::store::MemoryStore;
 /// Notifications the connection handles itself (they are not registered methods).
 const CONNECTION_NOTIFICATIONS: [&str; 3] = ["$/cancelRequest", "exit", "initialized"];
 
-/// Params fields that hold a whole document in a string. What is wrong inside the document
-/// (syntax, an unsupported version, a block that converts to no event) is -32602 with a
-/// `data.path` at or under the field, though no schema of the params can see it.
-const DOCUMENT_FIELDS: [(&str, &str); 4] =
-    [("turns/fromYaml", "text"), ("turns/fromJson", "text"), ("thread/import", "text"), ("xml/parseThread", "text")];
+/// Params fields that hold a whole document (or a search query) in a string. What is wrong
+/// inside the document (syntax, an unsupported version, a block that converts to no event, a
+/// query's unbalanced quote) is -32602 with a `data.path` at or under the field, though no
+/// schema of the params can see it.
+const DOCUMENT_FIELDS: [(&str, &str); 5] = [
+    ("turns/fromYaml", "text"),
+    ("turns/fromJson", "text"),
+    ("thread/import", "text"),
+    ("xml/parseThread", "text"),
+    ("thread/search", "query"),
+];
 
 /// Whether a -32602 error is about the inside of one of the method's document fields.
 fn is_document_error(method: &str, error: &Value) -> bool {

@@ -112,3 +112,41 @@ fn scratch_database_urls_keep_everything_but_the_name() {
     assert_eq!(with_database("postgres://u@h", "x"), "postgres://u@h/x");
     assert_eq!(with_database("postgres://u@h?connect_timeout=3", "x"), "postgres://u@h/x?connect_timeout=3");
 }
+
+/// A SQLite file from before search (schema 3) gains the index when a newer server opens it,
+/// built from the events it holds.
+#[test]
+fn an_existing_sqlite_store_gets_a_search_index_on_open() {
+    use threadkeeper::search::parse_query;
+    use threadkeeper::store::{OpenThread, SearchRequest, SqliteStore, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite3");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let request = || SearchRequest {
+        query: parse_query("needle").unwrap(),
+        limit: 10,
+        offset: 0,
+        thread_ids: None,
+        types: None,
+        since: None,
+        until: None,
+    };
+    runtime.block_on(async {
+        let store = SqliteStore::open(&path).unwrap();
+        store.open(OpenThread { thread_id: "old".into(), now: 1, ..Default::default() }).await.unwrap();
+        let body = r#"{"type":"message","role":"user","content":"a needle here","iteration":1}"#;
+        let mut log = threadkeeper::event_log::EventLogBuilder::new();
+        log.push_validated(body);
+        store.append("old", None, &log.finish(), 2).await.unwrap();
+    });
+    // Back to schema 3: no index, as an older server left the file.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE search_index; PRAGMA user_version = 3;").unwrap();
+    drop(conn);
+    runtime.block_on(async {
+        let store = SqliteStore::open(&path).unwrap();
+        let page = store.search(request()).await.unwrap();
+        assert_eq!(page.hits.len(), 1, "the old event is found");
+        assert_eq!((page.hits[0].thread_id.as_str(), page.hits[0].event_index), ("old", 0));
+    });
+}

@@ -197,7 +197,7 @@ fn a_database_from_a_newer_version_is_refused_untouched() {
     assert_eq!(
         stderr.trim_end(),
         format!(
-            "threadkeeper: cannot open the store {}: database {} has schema version 99, newer than the 3 this \
+            "threadkeeper: cannot open the store {}: database {} has schema version 99, newer than the 4 this \
              threadkeeper understands; refusing to open it (use a newer threadkeeper)",
             sqlite(&path),
             path.display()
@@ -474,14 +474,17 @@ fn a_database_of_schema_2_gains_the_blob_tables_and_keeps_its_threads() {
         runtime.block_on(store.append("t", None, &log(&[numbered(0, 0)]), 2)).unwrap();
     }
     {
-        // The file as a threadkeeper of schema 2 left it.
+        // The file as a threadkeeper of schema 2 left it (no blob tables, no search index).
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch("DROP TABLE blob_names; DROP TABLE blobs; PRAGMA user_version = 2;").unwrap();
+        conn.execute_batch(
+            "DROP TABLE blob_names; DROP TABLE blobs; DROP TABLE search_index; PRAGMA user_version = 2;",
+        )
+        .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
     let version: i64 =
         rusqlite::Connection::open(&path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     let (record, events) = runtime.block_on(store.events_from("t", 0)).unwrap();
     assert_eq!((record.version, events.len()), (1, 1));
     let blob = image(1, 1_000);

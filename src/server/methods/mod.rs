@@ -13,6 +13,7 @@ mod lifecycle;
 mod params;
 mod prompt;
 mod render;
+mod search;
 mod stateless;
 mod thread;
 mod turn;
@@ -34,5 +35,6 @@ pub fn table(context: Context) -> MethodTable {
     prompt::register(&mut m);
     context::register(&mut m);
     view::register(&mut m);
+    search::register(&mut m);
     m
 }

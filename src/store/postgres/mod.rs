@@ -16,13 +16,14 @@ mod append;
 mod blobs;
 mod group_commit;
 mod pace;
+mod search;
 
 use super::changes::ChangeSignal;
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
 use super::{
-    AppendBlobs, Appended, ForkPoint, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult,
-    ThreadRecord,
+    AppendBlobs, Appended, ForkPoint, ForkThread, OpenThread, Popped, SearchPage, SearchRequest, Store, StoreError,
+    StoreKind, StoreResult, ThreadRecord,
 };
 use crate::event_log::{EventLog, EventLogBuilder};
 use crate::media::{Blob, BlobId, BlobInfo};
@@ -39,7 +40,7 @@ use tokio_postgres::{NoTls, Row};
 use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `threadkeeper_schema.version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Serializes migrations of servers starting together (`pg_advisory_xact_lock` key).
 const MIGRATION_LOCK: i64 = 0x7468_7264_6b70_7231;
@@ -91,6 +92,8 @@ const MIGRATIONS: &[&str] = &[
     END $$;",
     // 3 → 4: blobs, kept once, and which threads name them (see `blobs`); nothing else changes.
     blobs::MIGRATION,
+    // 4 → 5: the search index (see `search`), filled and indexed in the same transaction.
+    search::MIGRATION,
 ];
 
 /// Appends without `expectedVersion` that keep losing races give up after this many tries.
@@ -238,9 +241,15 @@ impl PostgresStore {
     /// The statement each append runs, for whoever measures or inspects the database's side:
     /// `$1` thread id (text), `$2` expected version (bigint or null), `$3` event count
     /// (bigint), `$4` time in ms (bigint), `$5` the events (text[]), `$6` whether to notify
-    /// watchers (bool).
+    /// watchers (bool), `$7` the events' search vectors in `tsvector` text form (text[], see
+    /// [`PostgresStore::search_vector`]).
     pub fn append_statement() -> &'static str {
         append::APPEND_SQL
+    }
+
+    /// An event's search vector as the append statement's `$7` takes it.
+    pub fn search_vector(event_json: &str) -> String {
+        search::tsvector_text(event_json)
     }
 
     /// Round trips to the database so far: a statement, once prepared, or a group commit's
@@ -420,8 +429,8 @@ impl Database {
         // One statement copies the prefix inside the database; no event passes through here.
         self.count();
         tx.execute(
-            "INSERT INTO threadkeeper_events (thread_key, seq, body)
-             SELECT $2, seq, body FROM threadkeeper_events WHERE thread_key = $1 AND seq < $3",
+            "INSERT INTO threadkeeper_events (thread_key, seq, body, search)
+             SELECT $2, seq, body, search FROM threadkeeper_events WHERE thread_key = $1 AND seq < $3",
             &[&key, &new_key, &(prefix as i64)],
         )
         .await
@@ -516,6 +525,9 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
     }
     for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.batch_execute(migration).await.map_err(pg_error)?;
+        if from == 4 {
+            search::build(&tx).await.map_err(pg_error)?;
+        }
         tracing::info!(from, to = from + 1, "migrated the PostgreSQL schema");
     }
     tx.execute(
@@ -733,6 +745,27 @@ impl Store for PostgresStore {
             // Its own step: an append that named one of them meanwhile keeps it.
             self.db.free_unnamed(unnamed).await;
             Ok(!deleted.is_empty())
+        }
+        .boxed()
+    }
+
+    fn search(&self, request: SearchRequest) -> BoxFuture<'_, StoreResult<SearchPage>> {
+        async move {
+            let client = self.db.client().await?;
+            let statement = client.prepare_cached(search::SEARCH_SQL).await.map_err(pg_error)?;
+            let (query, limit, offset) = search::params(&request);
+            self.db.count();
+            let rows = client
+                .query(
+                    &statement,
+                    &[&query, &request.types, &request.since, &request.until, &request.thread_ids, &limit, &offset],
+                )
+                .await
+                .map_err(pg_error)?;
+            let mut hits: Vec<_> = rows.iter().map(search::hit).collect();
+            let more = hits.len() > request.limit;
+            hits.truncate(request.limit);
+            Ok(SearchPage { hits, more })
         }
         .boxed()
     }

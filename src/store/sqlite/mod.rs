@@ -14,12 +14,14 @@
 //! and deletes that name, share or free them.
 
 mod blobs;
+mod search;
 
 use super::changes::{bump, ChangeSignal};
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
 use super::{
-    AppendBlobs, Appended, ForkThread, OpenThread, Popped, Store, StoreError, StoreKind, StoreResult, ThreadRecord,
+    AppendBlobs, Appended, ForkThread, OpenThread, Popped, SearchPage, SearchRequest, Store, StoreError, StoreKind,
+    StoreResult, ThreadRecord,
 };
 use crate::event_log::{EventLog, EventLogBuilder};
 use crate::media::{Blob, BlobId, BlobInfo};
@@ -33,7 +35,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `PRAGMA user_version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Marks the file as ours (`PRAGMA application_id`, "TkTh").
 const APPLICATION_ID: i64 = 0x546b_5468;
@@ -68,6 +70,8 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO versions (thread_key, version, event_count) SELECT thread_key, version, event_count FROM threads;",
     // 2 → 3: blobs, kept once, and which threads name them (see `blobs`); nothing else changes.
     blobs::MIGRATION,
+    // 3 → 4: the search index (see `search`), built from the events in the same transaction.
+    search::MIGRATION,
 ];
 
 /// How long a write waits for another process holding the database lock.
@@ -312,6 +316,9 @@ fn migrate(conn: &mut Connection, path: &Path) -> StoreResult<()> {
     }
     for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(migration).map_err(&err)?;
+        if from == 3 {
+            search::build(&tx).map_err(&err)?;
+        }
         tracing::info!(path = %path.display(), from, to = from + 1, "migrated the database schema");
     }
     tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(&err)?;
@@ -410,6 +417,7 @@ fn append_events(
             insert.execute(params![key, count + i as i64, body])?;
         }
     }
+    search::index_events(conn, key, count, events.iter())?;
     let (version, count) = (version + 1, count + events.len() as i64);
     set_version(conn, key, version, count, now)?;
     Ok((key, Appended { version: version as u64, event_count: count as u64, updated_at: now }))
@@ -565,6 +573,7 @@ impl Store for SqliteStore {
                 }
             }
             tx.prepare_cached("DELETE FROM events WHERE thread_key = ?1 AND seq >= ?2")?.execute(params![key, keep])?;
+            search::forget_events(&tx, key, keep, event_count)?;
             set_version(&tx, key, version + 1, keep, now)?;
             tx.commit()?;
             Ok(Popped {
@@ -608,6 +617,7 @@ impl Store for SqliteStore {
                     params![key, version, prefix as i64],
                 )?;
             }
+            search::index_fork(&tx, source, key, prefix as i64)?;
             blobs::copy_names(&tx, source, key)?;
             let record = select_record(&tx, &request.thread_id)?
                 .ok_or_else(|| StoreError::Unavailable("the fork vanished while it was made".into()))?;
@@ -644,9 +654,10 @@ impl Store for SqliteStore {
         let thread_id = thread_id.to_owned();
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let Some((key, _, _)) = select_current(&tx, &thread_id)? else {
+            let Some((key, _, event_count)) = select_current(&tx, &thread_id)? else {
                 return Ok(false);
             };
+            search::forget_events(&tx, key, 0, event_count)?;
             for table in ["events", "versions"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE thread_key = ?1"), [key])?;
             }
@@ -654,6 +665,15 @@ impl Store for SqliteStore {
             tx.execute("DELETE FROM threads WHERE thread_key = ?1", [key])?;
             tx.commit()?;
             Ok(true)
+        })
+    }
+
+    fn search(&self, request: SearchRequest) -> BoxFuture<'_, StoreResult<SearchPage>> {
+        self.call(move |conn| {
+            // One read transaction: the matches and the events they name agree.
+            let tx = conn.transaction()?;
+            let (hits, more) = search::search(&tx, &request)?;
+            Ok(SearchPage { hits, more })
         })
     }
 

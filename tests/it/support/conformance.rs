@@ -11,8 +11,10 @@
 //! crate root (the macro refers to `crate::support::conformance`).
 
 mod blobs;
+mod search;
 
 pub use blobs::*;
+pub use search::*;
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -156,6 +158,11 @@ macro_rules! conformance_suite {
             a_pop_does_not_free_a_blob,
             a_screenshot_named_a_hundred_times_is_stored_once,
             deletes_racing_appends_never_free_a_named_blob,
+            search_finds_exactly_what_the_query_language_defines,
+            search_filters_by_thread_type_and_time,
+            search_follows_pops_forks_compaction_and_deletes,
+            search_pages_cover_every_hit_once_best_first,
+            hostile_queries_never_fail_or_change_the_store,
         );
     };
     (@tests $setup:path; $($check:ident),* $(,)?) => {

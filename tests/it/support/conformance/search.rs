@@ -1,0 +1,271 @@
+//! Search as every store must answer it: exactly the events the query language
+//! (src/core/search/query.rs) matches, checked against a brute-force reading of the same
+//! definition, through appends, pops, forks, compaction (summary appends) and deletes.
+//! Ranking may differ between stores (bm25, ts_rank_cd, the memory store's BM25); the hits
+//! may not, so hits are compared as sets of (thread, event) pairs.
+
+use super::{append, fork_request, open, stored, Backing, StoredEvent, T0};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use threadkeeper::search::{parse_query, searchable_text, words};
+use threadkeeper::store::{ForkPoint, SearchRequest, Store};
+use threadkeeper::AgentEvent;
+
+type Hits = BTreeSet<(String, u64)>;
+
+fn at(ts: u64, mut v: Value) -> StoredEvent {
+    v["iteration"] = json!(1);
+    v["timestamp"] = json!(ts);
+    stored(v)
+}
+
+fn corpus() -> Vec<(&'static str, Vec<StoredEvent>)> {
+    vec![
+        (
+            "search-a",
+            vec![
+                at(
+                    1_000,
+                    json!({"type": "message", "role": "user", "content": "Deploy the main branch to staging, please"}),
+                ),
+                at(
+                    2_000,
+                    json!({"type": "tool_call", "toolName": "run_shell", "toolCallId": "c1",
+                                 "args": {"command": "git push origin main --force"}}),
+                ),
+                at(
+                    3_000,
+                    json!({"type": "tool_result", "toolCallId": "c1", "result": "error: failed to push some refs"}),
+                ),
+                at(
+                    4_000,
+                    json!({"type": "error", "error": "Deployment FAILED: configuration missing", "recoverable": true}),
+                ),
+                at(
+                    5_000,
+                    json!({"type": "message", "role": "assistant", "content": [
+                    {"type": "text", "text": "The configuration file Größe.yaml is missing; 東京 region"}]}),
+                ),
+            ],
+        ),
+        (
+            "search-b",
+            vec![
+                at(
+                    1_500,
+                    json!({"type": "human_input_requested", "question": "Deploy to production?", "choices": ["yes", "no"]}),
+                ),
+                at(2_500, json!({"type": "human_input_received", "response": "yes, deploy main"})),
+                at(3_500, json!({"type": "completion", "result": "Deployed main to production", "verified": true})),
+                stored(json!({"type": "custom_note", "iteration": 2, "note": "configure the naïve cache"})),
+            ],
+        ),
+        (
+            "search-c",
+            vec![
+                at(1_200, json!({"type": "message", "role": "user", "content": "main: branch main"})),
+                at(
+                    2_200,
+                    json!({"type": "summary", "summarizedIterations": [1], "summary": "The agent configured staging"}),
+                ),
+            ],
+        ),
+    ]
+}
+
+const QUERIES: &[&str] = &[
+    "deploy",
+    "DEPLOY main",
+    "\"main branch\"",
+    "\"branch main\"",
+    "config*",
+    "deploy* -production",
+    "main -\"main branch\"",
+    "größe",
+    "東京",
+    "naïve",
+    "git push",
+    "yes",
+    "staging",
+    "\"to production\"",
+    "failed",
+    "nothing-matches-this",
+    "conf* stag*",
+    "\"push orig\"*",
+];
+
+async fn search(store: &dyn Store, request: SearchRequest) -> Hits {
+    let page = store.search(request).await.unwrap_or_else(|e| panic!("search: {e}"));
+    page.hits.into_iter().map(|h| (h.thread_id, h.event_index)).collect()
+}
+
+fn request(query: &str) -> SearchRequest {
+    SearchRequest {
+        query: parse_query(query).unwrap(),
+        limit: 100,
+        offset: 0,
+        thread_ids: None,
+        types: None,
+        since: None,
+        until: None,
+    }
+}
+
+/// What the definition says: every event of every thread, matched one by one.
+async fn expected(store: &dyn Store, threads: &[&str], request: &SearchRequest) -> Hits {
+    let mut hits = Hits::new();
+    for &thread in threads {
+        let (_, events) = store.events_from(thread, 0).await.unwrap();
+        for (i, body) in events.iter().enumerate() {
+            let event = AgentEvent::from_value(serde_json::from_str(body).unwrap(), "e").unwrap();
+            let ts = event.timestamp().and_then(|n| n.as_f64());
+            let in_thread = request.thread_ids.as_ref().is_none_or(|ids| ids.iter().any(|id| id == thread));
+            if in_thread
+                && request.admits(event.event_type(), ts)
+                && request.query.matches(&words(&searchable_text(&event)))
+            {
+                hits.insert((thread.to_owned(), i as u64));
+            }
+        }
+    }
+    hits
+}
+
+async fn load(store: &dyn Store) -> Vec<&'static str> {
+    let mut ids = Vec::new();
+    for (thread, events) in corpus() {
+        open(store, thread, T0).await;
+        append(store, thread, None, &events).await;
+        ids.push(thread);
+    }
+    ids
+}
+
+async fn check_all(store: &dyn Store, threads: &[&str], when: &str) {
+    for query in QUERIES {
+        let r = request(query);
+        let want = expected(store, threads, &r).await;
+        assert_eq!(search(store, r).await, want, "{when}: {query}");
+    }
+}
+
+pub async fn search_finds_exactly_what_the_query_language_defines(b: Backing) {
+    let store = &*b.store;
+    let threads = load(store).await;
+    check_all(store, &threads, "after appends").await;
+    // Spot checks that the definition itself says what the docs say.
+    let hit = |t: &str, i: u64| (t.to_owned(), i);
+    assert_eq!(search(store, request("\"main branch\"")).await, Hits::from([hit("search-a", 0), hit("search-c", 0)]));
+    assert_eq!(search(store, request("東京")).await, Hits::from([hit("search-a", 4)]));
+    assert_eq!(search(store, request("naïve")).await, Hits::from([hit("search-b", 3)]));
+}
+
+pub async fn search_filters_by_thread_type_and_time(b: Backing) {
+    let store = &*b.store;
+    let threads = load(store).await;
+    let variants: Vec<SearchRequest> = vec![
+        SearchRequest { thread_ids: Some(vec!["search-b".into(), "nope".into()]), ..request("deploy*") },
+        SearchRequest { types: Some(vec!["message".into(), "error".into()]), ..request("config* main deploy*") },
+        SearchRequest { types: Some(vec!["message".into()]), ..request("main") },
+        SearchRequest { since: Some(2_000.0), until: Some(3_500.0), ..request("main") },
+        SearchRequest { since: Some(1_000.0), ..request("configure") },
+        SearchRequest { until: Some(1_000.0), ..request("deploy") },
+    ];
+    for r in variants {
+        let want = expected(store, &threads, &r).await;
+        assert_eq!(search(store, r.clone()).await, want, "{r:?}");
+    }
+    // An event without a timestamp is left out once time is asked about.
+    let r = SearchRequest { since: Some(0.0), ..request("naïve") };
+    assert!(search(store, r).await.is_empty());
+}
+
+pub async fn search_follows_pops_forks_compaction_and_deletes(b: Backing) {
+    let store = &*b.store;
+    let mut threads = load(store).await;
+    store.pop("search-a", None, 2, T0).await.unwrap();
+    check_all(store, &threads, "after a pop").await;
+    store.fork(fork_request("search-a", ForkPoint::Events(2), "search-a-fork")).await.unwrap();
+    threads.push("search-a-fork");
+    check_all(store, &threads, "after a fork").await;
+    let fork_hits = search(store, request("\"git push\"")).await;
+    assert!(fork_hits.contains(&("search-a-fork".to_owned(), 1)), "a fork's events are found under the fork");
+    // A compaction round is an append of a summary event.
+    let summary =
+        at(9_000, json!({"type": "summary", "summarizedIterations": [1], "summary": "pushed main, deployment failed"}));
+    append(store, "search-a-fork", None, &[summary]).await;
+    check_all(store, &threads, "after a compaction round").await;
+    store.pop("search-a-fork", None, 3, T0).await.unwrap();
+    check_all(store, &threads, "after popping the fork").await;
+    assert!(store.delete("search-b").await.unwrap());
+    threads.retain(|t| *t != "search-b");
+    check_all(store, &threads, "after a delete").await;
+    // The same id made again starts with no hits of the old thread.
+    open(store, "search-b", T0).await;
+    assert!(search(store, request("production")).await.is_empty());
+    if let Some(another) = b.another().await {
+        check_all(&*another, &threads, "in a fresh instance").await;
+    }
+}
+
+pub async fn search_pages_cover_every_hit_once_best_first(b: Backing) {
+    let store = &*b.store;
+    open(store, "paged", T0).await;
+    let events: Vec<StoredEvent> = (0..7)
+        .map(|i| {
+            let text = format!("needle {}", "needle ".repeat(i));
+            at(1_000 + i as u64, json!({"type": "message", "role": "user", "content": text}))
+        })
+        .collect();
+    append(store, "paged", None, &events).await;
+    let mut seen = Vec::new();
+    let mut scores = Vec::new();
+    let mut offset = 0;
+    loop {
+        let page = store.search(SearchRequest { limit: 3, offset, ..request("needle") }).await.unwrap();
+        assert!(page.hits.len() <= 3);
+        offset += page.hits.len();
+        for hit in &page.hits {
+            seen.push(hit.event_index);
+            scores.push(hit.score);
+        }
+        if !page.more {
+            break;
+        }
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (0..7).collect::<Vec<_>>(), "every hit once");
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
+}
+
+pub async fn hostile_queries_never_fail_or_change_the_store(b: Backing) {
+    let store = &*b.store;
+    load(store).await;
+    let hostile = [
+        "NEAR(deploy main)",
+        "deploy:main",
+        "^deploy",
+        "deploy AND OR NOT",
+        "\"\"\"deploy\"",
+        "col:*",
+        "{a b}: c",
+        "'; DROP TABLE events; --",
+        "deploy\0main",
+        "a & b | !c <-> d",
+        "x:* & y",
+        "\\' \\\\ '",
+        "(((((",
+        "main*",
+        "ŉ İ ß ﬃ",
+    ];
+    for query in hostile {
+        if let Ok(parsed) = parse_query(query) {
+            store
+                .search(SearchRequest { query: parsed, ..request("x") })
+                .await
+                .unwrap_or_else(|e| panic!("{query:?} fails the store: {e}"));
+        }
+    }
+    let (_, events) = store.events_from("search-a", 0).await.unwrap();
+    assert_eq!(events.len(), 5, "searching changes nothing");
+}
