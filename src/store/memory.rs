@@ -20,8 +20,9 @@ struct Entry {
     counts: Vec<u64>,
     /// Creation order, for `list`.
     serial: u64,
-    /// The search index of `events`, changed with them.
-    index: ThreadIndex,
+    /// The search index of `events`, built on the first search and changed with them from
+    /// then on: a memory store that is never searched spends nothing on it.
+    index: Option<ThreadIndex>,
 }
 
 /// Versions after `v` (indices past it) and the count at `v`, as the fork rules read them.
@@ -103,13 +104,7 @@ impl Store for MemoryStore {
             };
             let serial = inner.next_serial;
             inner.next_serial += 1;
-            let entry = Entry {
-                record: record.clone(),
-                events: EventLog::new(),
-                counts: vec![0],
-                serial,
-                index: ThreadIndex::default(),
-            };
+            let entry = Entry { record: record.clone(), events: EventLog::new(), counts: vec![0], serial, index: None };
             inner.threads.insert(request.thread_id, entry);
             Ok(record)
         });
@@ -159,8 +154,10 @@ impl Store for MemoryStore {
             inner.blobs.check(blobs)?;
             let entry = inner.threads.get_mut(thread_id).expect("found above");
             entry.events.extend(events);
-            for body in events.iter() {
-                entry.index.push(IndexedEvent::of(body));
+            if let Some(index) = &mut entry.index {
+                for body in events.iter() {
+                    index.push(IndexedEvent::of(body));
+                }
             }
             entry.record.version += 1;
             entry.record.event_count = entry.events.len() as u64;
@@ -189,7 +186,9 @@ impl Store for MemoryStore {
             check_expected_version(thread_id, expected_version, entry.record.version)?;
             check_pop(count, entry.events.len() as u64)?;
             let events = entry.events.split_off(entry.events.len() - count as usize);
-            entry.index.truncate(entry.events.len());
+            if let Some(index) = &mut entry.index {
+                index.truncate(entry.events.len());
+            }
             entry.record.version += 1;
             entry.record.event_count = entry.events.len() as u64;
             entry.record.updated_at = now;
@@ -229,7 +228,7 @@ impl Store for MemoryStore {
             let counts = if version == 0 { vec![0] } else { vec![0, prefix] };
             let serial = inner.next_serial;
             inner.next_serial += 1;
-            let index = source.index.prefix(prefix as usize);
+            let index = source.index.as_ref().map(|index| index.prefix(prefix as usize));
             inner.blobs.fork(&request.source_id, &request.thread_id);
             let entry = Entry { record: record.clone(), events, counts, serial, index };
             inner.threads.insert(request.thread_id, entry);
@@ -249,6 +248,13 @@ impl Store for MemoryStore {
 
     fn search(&self, request: SearchRequest) -> BoxFuture<'_, StoreResult<SearchPage>> {
         let (hits, more) = self.with(|inner| {
+            for entry in inner.threads.values_mut().filter(|entry| entry.index.is_none()) {
+                let mut index = ThreadIndex::default();
+                for body in entry.events.iter() {
+                    index.push(IndexedEvent::of(body));
+                }
+                entry.index = Some(index);
+            }
             let mut entries: Vec<(&String, &Entry)> = inner.threads.iter().collect();
             entries.sort_by_key(|(_, e)| e.serial);
             let bodies: Vec<Box<dyn Fn(usize) -> String + '_>> = entries
@@ -262,7 +268,12 @@ impl Store for MemoryStore {
             let threads: Vec<Searched<'_>> = entries
                 .iter()
                 .zip(&bodies)
-                .map(|((id, e), body)| Searched { thread_id: id, serial: e.serial, index: &e.index, body: &**body })
+                .map(|((id, e), body)| Searched {
+                    thread_id: id,
+                    serial: e.serial,
+                    index: e.index.as_ref().expect("built above"),
+                    body: &**body,
+                })
                 .collect();
             super::search::memory::search(&threads, &request)
         });
