@@ -212,13 +212,31 @@ describe("AI SDK adapter", () => {
 
   test("parts the events cannot hold are refused, naming the part; nothing is appended", async () => {
     const thread = await tk.openThread();
-    const image: ModelMessage = { role: "user", content: [{ type: "text", text: "look" }, { type: "image", image: "https://example.com/a.png" }] };
-    await assert.rejects(appendModelMessages(thread, [image]), (error: unknown) => {
+    const misplaced: ModelMessage = {
+      role: "assistant",
+      content: [
+        { type: "text", text: "done" },
+        { type: "tool-result", toolCallId: "c1", toolName: "t", output: { type: "text", value: "x" } },
+      ],
+    };
+    await assert.rejects(appendModelMessages(thread, [misplaced]), (error: unknown) => {
       assert.ok(error instanceof ThreadKeeperError);
       assert.equal(error.code, -32602);
       assert.match(error.message, /messages\[0\]\.content\[1\]\.type/);
       return true;
     });
     assert.deepEqual(await toModelMessages(thread), []);
+  });
+
+  test("an image part is kept: the message reads back as a user message of content parts", async () => {
+    const thread = await tk.openThread();
+    const image: ModelMessage = { role: "user", content: [{ type: "text", text: "look" }, { type: "image", image: "https://example.com/a.png" }] };
+    await appendModelMessages(thread, [image]);
+    const events = (await thread.events()) as Record<string, unknown>[];
+    assert.equal(events.length, 1);
+    assert.deepEqual(events[0]?.["content"], [
+      { type: "text", text: "look" },
+      { type: "image", url: "https://example.com/a.png" },
+    ]);
   });
 });
