@@ -73,7 +73,7 @@ async def test_the_official_client_lists_tools_and_reads_a_thread_in_pages(tmp_p
             assert init.server_info.name == "threadkeeper"
             tools = await asyncio.wait_for(session.list_tools(), TIMEOUT)
             names = {tool.name for tool in tools.tools}
-            assert names == {"list_threads", "read_thread", "get_event"}
+            assert names == {"list_threads", "read_thread", "get_event", "search_threads"}
             assert all(tool.output_schema for tool in tools.tools)
             listed = await asyncio.wait_for(session.call_tool("list_threads", {}), TIMEOUT)
             assert [t["threadId"] for t in (listed.structured_content or {})["threads"]] == ["long"]
