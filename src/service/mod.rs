@@ -693,7 +693,7 @@ impl<'a> StoredEvents<'a> {
         let ingest_limits = IngestLimits { max_blob_bytes: self.limits.max_blob_bytes };
         ingest_event(&mut value, &path, ingest_limits, &mut self.media)?;
         check_event_bytes(self.limits, self.log.push_value(&value))?;
-        if self.log.len() % GIVE_BACK_EVERY_EVENTS == 0 {
+        if self.log.len().is_multiple_of(GIVE_BACK_EVERY_EVENTS) {
             // What made these events (a turn's blocks) is freed as they are stored: its pages
             // go back as the stored text grows, so the two do not add up at the peak.
             give_back_memory();

@@ -43,6 +43,7 @@
 //! [`turn_to_thread`] and [`thread_to_turn`] add what a turn holds besides its blocks
 //! ([`thread`]).
 
+mod budget;
 mod error;
 pub mod events;
 mod model;
@@ -55,10 +56,11 @@ mod write;
 mod yaml_scan;
 mod yaml_stream;
 
+pub use budget::Limits;
 pub use error::TurnError;
 pub use events::{event_to_block, events_to_turn, turn_to_events};
 pub use model::{normalize, Block, BlockKind, Turn, TurnDocument, FORMAT_VERSION, KIND_RAW_KEY};
-pub use parse::{parse_value, Format, Limits, Measure};
+pub use parse::{parse_value, Format, Measure};
 pub use read::{
     document_from_value, from_json, from_json_document, from_yaml, from_yaml_document, read_document, turn_from_value,
     Warnings,

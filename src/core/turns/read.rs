@@ -4,9 +4,10 @@
 //! name), `llm_text` without a role gets `assistant`, a missing payload is `{}`, unknown fields
 //! are ignored with a warning. Wrong types are errors naming the field.
 
+use super::budget::Limits;
 use super::error::TurnError;
 use super::model::{Block, BlockKind, Turn, TurnDocument, FORMAT_VERSION, KIND_RAW_KEY};
-use super::parse::{parse_value, Format, Limits};
+use super::parse::{parse_value, Format};
 use crate::event::json_type;
 use serde_json::{Map, Value};
 

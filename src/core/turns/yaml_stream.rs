@@ -12,7 +12,7 @@
 //! tags; any other `!tag` refused), and errors worded as serde_yaml words them, with the path
 //! and position of the node.
 
-use super::parse::Budget;
+use super::budget::Budget;
 use serde_json::{Map, Number, Value};
 use std::collections::HashMap;
 use std::ffi::CStr;
@@ -582,7 +582,8 @@ fn digits_but_not_number(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse::{parse_value, serde_yaml_value, Format, Limits};
+    use super::super::budget::Limits;
+    use super::super::parse::{parse_value, serde_yaml_value, Format};
 
     /// The event-by-event reader reads what serde_yaml read, values and errors alike.
     #[test]

@@ -472,7 +472,7 @@ impl Store for SqliteStore {
             let mut read = 0usize;
             while let Some(row) = rows.next()? {
                 read += 1;
-                if read % 1024 == 0 && stop.is_cancelled() {
+                if read.is_multiple_of(1024) && stop.is_cancelled() {
                     return Err(StoreError::Unavailable("read abandoned".into()).into());
                 }
                 if record.is_none() {

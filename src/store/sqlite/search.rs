@@ -74,7 +74,7 @@ pub(super) fn build(conn: &Connection) -> rusqlite::Result<()> {
         let (key, seq, body): (i64, i64, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
         insert.execute(params![row_id(key, seq), indexed_words(&body).join(" ")])?;
         done += 1;
-        if done % BUILD_PROGRESS_EVERY == 0 {
+        if done.is_multiple_of(BUILD_PROGRESS_EVERY) {
             tracing::info!(events = done, of = total, "building the search index");
         }
     }
