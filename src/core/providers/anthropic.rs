@@ -26,6 +26,7 @@
 //! With [`CacheControl::Auto`] the request carries prompt-caching breakpoints (see
 //! [`place_breakpoints`]); without it, not one byte differs from a request without caching.
 
+use super::cache_points::{self, BlockSpot};
 use super::media_parts::{self, Carried, Piece};
 use super::reasoning::{Reasoning, Replay, Vendor};
 use crate::media::parts::Media;
@@ -360,26 +361,9 @@ pub fn place_breakpoints(request: &mut Request<'_>, mark: CacheMark, stable_pref
         .enumerate()
         .flat_map(|(m, message)| message.content.iter().enumerate().map(move |(b, block)| (m, b, !block.is_empty())))
         .collect();
-    let last_non_empty_at_or_before = |end: usize| (0..=end).rev().find(|&at| blocks[at].2);
-    let Some(last) = blocks.len().checked_sub(1).and_then(last_non_empty_at_or_before) else { return };
-    let mut anchors = vec![last];
-    // Lookbacks reach down to `reach` (inclusive) from the newest breakpoint down.
-    let mut reach = last.saturating_sub(LOOKBACK_BLOCKS - 1);
+    let spots: Vec<BlockSpot> = blocks.iter().map(|&(message, _, markable)| BlockSpot { message, markable }).collect();
     let newest_assistant = request.messages.iter().rposition(|m| m.role == Role::Assistant);
-    let before_newest_turn = newest_assistant
-        .and_then(|m| blocks.iter().position(|&(at, _, _)| at == m))
-        .and_then(|first| first.checked_sub(1))
-        .and_then(last_non_empty_at_or_before);
-    if let Some(at) = before_newest_turn.filter(|&at| at < reach && anchors.len() < left) {
-        anchors.push(at);
-        reach = at.saturating_sub(LOOKBACK_BLOCKS - 1);
-    }
-    while anchors.len() < left && reach > 0 {
-        let Some(at) = last_non_empty_at_or_before(reach - 1) else { break };
-        anchors.push(at);
-        reach = at.saturating_sub(LOOKBACK_BLOCKS - 1);
-    }
-    for at in anchors {
+    for at in cache_points::anchors(&spots, newest_assistant, left) {
         let (m, b, _) = blocks[at];
         request.messages[m].content[b].mark(mark);
     }

@@ -2,8 +2,8 @@
 //! Anthropic's does (a hit is a cached prefix ending on a block boundary at a breakpoint or at
 //! most [`LOOKBACK_BLOCKS`] blocks before one; at most [`MAX_BREAKPOINTS`] a request).
 //!
-//! The rules are [`super::anthropic::place_breakpoints`]'s, told over a flat list of blocks so
-//! that a format with another block shape (Bedrock's `cachePoint` blocks) places them alike.
+//! The rules of [`super::anthropic::place_breakpoints`], told over a flat list of blocks: both
+//! Anthropic's blocks and Bedrock's `cachePoint` blocks are placed by [`anchors`].
 
 pub use super::anthropic::{LOOKBACK_BLOCKS, MAX_BREAKPOINTS};
 
