@@ -240,3 +240,155 @@ describe("AI SDK adapter", () => {
     ]);
   });
 });
+
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3]);
+const PDF = Buffer.from("%PDF-1.4\n% threadkeeper ✓\n").toString("base64");
+const WAV = new Uint8Array([0x52, 0x49, 0x46, 0x46, 36, 0, 0, 0, 0x57, 0x41, 0x56, 0x45, 9, 8, 7]);
+const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
+
+/** No event holds base64 of the bytes: they went to blobs. */
+async function assertBytesAsBlobs(thread: Awaited<ReturnType<ThreadKeeper["openThread"]>>): Promise<void> {
+  const text = JSON.stringify(await thread.events());
+  for (const data of [b64(PNG), PDF, b64(WAV)]) assert.ok(!text.includes(data), `event JSON holds base64 ${data.slice(0, 12)}…`);
+  assert.match(text, /"blob":"sha256:/);
+}
+
+describe("AI SDK adapter: media and reasoning", () => {
+  test("images (bytes, base64, data URL) and files (PDF, audio) in a generateText loop come back as the SDK's own history", async () => {
+    const thread = await tk.openThread();
+    const user: ModelMessage = {
+      role: "user",
+      content: [
+        { type: "text", text: "What is on these? ✓" },
+        { type: "image", image: PNG, mediaType: "image/png" },
+        { type: "image", image: b64(PNG), mediaType: "image/png" },
+        { type: "image", image: `data:image/png;base64,${b64(PNG)}` },
+        { type: "file", data: PDF, mediaType: "application/pdf", filename: "report.pdf" },
+        { type: "file", data: { type: "data", data: WAV }, mediaType: "audio/wav" },
+      ],
+    };
+    const snapshot = tool({
+      inputSchema: jsonSchema<{ page: number }>({ type: "object", properties: { page: { type: "number" } } }),
+      execute: async ({ page }) => ({ page }),
+      toModelOutput: ({ output }) => ({
+        type: "content" as const,
+        value: [
+          { type: "text" as const, text: `page ${(output as { page: number }).page}` },
+          { type: "image-data" as const, data: b64(PNG), mediaType: "image/png" },
+          { type: "file" as const, data: { type: "data" as const, data: PDF }, mediaType: "application/pdf", filename: "page.pdf" },
+        ],
+      }),
+    });
+    const model = scriptedModel([
+      step([call("call_s1", "snapshot", { page: 2 })], true),
+      step([{ type: "text", text: "A PNG and a PDF." }], false),
+    ]);
+    const result = await generateText({ model, tools: { snapshot }, messages: [user], stopWhen: stepCountIs(3) });
+    // The model saw the user's media, and the tool's in the second step.
+    const partsOf = (content: unknown) => (Array.isArray(content) ? (content as { type: string; output?: { value?: { type: string }[] } }[]) : []);
+    const files = model.doGenerateCalls.map(
+      (c) => c.prompt.flatMap((m) => partsOf(m.content)).flatMap((p) => [p, ...(p.output?.value ?? [])]).filter((p) => p.type === "file").length,
+    );
+    assert.deepEqual(files, [5, 7]);
+    const history: ModelMessage[] = [user, ...plain(result.responseMessages)];
+    await appendModelMessages(thread, history);
+    await assertBytesAsBlobs(thread);
+    const back = await toModelMessages(thread);
+    assert.deepEqual(back, history);
+    assertValid(back);
+    // The history read back drives the next step as the SDK's own does.
+    const next = (m: MockLanguageModelV4) => generateText({ model: m, tools: { snapshot }, messages: m === viaThread ? back : history });
+    const viaThread = scriptedModel([step([{ type: "text", text: "ok" }], false)]);
+    const viaArray = scriptedModel([step([{ type: "text", text: "ok" }], false)]);
+    await next(viaThread);
+    await next(viaArray);
+    assert.deepEqual(viaThread.doGenerateCalls[0]!.prompt, viaArray.doGenerateCalls[0]!.prompt);
+  });
+
+  test("URLs, URL objects and the AI SDK 5 `media` output read back equal", async () => {
+    const thread = await tk.openThread();
+    const messages: ModelMessage[] = [
+      {
+        role: "user",
+        content: [
+          { type: "image", image: new URL("https://example.com/cat.png") },
+          { type: "image", image: "https://example.com/dog.png", mediaType: "image/png" },
+          { type: "file", data: { type: "url", url: new URL("https://example.com/a.pdf") }, mediaType: "application/pdf" },
+          { type: "file", data: new URL("https://example.com/b.wav"), mediaType: "audio/wav", providerOptions: { openai: { detail: "low" } } },
+        ],
+      },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "shot", input: {} }] },
+      {
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: "c1",
+            toolName: "shot",
+            output: {
+              type: "content",
+              value: [
+                { type: "text", text: "here" },
+                // AI SDK 5's shape, as a history saved then may hold it.
+                { type: "media", data: b64(PNG), mediaType: "image/png" } as never,
+                { type: "image-url", url: "https://example.com/c.png" },
+                { type: "file-data", data: PDF, mediaType: "application/pdf", filename: "x.pdf" },
+              ],
+            },
+          },
+        ],
+      },
+    ];
+    await appendModelMessages(thread, messages);
+    const back = await toModelMessages(thread);
+    assert.deepEqual(back, messages);
+    const first = back[0]!.content as { image?: unknown; data?: unknown }[];
+    assert.ok(first[0]!.image instanceof URL);
+    assert.ok((first[2]!.data as { url: unknown }).url instanceof URL);
+  });
+
+  test("signed reasoning and thought signatures are kept as reasoning events and replayed for their provider", async () => {
+    const anthropic = await tk.openThread();
+    const assistant = (content: ModelMessage["content"]) => ({ role: "assistant", content }) as ModelMessage;
+    const turn = (parts: ModelMessage["content"]): ModelMessage[] => [
+      { role: "user", content: "Weather?" },
+      assistant(parts),
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "weather", output: { type: "json", value: { c: 18 } } }] },
+    ];
+    const claude = turn([
+      { type: "reasoning", text: "Think ✓", providerOptions: { anthropic: { signature: "sig-a" } } },
+      { type: "reasoning", text: "", providerOptions: { anthropic: { redactedData: "redacted-a" } } },
+      { type: "tool-call", toolCallId: "c1", toolName: "weather", input: { city: "Rome" } },
+    ]);
+    await appendModelMessages(anthropic, claude);
+    assert.deepEqual(await toModelMessages(anthropic), claude);
+    const kinds = ((await anthropic.events()) as Record<string, unknown>[]).map((e) => [e["type"], e["provider"], e["signature"] ?? e["redactedData"]]);
+    assert.deepEqual(kinds.slice(1, 3), [["reasoning", "anthropic", "sig-a"], ["reasoning", "anthropic", "redacted-a"]]);
+    const body = (await anthropic.render("anthropic")) as { messages: { role: string; content: { type: string }[] }[] };
+    assert.deepEqual(body.messages[1]!.content[0], { type: "thinking", thinking: "Think ✓", signature: "sig-a" });
+    assert.deepEqual(body.messages[1]!.content[1], { type: "redacted_thinking", data: "redacted-a" });
+
+    const gemini = await tk.openThread();
+    const google = turn([
+      { type: "reasoning", text: "Plan", providerOptions: { google: { thoughtSignature: "ts-r" } } },
+      { type: "text", text: "Looking.", providerOptions: { google: { thoughtSignature: "ts-t" } } },
+      { type: "tool-call", toolCallId: "c1", toolName: "weather", input: { city: "Rome" }, providerOptions: { google: { thoughtSignature: "ts-c" } } },
+    ]);
+    await appendModelMessages(gemini, google);
+    assert.deepEqual(await toModelMessages(gemini), google);
+    const contents = ((await gemini.render("gemini")) as { contents: { parts: Record<string, unknown>[] }[] }).contents;
+    const call = contents[1]!.parts.find((p) => "functionCall" in p)!;
+    assert.equal(call["thoughtSignature"], "ts-c");
+    assert.deepEqual(contents[1]!.parts[0], { text: "Plan", thought: true, thoughtSignature: "ts-r" });
+
+    const bedrock = await tk.openThread();
+    const converse = turn([
+      { type: "reasoning", text: "Hmm", providerOptions: { bedrock: { signature: "sig-b" } } },
+      { type: "tool-call", toolCallId: "c1", toolName: "weather", input: { city: "Rome" } },
+    ]);
+    await appendModelMessages(bedrock, converse);
+    assert.deepEqual(await toModelMessages(bedrock), converse);
+    const messages = ((await bedrock.render("bedrock-converse")) as { messages: { content: Record<string, unknown>[] }[] }).messages;
+    assert.deepEqual(messages[1]!.content[0], { reasoningContent: { reasoningText: { text: "Hmm", signature: "sig-b" } } });
+  });
+});

@@ -5,7 +5,9 @@
 //! | `system` (string content) | `message` system |
 //! | `user`, string content or `text` parts | one `message` user per text |
 //! | `assistant` `text` (or string content) | `message` assistant |
-//! | `assistant` `reasoning` | `turn_block` with a reasoning block whose payload is `{text}` |
+//! | `assistant` `reasoning` signed by a provider (`providerOptions` `anthropic` / `bedrock` / `amazonBedrock` `signature` or `redactedData`, `google` `thoughtSignature`, `openai` `reasoningEncryptedContent`; [`super::ai_sdk_reasoning`]) | `reasoning` event of that provider, with the text |
+//! | `assistant` `reasoning`, unsigned | `turn_block` with a reasoning block whose payload is `{text}` |
+//! | `google.thoughtSignature` on a `text` or `tool-call` part | the event's `thoughtSignature` |
 //! | `assistant` `tool-call` | `tool_call`; an `input` that is not an object becomes `args: {input}` |
 //! | `tool` `tool-result`, output `text` / `json` / `content` | `tool_result` with the value |
 //! | `tool` `tool-result`, output `error-text` / `error-json` / `execution-denied` | `error` naming the call, `recoverable: true` (JSON as its text; the denial's reason, else `Tool execution denied.`) |
@@ -25,10 +27,12 @@
 //! ([`super::media_blocks`]). Parts the event model cannot hold (custom parts, approvals,
 //! results inside an assistant message) are refused, naming the part: nothing is dropped unseen.
 
+use super::ai_sdk_reasoning::{signed_reasoning, thought_signature};
+use super::ai_sdk_shapes::hints as shape_hints;
 use super::from_messages::EventStamp;
 use super::input_fields::{fault, object, string};
 use super::media_blocks::{media_parts, Form};
-use crate::event::{json_type, AgentEvent, EventError};
+use crate::event::{json_type, AgentEvent, EventError, REASONING_EVENT_TYPE, THOUGHT_SIGNATURE_KEY};
 use crate::messages::{is_blank, CARRIED_KEY, OPENING_TEXT};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
 use serde_json::{Map, Value};
@@ -72,6 +76,7 @@ pub fn ai_sdk_to_events(messages: &[Value], stamp: &EventStamp) -> Result<Vec<Ag
             // A user message that holds media is one message of content parts.
             ("user", Value::Array(parts)) if has_media_part(parts) => {
                 let content_path = format!("{path}.content");
+                let hints = shape_hints(parts);
                 let parts = media_parts(parts, Form::AiSdk, &content_path)?.unwrap_or_default();
                 meta.insert("content".into(), "parts".into());
                 out.meta = Some(meta);
@@ -80,7 +85,7 @@ pub fn ai_sdk_to_events(messages: &[Value], stamp: &EventStamp) -> Result<Vec<Ag
                     ("role".to_owned(), Value::from("user")),
                     ("content".to_owned(), Value::Array(parts)),
                 ]);
-                out.push(fields, Map::new());
+                out.push(fields, hints.map(|h| ("parts".to_owned(), h)).into_iter().collect());
             }
             ("user" | "assistant" | "tool", Value::Array(parts)) => {
                 if role == "user" {
@@ -112,6 +117,14 @@ pub fn ai_sdk_to_events(messages: &[Value], stamp: &EventStamp) -> Result<Vec<Ag
 /// Whether a user message's parts hold an image or a file.
 fn has_media_part(parts: &[Value]) -> bool {
     parts.iter().any(|part| matches!(part.get("type").and_then(Value::as_str), Some("image" | "file")))
+}
+
+/// Whether a `content` output's item holds media: any form the SDK has had for it.
+fn is_media_item(item: &Value) -> bool {
+    matches!(
+        item.get("type").and_then(Value::as_str),
+        Some("media" | "file" | "file-data" | "file-url" | "image-data" | "image-url")
+    )
 }
 
 /// The opening user message the renderer adds when a conversation opens with the assistant.
@@ -154,11 +167,14 @@ impl Events<'_> {
         if is_blank(text) {
             return;
         }
-        let fields = Map::from_iter([
+        let mut fields = Map::from_iter([
             ("type".to_owned(), Value::from("message")),
             ("role".to_owned(), Value::from(role)),
             ("content".to_owned(), Value::from(text)),
         ]);
+        if let Some(signature) = thought_signature(provider_options) {
+            fields.insert(THOUGHT_SIGNATURE_KEY.into(), signature.into());
+        }
         self.push(fields, options(provider_options));
     }
 
@@ -170,6 +186,10 @@ impl Events<'_> {
             ("user" | "assistant", "text") => self.text(role, string(fields, "text", path)?, provider_options),
             ("assistant", "reasoning") => {
                 let text = string(fields, "text", path)?;
+                if let Some(signed) = signed_reasoning(provider_options) {
+                    self.signed_reasoning(text, signed, provider_options);
+                    return Ok(());
+                }
                 let mut block = Map::new();
                 block.insert("kind".into(), "reasoning".into());
                 block.insert("payload".into(), Value::Object(Map::from_iter([("text".to_owned(), Value::from(text))])));
@@ -202,6 +222,18 @@ impl Events<'_> {
         Ok(())
     }
 
+    /// A reasoning part a provider signed: a `reasoning` event the provider renders replay.
+    fn signed_reasoning(&mut self, text: &str, signed: Map<String, Value>, provider_options: Option<&Value>) {
+        let mut fields = Map::from_iter([("type".to_owned(), Value::from(REASONING_EVENT_TYPE))]);
+        let mut signed = signed;
+        if let Some(provider) = signed.shift_remove("provider") {
+            fields.insert("provider".into(), provider);
+        }
+        fields.insert("text".into(), Value::from(text));
+        fields.append(&mut signed);
+        self.push(fields, options(provider_options));
+    }
+
     /// An event whose `aiSdk` is inside it already.
     fn push_plain(&mut self, mut fields: Map<String, Value>) {
         fields.insert("iteration".into(), Value::Number(self.stamp.iteration.clone()));
@@ -227,12 +259,15 @@ impl Events<'_> {
             }
         };
         self.names.insert(id.to_owned(), name.to_owned());
-        let event = Map::from_iter([
+        let mut event = Map::from_iter([
             ("type".to_owned(), Value::from("tool_call")),
             ("toolName".to_owned(), Value::from(name)),
             ("toolCallId".to_owned(), Value::from(id)),
             ("args".to_owned(), Value::Object(args)),
         ]);
+        if let Some(signature) = thought_signature(fields.get("providerOptions")) {
+            event.insert(THOUGHT_SIGNATURE_KEY.into(), signature.into());
+        }
         self.push(event, carried);
         Ok(())
     }
@@ -256,9 +291,10 @@ impl Events<'_> {
         };
         let answer = match kind {
             "text" => Answer::Result(Value::from(text_value()?)),
-            "content" if value()?.as_array().is_some_and(|items| items.iter().any(|i| i.get("type").and_then(Value::as_str) == Some("media"))) => {
+            "content" if value()?.as_array().is_some_and(|items| items.iter().any(is_media_item)) => {
                 let items = value()?.as_array().expect("checked above");
                 let parts = media_parts(items, Form::AiSdk, &format!("{output_path}.value"))?.unwrap_or_default();
+                carried.extend(shape_hints(items).map(|h| ("parts".to_owned(), h)));
                 Answer::Parts(parts)
             }
             "json" | "content" => {

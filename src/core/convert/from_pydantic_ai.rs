@@ -10,7 +10,10 @@
 //! | `tool-return` | `tool_result` with the `content`; with `outcome` `"failed"` or `"retried"`, a recoverable `error` naming the call |
 //! | `retry-prompt` | a recoverable `error`, naming the call when it has a `tool_name` |
 //! | `retry-feedback` | a recoverable `error` |
-//! | any other (`thinking`, files, built-in tools, …), and blank text | no event of its own |
+//! | `user-prompt` / `tool-return` whose list `content` holds media | `message` user / `tool_result` of content parts ([`super::pydantic_ai_media`]; the bytes stored as blobs when appended) |
+//! | `thinking` of a known `provider_name` (`anthropic`, `bedrock`, `openai`) | `reasoning` event with the `content` as `text` and the `signature` (OpenAI's as `encryptedContent`, its `id` as `itemId`; Anthropic's redacted thinking's as `redactedData`) |
+//! | `thinking` of `google-gla` / `google-vertex` | `reasoning` event of Google with the text (none when empty); its `signature` is the `thoughtSignature` of the next text or call, as Pydantic AI sends it to Gemini |
+//! | any other (`thinking` of no known provider, files, built-in tools, …), and blank text | no event of its own |
 //!
 //! Every event carries, under [`META_KEY`], what the event has no field for: `part`, the part's
 //! other fields (those the projection gives back from the event are left out); `lead`, before
@@ -23,7 +26,8 @@
 
 use super::from_messages::EventStamp;
 use super::input_fields::{fault, object, string};
-use crate::event::{json_type, AgentEvent, EventError};
+use super::pydantic_ai_media::{has_media, parts_and_shapes};
+use crate::event::{json_type, AgentEvent, EventError, REASONING_EVENT_TYPE, THOUGHT_SIGNATURE_KEY};
 use crate::js_json;
 use crate::messages::{is_blank, IdRule};
 use crate::providers::pydantic_ai::META_KEY;
@@ -47,6 +51,8 @@ struct Reader {
     pending: Vec<Value>,
     /// Calls of this input not answered yet in it, by id: their answers will be tool messages.
     open_calls: HashMap<String, String>,
+    /// Gemini's signature from a thinking part, for the next text or call it signs.
+    thought_signature: Option<String>,
 }
 
 /// What a part becomes: the event's own fields, and the part's fields left to keep.
@@ -87,6 +93,10 @@ impl Reader {
             let part = object(part, &part_path)?;
             match self.part(part, &part_path)? {
                 Some(Mapped { mut event, rest }) => {
+                    let signs = matches!(event.get("type").and_then(Value::as_str), Some("message" | "tool_call"));
+                    if let Some(signature) = self.thought_signature.take_if(|_| signs) {
+                        event.insert(THOUGHT_SIGNATURE_KEY.into(), Value::String(signature));
+                    }
                     event.insert("messageId".into(), Value::String(format!("{prefix}{p}")));
                     let mut meta = Map::new();
                     if !self.pending.is_empty() {
@@ -118,6 +128,29 @@ impl Reader {
                 }
                 _ => None,
             },
+            "user-prompt" if part.get("content").and_then(Value::as_array).is_some_and(|c| has_media(c)) => {
+                let contents = part.get("content").and_then(Value::as_array).expect("checked above");
+                let (parts, shapes) = parts_and_shapes(contents, &format!("{path}.content"))?;
+                rest.insert("content".into(), Value::Array(shapes));
+                mapped("message", vec![("role", "user".into()), ("content", Value::Array(parts))], rest)
+            }
+            "thinking" => {
+                // Pydantic AI keeps Gemini's signature on a thinking part before the part it
+                // signs: the signature goes to that part's event, as Gemini wants it back.
+                if is_google(part) {
+                    self.thought_signature =
+                        part.get("signature").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+                }
+                match thinking_event(part) {
+                    Some((fields, taken)) => {
+                        for key in taken {
+                            rest.shift_remove(key);
+                        }
+                        mapped(REASONING_EVENT_TYPE, fields, rest)
+                    }
+                    None => None,
+                }
+            }
             kind @ ("user-prompt" | "text") => {
                 let text = match part.get("content") {
                     Some(Value::String(text)) => {
@@ -168,6 +201,16 @@ impl Reader {
                     rest.shift_remove("content");
                 }
                 self.answer(part, id, path, &mut rest)?;
+                let media = content.as_array().filter(|c| has_media(c));
+                if let (Some(contents), false) = (media, error) {
+                    let (parts, shapes) = parts_and_shapes(contents, &format!("{path}.content"))?;
+                    rest.insert("content".into(), Value::Array(shapes));
+                    return Ok(mapped(
+                        "tool_result",
+                        vec![("toolCallId", id.into()), ("content", Value::Array(parts))],
+                        rest,
+                    ));
+                }
                 if error {
                     let fields =
                         vec![("error", text(content).into()), ("recoverable", true.into()), ("toolCallId", id.into())];
@@ -237,6 +280,49 @@ impl Reader {
             })
             .collect())
     }
+}
+
+/// A thinking part a known provider signed or produced, as a reasoning event's fields, and
+/// the part's fields the event gives back. `None` for a provider replay does not know.
+fn thinking_event(part: &Map<String, Value>) -> Option<(Vec<(&'static str, Value)>, Vec<&'static str>)> {
+    // Gemini's thinking is its text alone (none when empty): the signature is the next part's.
+    if is_google(part) {
+        let content = part.get("content").and_then(Value::as_str).filter(|c| !c.is_empty())?;
+        return Some((vec![("provider", "google".into()), ("text", content.into())], vec!["content"]));
+    }
+    let provider = match part.get("provider_name").and_then(Value::as_str)? {
+        "anthropic" => "anthropic",
+        "bedrock" => "bedrock",
+        "openai" | "openai-responses" => "openai",
+        _ => return None,
+    };
+    let text = |key: &str| part.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let mut fields = vec![("provider", Value::from(provider))];
+    let mut taken = Vec::new();
+    if let Some(Value::String(content)) = part.get("content") {
+        fields.push(("text", Value::from(content.as_str())));
+        taken.push("content");
+    }
+    // OpenAI's signature is its encrypted reasoning, and the part's id the item's.
+    // Anthropic's redacted thinking is a part of that id whose signature is the data.
+    let redacted = matches!(text("id"), Some("redacted_thinking" | "redacted_content"));
+    let (signature_key, id_key) = match provider {
+        "openai" => ("encryptedContent", Some("itemId")),
+        "anthropic" | "bedrock" if redacted => ("redactedData", None),
+        _ => ("signature", None),
+    };
+    if let Some(signature) = text("signature") {
+        fields.push((signature_key, Value::from(signature)));
+        taken.push("signature");
+    }
+    if let (Some(id_key), Some(id)) = (id_key, text("id")) {
+        fields.push((id_key, Value::from(id)));
+    }
+    Some((fields, taken))
+}
+
+fn is_google(part: &Map<String, Value>) -> bool {
+    matches!(part.get("provider_name").and_then(Value::as_str), Some("google-gla" | "google-vertex" | "google"))
 }
 
 fn item(key: &str, value: Map<String, Value>) -> Value {

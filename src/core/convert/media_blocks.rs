@@ -244,26 +244,60 @@ fn responses_part(fields: &Map<String, Value>, path: &str) -> Result<Option<Valu
 
 fn ai_sdk_part(fields: &Map<String, Value>, path: &str) -> Result<Option<Value>, EventError> {
     let media_type = str_field(fields, "mediaType");
-    Ok(Some(match str_field(fields, "type").unwrap_or_default() {
-        "text" => text_part(str_field(fields, "text").unwrap_or_default()),
+    let kind_of = |default_image: bool| match media_type {
+        _ if default_image => "image",
+        Some(t) if t.starts_with("image") => "image",
+        Some(t) if t.starts_with("audio") => "audio",
+        _ => "file",
+    };
+    let kind = str_field(fields, "type").unwrap_or_default();
+    let (source, kind) = match kind {
+        "text" => return Ok(Some(text_part(str_field(fields, "text").unwrap_or_default()))),
         "image" => {
             let image = str_field(fields, "image")
                 .ok_or_else(|| fault(&format!("{path}.image"), "expected base64, a data URL or a URL"))?;
-            media("image", source_of(image), media_type)
+            (source_of(image), "image")
         }
-        "file" | "media" => {
-            let data = str_field(fields, "data")
-                .ok_or_else(|| fault(&format!("{path}.data"), "expected base64, a data URL or a URL"))?;
-            let kind = match media_type {
-                Some(t) if t.starts_with("image/") => "image",
-                Some(t) if t.starts_with("audio/") => "audio",
-                _ => "file",
+        "file" | "media" | "file-data" | "image-data" => {
+            let source = match fields.get("data") {
+                Some(Value::String(data)) => source_of(data),
+                // AI SDK 6+: tagged file data.
+                Some(Value::Object(tagged)) => match str_field(tagged, "type") {
+                    Some("data") => Source::Data(
+                        str_field(tagged, "data")
+                            .ok_or_else(|| fault(&format!("{path}.data.data"), "expected base64 or a data URL"))?,
+                    ),
+                    Some("url") => url_source(
+                        str_field(tagged, "url").ok_or_else(|| fault(&format!("{path}.data.url"), "missing"))?,
+                        &format!("{path}.data.url"),
+                    )?,
+                    other => {
+                        return Err(fault(
+                            &format!("{path}.data.type"),
+                            format!(
+                                "expected data or url (a provider's reference or inline text names no bytes), found {}",
+                                other.map_or("nothing".to_owned(), |t| format!("{t:?}"))
+                            ),
+                        ))
+                    }
+                },
+                _ => return Err(fault(&format!("{path}.data"), "expected base64, a data URL or a URL")),
             };
-            let part = media(kind, source_of(data), media_type);
-            with(part, "filename", fields.get("filename").filter(|_| kind == "file"))
+            (source, kind_of(kind == "image-data"))
         }
-        _ => return Ok(None),
-    }))
+        "file-url" | "image-url" => {
+            let url = str_field(fields, "url").ok_or_else(|| fault(&format!("{path}.url"), "missing"))?;
+            (url_source(url, &format!("{path}.url"))?, kind_of(kind == "image-url"))
+        }
+        other => {
+            return Err(fault(
+                &format!("{path}.type"),
+                format!("unsupported part type {other:?} beside media: expected text, image, file, media, file-data, file-url, image-data or image-url"),
+            ))
+        }
+    };
+    let part = media(kind, source, media_type.filter(|t| t.contains('/')));
+    Ok(Some(with(part, "filename", fields.get("filename").filter(|_| kind == "file"))))
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //! messages; and agent hosts' session files (Claude Code,
 //! Codex) as threads.
 
+mod ai_sdk_reasoning;
+mod ai_sdk_shapes;
 mod claude_code_tree;
 mod cli_prompt;
 mod from_ai_sdk;
@@ -20,6 +22,7 @@ mod input_fields;
 mod js_whitespace;
 mod kept_items;
 mod media_blocks;
+mod pydantic_ai_media;
 mod session_reader;
 mod thread_splice;
 mod to_prompt;

@@ -32,6 +32,9 @@
 //! messages read by `aiSdk/toEvents` render back equal.
 
 use super::media_parts::{self, Carried, Piece};
+use super::reasoning::Reasoning;
+use super::{ai_sdk_media, ai_sdk_signed};
+use crate::event::{REASONING_EVENT_TYPE, THOUGHT_SIGNATURE_KEY};
 use crate::media::{MediaBytes, MediaKind};
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, RECOVERABLE_LABEL, SYSTEM_LABEL};
 use crate::messages::{is_blank, Entry, IdMap, IdRule, MessageType, StoredMessage, ToolCall, CARRIED_KEY};
@@ -77,7 +80,7 @@ pub enum Part<'a> {
     Text {
         text: Cow<'a, str>,
         #[serde(rename = "providerOptions", skip_serializing_if = "Option::is_none")]
-        provider_options: Option<&'a Value>,
+        provider_options: Option<Cow<'a, Value>>,
     },
     #[serde(rename_all = "camelCase")]
     Image {
@@ -93,9 +96,9 @@ pub enum Part<'a> {
         filename: Option<&'a str>,
     },
     Reasoning {
-        text: &'a str,
+        text: Cow<'a, str>,
         #[serde(rename = "providerOptions", skip_serializing_if = "Option::is_none")]
-        provider_options: Option<&'a Value>,
+        provider_options: Option<Cow<'a, Value>>,
     },
     #[serde(rename_all = "camelCase")]
     ToolCall {
@@ -103,7 +106,7 @@ pub enum Part<'a> {
         tool_name: &'a str,
         input: Input<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        provider_options: Option<&'a Value>,
+        provider_options: Option<Cow<'a, Value>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         provider_executed: Option<&'a Value>,
     },
@@ -113,8 +116,11 @@ pub enum Part<'a> {
         tool_name: &'a str,
         output: Value,
         #[serde(skip_serializing_if = "Option::is_none")]
-        provider_options: Option<&'a Value>,
+        provider_options: Option<Cow<'a, Value>>,
     },
+    /// A part given back in the exact shape `aiSdk/toEvents` kept ([`super::ai_sdk_media`]).
+    #[serde(untagged)]
+    Kept(Value),
 }
 
 /// A call's input: its arguments, or the one value they wrap.
@@ -142,12 +148,23 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], media: &'a
     let mut ids = IdMap::new(ID_RULE);
     for entry in entries {
         match entry {
-            Entry::Reasoning(block) => {
-                if let Some(text) = block.get("payload").and_then(|p| p.get("text")).and_then(Value::as_str) {
-                    let carried = block.get(CARRIED_KEY);
-                    let part = Part::Reasoning { text, provider_options: field(carried, "providerOptions") };
-                    add(&mut drafts, Role::Assistant, part, carried);
-                }
+            Entry::Reasoning(record) => {
+                let carried = record.get(CARRIED_KEY);
+                let part = if record.get("type").and_then(Value::as_str) == Some(REASONING_EVENT_TYPE) {
+                    // A reasoning event: its signature goes back in the options of its provider.
+                    let Some(reasoning) = Reasoning::of(record) else { continue };
+                    let provider_options = match carried {
+                        Some(_) => options_of(carried),
+                        None => ai_sdk_signed::reasoning_options(&reasoning).map(Cow::Owned),
+                    };
+                    Part::Reasoning { text: Cow::Owned(ai_sdk_signed::reasoning_text(&reasoning)), provider_options }
+                } else {
+                    let Some(text) = record.get("payload").and_then(|p| p.get("text")).and_then(Value::as_str) else {
+                        continue;
+                    };
+                    Part::Reasoning { text: Cow::Borrowed(text), provider_options: options_of(carried) }
+                };
+                add(&mut drafts, Role::Assistant, part, carried);
             }
             Entry::Message(message) => project_message(message, &mut names, &mut ids, media, &mut drafts),
         }
@@ -174,7 +191,7 @@ fn project_message<'a>(
                 Some(text) if from_system => (Role::System, Cow::Borrowed(text)),
                 _ => (Role::User, message.content_text()),
             };
-            add(out, role, Part::Text { text, provider_options: field(carried, "providerOptions") }, carried);
+            add(out, role, Part::Text { text, provider_options: options_of(carried) }, carried);
         }
         MessageType::Ai => {
             let text = message.content_text();
@@ -182,7 +199,7 @@ fn project_message<'a>(
                 add(
                     out,
                     Role::Assistant,
-                    Part::Text { text, provider_options: field(carried, "providerOptions") },
+                    Part::Text { text, provider_options: signed_options(carried, &message.data.extra) },
                     carried,
                 );
             }
@@ -203,7 +220,7 @@ fn project_message<'a>(
                 tool_call_id: ids.get(id),
                 tool_name,
                 output: media_output(message, media).unwrap_or_else(|| output(message, carried)),
-                provider_options: field(carried, "providerOptions"),
+                provider_options: options_of(carried),
             };
             add(out, Role::Tool, part, carried);
         }
@@ -213,17 +230,23 @@ fn project_message<'a>(
 
 /// A user message of several parts: text, image and file parts, in the message's order.
 fn add_user_parts<'a>(out: &mut Vec<Draft<'a>>, pieces: Vec<Piece<'a>>, carried: Option<&'a Value>) {
-    let mut parts = pieces.into_iter().filter_map(|piece| match piece {
-        Piece::Text(text) if text.is_empty() => None,
-        Piece::Text(text) => Some(Part::Text { text, provider_options: None }),
-        Piece::Media(part, carried) => Some(match part.kind {
-            MediaKind::Image => Part::Image { image: carried.base64_or_url(), media_type: part.media_type() },
-            MediaKind::File | MediaKind::Audio => Part::File {
-                data: carried.base64_or_url(),
-                media_type: media_parts::media_type(&part),
-                filename: part.filename(),
-            },
-        }),
+    let hints = ai_sdk_media::hints(carried);
+    let mut parts = pieces.into_iter().enumerate().filter_map(|(index, piece)| {
+        if let Some(kept) = ai_sdk_media::hint(hints, index).and_then(|hint| kept_part(hint, &piece)) {
+            return Some(Part::Kept(kept));
+        }
+        match piece {
+            Piece::Text(text) if text.is_empty() => None,
+            Piece::Text(text) => Some(Part::Text { text, provider_options: None }),
+            Piece::Media(part, carried) => Some(match part.kind {
+                MediaKind::Image => Part::Image { image: carried.base64_or_url(), media_type: part.media_type() },
+                MediaKind::File | MediaKind::Audio => Part::File {
+                    data: carried.base64_or_url(),
+                    media_type: media_parts::media_type(&part),
+                    filename: part.filename(),
+                },
+            }),
+        }
     });
     let Some(first) = parts.next() else { return };
     add(out, Role::User, first, carried);
@@ -237,21 +260,41 @@ fn media_output(message: &StoredMessage, media: &MediaBytes) -> Option<Value> {
     if message.data.extra.get("status").and_then(Value::as_str) == Some("error") {
         return None;
     }
-    let pieces = media_parts::native_of(message, media, |_, carried| !carried.is_url())?;
+    let carried_fields = message.data.extra.get(CARRIED_KEY);
+    let hints = ai_sdk_media::hints(carried_fields);
+    // A URL goes back only where the SDK's own part held it; else as its placeholder text.
+    let pieces = media_parts::native_of(message, media, |_, carried| !carried.is_url() || !hints.is_empty())?;
     let value: Vec<Value> = pieces
         .into_iter()
-        .filter_map(|piece| match piece {
-            Piece::Text(text) if text.is_empty() => None,
-            Piece::Text(text) => Some(serde_json::json!({"type": "text", "text": text})),
-            Piece::Media(part, carried @ Carried::Bytes(_)) => Some(serde_json::json!({
-                "type": "media", "data": carried.base64_or_url(), "mediaType": media_parts::media_type(&part),
-            })),
-            Piece::Media(part, Carried::Url(_)) => {
-                Some(serde_json::json!({"type": "text", "text": part.placeholder()}))
+        .enumerate()
+        .filter_map(|(index, piece)| {
+            if let Some(kept) = ai_sdk_media::hint(hints, index).and_then(|hint| kept_part(hint, &piece)) {
+                return Some(kept);
+            }
+            match piece {
+                Piece::Text(text) if text.is_empty() => None,
+                Piece::Text(text) => Some(serde_json::json!({"type": "text", "text": text})),
+                Piece::Media(part, carried @ Carried::Bytes(_)) => Some(serde_json::json!({
+                    "type": "media", "data": carried.base64_or_url(), "mediaType": media_parts::media_type(&part),
+                })),
+                Piece::Media(part, Carried::Url(_)) => {
+                    Some(serde_json::json!({"type": "text", "text": part.placeholder()}))
+                }
             }
         })
         .collect();
     Some(serde_json::json!({"type": "content", "value": value}))
+}
+
+/// A part in the shape `aiSdk/toEvents` kept, with its text, bytes or URL put back.
+fn kept_part(hint: &Value, piece: &Piece<'_>) -> Option<Value> {
+    let kept_type = hint.get("part").and_then(|p| p.get("type")).and_then(Value::as_str);
+    match piece {
+        // A media part rendered as its placeholder (its bytes not at hand) goes as text.
+        Piece::Text(_) if kept_type != Some("text") => None,
+        Piece::Text(text) => ai_sdk_media::text_part(hint, text),
+        Piece::Media(_, carried) => ai_sdk_media::media_part(hint, carried),
+    }
 }
 
 fn tool_call<'a>(call: &'a ToolCall, id: Cow<'a, str>, carried: Option<&'a Value>) -> Part<'a> {
@@ -264,7 +307,7 @@ fn tool_call<'a>(call: &'a ToolCall, id: Cow<'a, str>, carried: Option<&'a Value
         tool_call_id: id,
         tool_name: &call.name,
         input,
-        provider_options: field(carried, "providerOptions"),
+        provider_options: signed_options(carried, &call.extra),
         provider_executed: field(carried, "providerExecuted"),
     }
 }
@@ -359,6 +402,19 @@ fn finish(draft: Draft<'_>) -> Message<'_> {
         Content::Parts(draft.parts)
     };
     Message { role: draft.role, content, provider_options }
+}
+
+/// The part's kept `providerOptions`.
+fn options_of(carried: Option<&Value>) -> Option<Cow<'_, Value>> {
+    field(carried, "providerOptions").map(Cow::Borrowed)
+}
+
+/// The part's kept `providerOptions`; without `aiSdk`, Gemini's signature the event carries.
+fn signed_options<'a>(carried: Option<&'a Value>, extra: &'a crate::messages::Extra) -> Option<Cow<'a, Value>> {
+    match carried {
+        Some(_) => options_of(carried),
+        None => ai_sdk_signed::thought_signature_options(extra.get(THOUGHT_SIGNATURE_KEY)).map(Cow::Owned),
+    }
 }
 
 fn meta(carried: Option<&Value>) -> Option<&Map<String, Value>> {

@@ -21,6 +21,8 @@
 //! provider that produced it, and to no other ([`reasoning`]).
 
 pub mod ai_sdk;
+pub mod ai_sdk_media;
+mod ai_sdk_signed;
 pub mod anthropic;
 pub mod bedrock_converse;
 pub mod cache_points;
@@ -30,6 +32,7 @@ pub mod openai_cache;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod pydantic_ai;
+mod pydantic_ai_media;
 pub mod reasoning;
 pub mod xml_blocks;
 

@@ -7,7 +7,8 @@
 //! | human | `user-prompt` with the text, request |
 //! | ai | `text` when it has text, then `tool-call` {`tool_name`, `args`, `tool_call_id`} per call, response |
 //! | tool | `tool-return` {`tool_name`, `content`, `tool_call_id`}, request; with `status: "error"`, `outcome: "failed"` (`"interrupted"` for a not-completed answer) |
-//! | reasoning | left out (its encrypted form is OpenAI's) |
+//! | reasoning event | `thinking` {`content`, `id`?, `signature`?, `provider_name`}, response (OpenAI's encrypted form as `signature`, its item id as `id`; Google's `provider_name` is `google-gla`) |
+//! | reasoning turn block | left out (no provider signed it) |
 //!
 //! Media ([`super::media_parts`]): a user prompt holding media has a list `content` of strings
 //! and media: `BinaryContent` (`{data, media_type, kind: "binary"}`, `data` base64) for bytes,
@@ -26,7 +27,10 @@
 //! the entry gives; the entry's fields come first, in Pydantic AI's own order.
 
 use super::media_parts::{self, Carried, Piece};
+use super::pydantic_ai_media;
+use super::reasoning::{Reasoning, Vendor};
 use crate::event::AgentEvent;
+use crate::event::REASONING_EVENT_TYPE;
 use crate::media::{MediaBytes, MediaKind};
 use crate::messages::labels::{NOT_COMPLETED_LABEL, RECOVERABLE_LABEL, STRAY_RESULT_LABEL, SYSTEM_LABEL};
 use crate::messages::{Entry, IdRule, MessageType, StoredMessage};
@@ -84,6 +88,12 @@ impl Kept {
         self.by_message.get_mut(id)?.pop_front()
     }
 
+    /// A reasoning event's kept fields, by its `messageId`.
+    fn for_record(&mut self, record: &Map<String, Value>) -> Option<Map<String, Value>> {
+        let id = record.get("messageId")?.as_str()?;
+        self.by_message.get_mut(id)?.pop_front()
+    }
+
     fn for_call(&mut self, id: &str) -> Option<Map<String, Value>> {
         self.by_call.get_mut(id)?.pop_front()
     }
@@ -102,13 +112,31 @@ pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept, medi
     let mut out = Messages { system: system.map(system_part), ..Messages::default() };
     let mut call_names: HashMap<&str, &str> = HashMap::new();
     for entry in entries {
-        let Entry::Message(message) = entry else { continue };
+        let message = match entry {
+            Entry::Message(message) => message,
+            Entry::Reasoning(record) => {
+                // Reasoning events only: an unsigned reasoning block no provider replays.
+                if record.get("type").and_then(Value::as_str) == Some(REASONING_EVENT_TYPE) {
+                    let meta = kept.for_record(record);
+                    if let Some(reasoning) = Reasoning::of(record) {
+                        if meta.is_some() || reasoning.vendor.is_some() {
+                            out.add(Side::Response, meta, |rest| thinking_part(&reasoning, rest));
+                        }
+                    }
+                }
+                continue;
+            }
+        };
         match message.message_type {
             MessageType::Human | MessageType::System => {
-                let meta = kept.for_message(message);
+                let mut meta = kept.for_message(message);
+                let shapes = kept_shapes(meta.as_mut());
                 match media_parts::native_of(message, media, |_, _| true) {
                     Some(pieces) => {
-                        let content = prompt_content(pieces);
+                        let content = match &shapes {
+                            Some(shapes) => pydantic_ai_media::content(pieces, shapes, default_item),
+                            None => prompt_content(pieces),
+                        };
                         out.add(Side::Request, meta, |rest| part("user-prompt", [("content", Some(content))], rest))
                     }
                     None => out.add(Side::Request, meta, |rest| human_part(message, rest)),
@@ -133,9 +161,22 @@ pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept, medi
                 }
             }
             MessageType::Tool => {
-                let meta = kept.for_message(message);
+                let mut meta = kept.for_message(message);
                 let id = message.data.tool_call_id.as_deref().unwrap_or_default();
                 let name = call_names.get(id).copied().unwrap_or_default();
+                // A return whose own content held media gives it back there.
+                if let (Some(shapes), Some(pieces)) =
+                    (kept_shapes(meta.as_mut()), media_parts::native_of(message, media, |_, _| true))
+                {
+                    let content = pydantic_ai_media::content(pieces, &shapes, default_item);
+                    let leading = [
+                        ("tool_name", Some(Value::from(name))),
+                        ("content", Some(content)),
+                        ("tool_call_id", Some(Value::from(id))),
+                    ];
+                    out.add(Side::Request, meta, |rest| part("tool-return", leading, rest));
+                    continue;
+                }
                 out.add(Side::Request, meta, |rest| tool_part(message, name, rest));
                 if let Some(content) = tool_media(message, id, media) {
                     out.add(Side::Request, None, |_| part("user-prompt", [("content", Some(content))], None));
@@ -171,6 +212,54 @@ fn media_item(part: &crate::media::parts::Media<'_>, carried: &Carried<'_>) -> V
             serde_json::json!({"url": url, "kind": kind})
         }
     }
+}
+
+/// The kept shapes of a list content's items, taken out of the kept part (the render gives
+/// the content itself).
+fn kept_shapes(meta: Option<&mut Map<String, Value>>) -> Option<Vec<Value>> {
+    let rest = meta?.get_mut("part")?.as_object_mut()?;
+    match rest.get("content") {
+        Some(Value::Array(_)) => match rest.shift_remove("content") {
+            Some(Value::Array(shapes)) => Some(shapes),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A list content's item without a kept shape: text as a string, media as a [`media_item`].
+fn default_item(piece: Piece<'_>) -> Option<Value> {
+    match piece {
+        Piece::Text(text) => Some(Value::from(text.into_owned())),
+        Piece::Media(part, carried) => Some(media_item(&part, &carried)),
+    }
+}
+
+/// A thinking part: the reasoning's text and signature (OpenAI's: its encrypted form and item
+/// id), the provider's name unless kept.
+fn thinking_part(reasoning: &Reasoning<'_>, rest: Option<&Map<String, Value>>) -> Value {
+    let (signature, id) = match reasoning.vendor {
+        Some(Vendor::OpenAi) => (reasoning.encrypted_content, reasoning.item_id),
+        // Redacted thinking is Pydantic AI's part of that id, the data as its signature.
+        _ if reasoning.signature.is_none() && reasoning.redacted_data.is_some() => {
+            (reasoning.redacted_data, Some("redacted_thinking"))
+        }
+        _ => (reasoning.signature, None),
+    };
+    let provider = match reasoning.vendor {
+        Some(Vendor::Anthropic) => Some("anthropic"),
+        Some(Vendor::Bedrock) => Some("bedrock"),
+        Some(Vendor::Google) => Some("google-gla"),
+        Some(Vendor::OpenAi) => Some("openai"),
+        None => None,
+    };
+    let leading = [
+        ("content", Some(Value::from(reasoning.text.unwrap_or_default()))),
+        ("id", id.map(Value::from)),
+        ("signature", signature.map(Value::from)),
+        ("provider_name", provider.filter(|_| rest.is_none()).map(Value::from)),
+    ];
+    part("thinking", leading, rest)
 }
 
 /// A user prompt's list content: text as strings, media as [`media_item`]s.
