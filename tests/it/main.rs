@@ -7,6 +7,7 @@
 mod support;
 mod strategies;
 
+mod adapter_reasoning;
 mod ai_sdk;
 mod big_documents;
 mod caching;

@@ -5,6 +5,7 @@ thread: each run appended with ``append_model_messages``, the next one continued
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from typing import Any
 
@@ -13,11 +14,17 @@ from conftest import BINARY, MEMORY_ARGS, skip_unless_blocking_server_has, skip_
 from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    ImageUrl,
     ModelMessage,
     ModelMessagesTypeAdapter,
+    ModelRequest,
     ModelResponse,
     SystemPromptPart,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -221,3 +228,104 @@ def test_every_fixture_thread_is_a_history_pydantic_ai_accepts() -> None:
                 for kept, received in zip(dump(history), script.inputs[0]):
                     sent = [json.dumps(p, sort_keys=True) for p in received["parts"]]
                     assert all(json.dumps(p, sort_keys=True) in sent for p in kept["parts"]), (fixture.name, mode)
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x01\x02\x03"
+PDF = "%PDF-1.4\n% threadkeeper ✓\n".encode()
+WAV = b"RIFF$\x00\x00\x00WAVEfmt \x09\x08"
+
+
+class MediaScript:
+    """A model that calls the `page` tool once, then answers; records what it is given."""
+
+    def __init__(self, thinking: list[ThinkingPart] | None = None) -> None:
+        self.inputs: list[list[dict[str, Any]]] = []
+        self.thinking = thinking or []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.inputs.append(dump(messages))
+        if not any(p.part_kind == "tool-return" for m in messages for p in m.parts):
+            return ModelResponse(parts=[*self.thinking, ToolCallPart("page", {"n": 2}, tool_call_id="p1")])
+        return ModelResponse(parts=[TextPart("A PNG, a PDF and a WAV ✓")])
+
+
+def media_agent(script: MediaScript) -> Agent[None, str]:
+    agent: Agent[None, str] = Agent(FunctionModel(script))
+
+    @agent.tool_plain
+    def page(n: int) -> BinaryContent:  # Pydantic AI moves the file into a user prompt
+        return BinaryContent(data=PNG, media_type="image/png")
+
+    return agent
+
+
+def assert_bytes_as_blobs(events: list[dict[str, Any]]) -> None:
+    text = json.dumps(events)
+    for data in (PNG, PDF, WAV):
+        assert base64.b64encode(data).decode() not in text
+    assert '"blob": "sha256:' in text
+
+
+async def test_media_in_prompts_and_tool_returns_read_back_equal(tk: AsyncThreadKeeper) -> None:
+    await skip_unless_server_has(tk, "pydanticAi/toEvents")
+    script = MediaScript()
+    thread = await tk.open_thread("pydantic-ai-media")
+    prompt = [
+        "What is on these? ✓",
+        BinaryContent(data=PNG, media_type="image/png"),
+        BinaryContent(data=PDF, media_type="application/pdf", identifier="report"),
+        BinaryContent(data=WAV, media_type="audio/wav"),
+        ImageUrl(url="https://example.com/cat.png"),
+        DocumentUrl(url="https://example.com/a.pdf"),
+        AudioUrl(url="https://example.com/b.wav"),
+    ]
+    result = await media_agent(script).run(prompt)
+    # The model saw the tool's image in the request after the call.
+    returns = [part for m in script.inputs[-1] for part in m["parts"] if part["part_kind"] == "tool-return"]
+    assert [r["content"]["kind"] for r in returns] == ["binary"]
+    await append_model_messages(thread, result.new_messages())
+    assert_bytes_as_blobs(await thread.events())
+    back = await to_model_messages(thread)
+    assert dump(back) == dump(result.all_messages())
+
+    # A tool return whose own content holds media, as a history may.
+    returned = [
+        ModelRequest(parts=[UserPromptPart("shot?")]),
+        ModelResponse(parts=[ToolCallPart("shot", {}, tool_call_id="s1")]),
+        ModelRequest(parts=[ToolReturnPart("shot", ["here", BinaryContent(data=PNG, media_type="image/png")], tool_call_id="s1")]),
+        ModelResponse(parts=[TextPart("ok")]),
+    ]
+    other = await tk.open_thread("pydantic-ai-media-return")
+    await append_model_messages(other, returned)
+    assert_bytes_as_blobs(await other.events())
+    assert dump(await to_model_messages(other)) == dump(returned)
+
+
+@pytest.mark.parametrize(
+    ("provider_name", "render_format"), [("anthropic", "anthropic"), ("google-gla", "gemini"), ("bedrock", "bedrock-converse")]
+)
+async def test_thinking_is_kept_and_replayed_for_its_provider(tk: AsyncThreadKeeper, provider_name: str, render_format: str) -> None:
+    await skip_unless_server_has(tk, "pydanticAi/toEvents")
+    thinking = [ThinkingPart("Erst nachdenken ✓", signature=f"sig-{provider_name}", provider_name=provider_name)]
+    result = await media_agent(MediaScript(thinking)).run("Seite 2?")
+    thread = await tk.open_thread(f"pydantic-ai-thinking-{provider_name}")
+    await append_model_messages(thread, result.new_messages())
+    events = await thread.events()
+    reasoning = [(e["provider"], e["text"], e.get("signature")) for e in events if e["type"] == "reasoning"]
+    if provider_name == "google-gla":
+        assert reasoning == [("google", "Erst nachdenken ✓", None)]
+        assert next(e for e in events if e["type"] == "tool_call")["thoughtSignature"] == "sig-google-gla"
+    else:
+        assert reasoning == [(provider_name, "Erst nachdenken ✓", f"sig-{provider_name}")]
+    assert dump(await to_model_messages(thread)) == dump(result.all_messages())
+
+    body = (await thread.render(render_format))  # type: ignore[call-overload]
+    if render_format == "anthropic":
+        assert body["messages"][1]["content"][0] == {"type": "thinking", "thinking": "Erst nachdenken ✓", "signature": "sig-anthropic"}
+    elif render_format == "gemini":
+        parts = body["contents"][1]["parts"]
+        # Pydantic AI's signature signs the part after the thinking: the first call.
+        assert parts[0] == {"text": "Erst nachdenken ✓", "thought": True}
+        assert next(p for p in parts if "functionCall" in p)["thoughtSignature"] == "sig-google-gla"
+    else:
+        assert body["messages"][1]["content"][0] == {"reasoningContent": {"reasoningText": {"text": "Erst nachdenken ✓", "signature": "sig-bedrock"}}}

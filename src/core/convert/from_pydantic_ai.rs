@@ -201,10 +201,13 @@ impl Reader {
                     rest.shift_remove("content");
                 }
                 self.answer(part, id, path, &mut rest)?;
-                let media = content.as_array().filter(|c| has_media(c));
-                if let (Some(contents), false) = (media, error) {
-                    let (parts, shapes) = parts_and_shapes(contents, &format!("{path}.content"))?;
-                    rest.insert("content".into(), Value::Array(shapes));
+                // Media in the return: a list holding some, or one item (a tool that returned a file).
+                let single = content.is_object() && has_media(std::slice::from_ref(content));
+                let media = content.as_array().filter(|c| has_media(c)).map(Vec::as_slice);
+                if let (Some(contents), false) = (media.or(single.then(|| std::slice::from_ref(content))), error) {
+                    let (parts, mut shapes) = parts_and_shapes(contents, &format!("{path}.content"))?;
+                    let kept = if single { shapes.remove(0) } else { Value::Array(shapes) };
+                    rest.insert("content".into(), kept);
                     return Ok(mapped(
                         "tool_result",
                         vec![("toolCallId", id.into()), ("content", Value::Array(parts))],

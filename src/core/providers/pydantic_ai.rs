@@ -130,11 +130,10 @@ pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept, medi
         match message.message_type {
             MessageType::Human | MessageType::System => {
                 let mut meta = kept.for_message(message);
-                let shapes = kept_shapes(meta.as_mut());
                 match media_parts::native_of(message, media, |_, _| true) {
                     Some(pieces) => {
-                        let content = match &shapes {
-                            Some(shapes) => pydantic_ai_media::content(pieces, shapes, default_item),
+                        let content = match kept_shapes(meta.as_mut()) {
+                            Some(shapes) => pydantic_ai_media::content(pieces, &shapes.items, default_item),
                             None => prompt_content(pieces),
                         };
                         out.add(Side::Request, meta, |rest| part("user-prompt", [("content", Some(content))], rest))
@@ -165,10 +164,15 @@ pub fn project(system: Option<&str>, entries: &[Entry<'_>], mut kept: Kept, medi
                 let id = message.data.tool_call_id.as_deref().unwrap_or_default();
                 let name = call_names.get(id).copied().unwrap_or_default();
                 // A return whose own content held media gives it back there.
-                if let (Some(shapes), Some(pieces)) =
-                    (kept_shapes(meta.as_mut()), media_parts::native_of(message, media, |_, _| true))
-                {
-                    let content = pydantic_ai_media::content(pieces, &shapes, default_item);
+                let pieces = media_parts::native_of(message, media, |_, _| true);
+                let shapes = pieces.is_some().then(|| kept_shapes(meta.as_mut())).flatten();
+                if let (Some(shapes), Some(pieces)) = (shapes, pieces) {
+                    let content = pydantic_ai_media::content(pieces, &shapes.items, default_item);
+                    // A return of one file holds the item itself, not a list.
+                    let content = match content {
+                        Value::Array(mut items) if shapes.single && items.len() == 1 => items.remove(0),
+                        other => other,
+                    };
                     let leading = [
                         ("tool_name", Some(Value::from(name))),
                         ("content", Some(content)),
@@ -216,15 +220,22 @@ fn media_item(part: &crate::media::parts::Media<'_>, carried: &Carried<'_>) -> V
 
 /// The kept shapes of a list content's items, taken out of the kept part (the render gives
 /// the content itself).
-fn kept_shapes(meta: Option<&mut Map<String, Value>>) -> Option<Vec<Value>> {
+fn kept_shapes(meta: Option<&mut Map<String, Value>>) -> Option<Shapes> {
     let rest = meta?.get_mut("part")?.as_object_mut()?;
     match rest.get("content") {
-        Some(Value::Array(_)) => match rest.shift_remove("content") {
-            Some(Value::Array(shapes)) => Some(shapes),
-            _ => None,
+        Some(Value::Array(_) | Value::Object(_)) => match rest.shift_remove("content") {
+            Some(Value::Array(items)) => Some(Shapes { items, single: false }),
+            Some(item) => Some(Shapes { items: vec![item], single: true }),
+            None => None,
         },
         _ => None,
     }
+}
+
+/// The kept shapes of a content's items; `single` when the content was one item, not a list.
+struct Shapes {
+    items: Vec<Value>,
+    single: bool,
 }
 
 /// A list content's item without a kept shape: text as a string, media as a [`media_item`].
