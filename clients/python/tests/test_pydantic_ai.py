@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import pytest
 from conftest import BINARY, MEMORY_ARGS, skip_unless_blocking_server_has, skip_unless_server_has
@@ -27,6 +28,7 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContent,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -259,7 +261,7 @@ def media_agent(script: MediaScript) -> Agent[None, str]:
     return agent
 
 
-def assert_bytes_as_blobs(events: list[dict[str, Any]]) -> None:
+def assert_bytes_as_blobs(events: Sequence[Any]) -> None:
     text = json.dumps(events)
     for data in (PNG, PDF, WAV):
         assert base64.b64encode(data).decode() not in text
@@ -270,7 +272,7 @@ async def test_media_in_prompts_and_tool_returns_read_back_equal(tk: AsyncThread
     await skip_unless_server_has(tk, "pydanticAi/toEvents")
     script = MediaScript()
     thread = await tk.open_thread("pydantic-ai-media")
-    prompt = [
+    prompt: list[UserContent] = [
         "What is on these? ✓",
         BinaryContent(data=PNG, media_type="image/png"),
         BinaryContent(data=PDF, media_type="application/pdf", identifier="report"),
@@ -289,7 +291,7 @@ async def test_media_in_prompts_and_tool_returns_read_back_equal(tk: AsyncThread
     assert dump(back) == dump(result.all_messages())
 
     # A tool return whose own content holds media, as a history may.
-    returned = [
+    returned: list[ModelMessage] = [
         ModelRequest(parts=[UserPromptPart("shot?")]),
         ModelResponse(parts=[ToolCallPart("shot", {}, tool_call_id="s1")]),
         ModelRequest(parts=[ToolReturnPart("shot", ["here", BinaryContent(data=PNG, media_type="image/png")], tool_call_id="s1")]),
@@ -304,7 +306,9 @@ async def test_media_in_prompts_and_tool_returns_read_back_equal(tk: AsyncThread
 @pytest.mark.parametrize(
     ("provider_name", "render_format"), [("anthropic", "anthropic"), ("google-gla", "gemini"), ("bedrock", "bedrock-converse")]
 )
-async def test_thinking_is_kept_and_replayed_for_its_provider(tk: AsyncThreadKeeper, provider_name: str, render_format: str) -> None:
+async def test_thinking_is_kept_and_replayed_for_its_provider(
+    tk: AsyncThreadKeeper, provider_name: str, render_format: Literal["anthropic", "gemini", "bedrock-converse"]
+) -> None:
     await skip_unless_server_has(tk, "pydanticAi/toEvents")
     thinking = [ThinkingPart("Erst nachdenken ✓", signature=f"sig-{provider_name}", provider_name=provider_name)]
     result = await media_agent(MediaScript(thinking)).run("Seite 2?")
@@ -319,7 +323,7 @@ async def test_thinking_is_kept_and_replayed_for_its_provider(tk: AsyncThreadKee
         assert reasoning == [(provider_name, "Erst nachdenken ✓", f"sig-{provider_name}")]
     assert dump(await to_model_messages(thread)) == dump(result.all_messages())
 
-    body = (await thread.render(render_format))  # type: ignore[call-overload]
+    body: Any = await thread.render(render_format)
     if render_format == "anthropic":
         assert body["messages"][1]["content"][0] == {"type": "thinking", "thinking": "Erst nachdenken ✓", "signature": "sig-anthropic"}
     elif render_format == "gemini":
