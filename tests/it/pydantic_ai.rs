@@ -332,18 +332,25 @@ fn unusual_histories_come_back_equal() {
     let events = to_events(&messages);
     let types: Vec<&str> = events.iter().map(AgentEvent::event_type).collect();
     assert_eq!(types, ["message", "error", "tool_result", "error", "message"]);
-    assert_eq!(events[0].fields()["content"], "Look: and this");
+    // A list holding media is content parts, each item's shape kept beside them.
+    assert_eq!(
+        events[0].fields()["content"],
+        json!([{"type": "text", "text": "Look: "}, {"type": "image", "url": "https://x/y.png"}, {"type": "text", "text": "and this"}])
+    );
     assert_eq!(render(&events, &MessageOptions::default())["messages"], messages);
     // What the other forms show of it.
     let chat: Value =
         serde_json::from_str(&render_request(&events, &MessageOptions::default(), Provider::OpenAiChat, false))
             .unwrap();
     let texts: Vec<&str> =
-        chat["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+        chat["messages"].as_array().unwrap().iter().skip(1).map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(
+        chat["messages"][0]["content"][1],
+        json!({"type": "image_url", "image_url": {"url": "https://x/y.png"}})
+    );
     assert_eq!(
         texts,
         [
-            "Look: and this",
             "[Error (recoverable)]: Please retry",
             "[Tool Result for zz]: {\"n\":1}",
             "[Error (recoverable)]: boom",

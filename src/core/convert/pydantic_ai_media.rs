@@ -5,10 +5,12 @@
 //! | item (`kind`) | part |
 //! |---|---|
 //! | a string | `text` |
+//! | `text-content` (`TextContent`: `content`, `metadata`) | `text` |
 //! | `binary` (`BinaryContent`: `data` base64, `media_type`) | `image` / `audio` / `file` by media type, with `data` |
 //! | `image-url` / `audio-url` / `document-url` / `video-url` | `image` / `audio` / `file` with `url` |
 //!
-//! The kept shape is the item with `data` or `url` emptied (`""`); a string keeps none (`null`).
+//! The kept shape is the item with `data`, `url` or `content` emptied (`""`); a string keeps
+//! none (`null`).
 //! Other items (a cache point, custom content) are refused, naming the item.
 
 use super::input_fields::fault;
@@ -46,6 +48,10 @@ fn media_item(fields: &Map<String, Value>, path: &str) -> Result<(Value, Value),
     let text = |key: &str| fields.get(key).and_then(Value::as_str);
     let kind = text("kind").unwrap_or_default();
     let (part, emptied) = match kind {
+        "text-content" => {
+            let text = text("content").ok_or_else(|| fault(&format!("{path}.content"), "expected a string"))?;
+            (json!({"type": "text", "text": text}), "content")
+        }
         "binary" => {
             let data = text("data").ok_or_else(|| fault(&format!("{path}.data"), "expected base64"))?;
             let media_type =
@@ -69,7 +75,7 @@ fn media_item(fields: &Map<String, Value>, path: &str) -> Result<(Value, Value),
         other => {
             return Err(fault(
                 &format!("{path}.kind"),
-                format!("unsupported content {other:?} beside media: expected a string, binary, image-url, audio-url, document-url or video-url"),
+                format!("unsupported content {other:?} beside media: expected a string, text-content, binary, image-url, audio-url, document-url or video-url"),
             ))
         }
     };

@@ -328,6 +328,11 @@ pub fn render_request_with_media(
             let entries = builder.entries(options.dangling_tool_calls);
             let system = system.as_ref().and_then(|m| m.content_str());
             if provider == Provider::PydanticAi {
+                // `reasoning: "none"`: no thinking parts, as in every other format.
+                let entries = match provider_options.replay.reasoning {
+                    reasoning::ReasoningReplay::None => entries.into_iter().filter(|e| e.message().is_some()).collect(),
+                    reasoning::ReasoningReplay::Auto => entries,
+                };
                 return pydantic_ai::to_json(system, &entries, pydantic_ai::Kept::of(events), media, pretty);
             }
             let provider_options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..*provider_options };

@@ -19,6 +19,11 @@ pub fn content(pieces: Vec<Piece<'_>>, shapes: &[Value], fallback: impl Fn(Piece
                 };
                 Some(Value::Object(item))
             }
+            (Some(shape), Piece::Text(text)) if shape.get("kind").and_then(Value::as_str) == Some("text-content") => {
+                let mut item = shape.clone();
+                item.insert("content".into(), Value::from(text.as_ref()));
+                Some(Value::Object(item))
+            }
             _ => fallback(piece),
         }
     });
