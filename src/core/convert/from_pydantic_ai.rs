@@ -285,9 +285,12 @@ impl Reader {
     }
 }
 
+/// An event's fields, in order.
+type EventFields = Vec<(&'static str, Value)>;
+
 /// A thinking part a known provider signed or produced, as a reasoning event's fields, and
 /// the part's fields the event gives back. `None` for a provider replay does not know.
-fn thinking_event(part: &Map<String, Value>) -> Option<(Vec<(&'static str, Value)>, Vec<&'static str>)> {
+fn thinking_event(part: &Map<String, Value>) -> Option<(EventFields, Vec<&'static str>)> {
     // Gemini's thinking is its text alone (none when empty): the signature is the next part's.
     if is_google(part) {
         let content = part.get("content").and_then(Value::as_str).filter(|c| !c.is_empty())?;
