@@ -18,11 +18,19 @@ use std::sync::Mutex;
 /// shows, and nothing else can happen.
 const BLOB_CSP: &str = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
 
-/// Which blobs the store's threads name; each thread is read again only when its version
-/// moved on.
+/// Which blobs the store's threads name. A thread that grew is read from where the cache left
+/// it; one that was popped since, again from its start.
 #[derive(Default)]
 pub struct NamedBlobs {
-    by_thread: Mutex<HashMap<String, (u64, Vec<BlobId>)>>,
+    by_thread: Mutex<HashMap<String, Named>>,
+}
+
+/// The blobs one thread names (sorted, once each), as of a version and event count.
+#[derive(Clone, Default)]
+struct Named {
+    version: u64,
+    event_count: u64,
+    ids: Vec<BlobId>,
 }
 
 impl NamedBlobs {
@@ -32,35 +40,47 @@ impl NamedBlobs {
         let mut fresh = HashMap::with_capacity(records.len());
         let mut named = false;
         for record in records {
-            let ids = match self.cached(&record) {
-                Some(ids) => ids,
-                None => blobs_of(store, &record).await?,
+            let cached = self.cached(&record.thread_id);
+            let now = match cached {
+                Some(cached) if cached.version == record.version => cached,
+                cached => read_named(store, &record, cached).await?,
             };
-            named |= ids.binary_search(id).is_ok();
-            fresh.insert(record.thread_id, (record.version, ids));
+            named |= now.ids.binary_search(id).is_ok();
+            fresh.insert(record.thread_id, now);
         }
         // Threads deleted since leave the cache.
         *self.by_thread.lock().unwrap_or_else(|p| p.into_inner()) = fresh;
         Ok(named)
     }
 
-    fn cached(&self, record: &ThreadRecord) -> Option<Vec<BlobId>> {
-        let cache = self.by_thread.lock().unwrap_or_else(|p| p.into_inner());
-        cache.get(&record.thread_id).filter(|(version, _)| *version == record.version).map(|(_, ids)| ids.clone())
+    fn cached(&self, thread_id: &str) -> Option<Named> {
+        self.by_thread.lock().unwrap_or_else(|p| p.into_inner()).get(thread_id).cloned()
     }
 }
 
-async fn blobs_of(store: &dyn Store, record: &ThreadRecord) -> StoreResult<Vec<BlobId>> {
-    if record.event_count == 0 {
-        return Ok(Vec::new());
-    }
-    match store.events_from(&record.thread_id, 0).await {
-        Ok((_, log)) => {
+/// The blobs `record`'s thread names now: the events after `cached`'s added to its ids when the
+/// thread only grew since.
+async fn read_named(store: &dyn Store, record: &ThreadRecord, cached: Option<Named>) -> StoreResult<Named> {
+    let grown = match cached {
+        Some(cached) if cached.event_count <= record.event_count => {
+            match store.rewound_since(&record.thread_id, cached.version, cached.event_count).await {
+                Ok(false) => Some(cached),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let Named { event_count: from, mut ids, .. } = grown.unwrap_or_default();
+    match store.events_from(&record.thread_id, from).await {
+        Ok((now, log)) => {
             let events: Vec<AgentEvent> = log.parse_all();
-            Ok(blobs_of_events(&events)) // sorted, once each
+            ids.extend(blobs_of_events(&events));
+            ids.sort();
+            ids.dedup();
+            Ok(Named { version: now.version, event_count: now.event_count, ids })
         }
         // Deleted meanwhile: it names nothing.
-        Err(crate::store::StoreError::NotFound { .. }) => Ok(Vec::new()),
+        Err(crate::store::StoreError::NotFound { .. }) => Ok(Named::default()),
         Err(e) => Err(e),
     }
 }

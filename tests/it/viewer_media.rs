@@ -26,7 +26,7 @@ fn base64(bytes: &[u8]) -> String {
 
 struct Stored {
     store: String,
-    _writer: Server,
+    writer: Server,
     image: String,
     image_bytes: Vec<u8>,
     pdf: String,
@@ -57,7 +57,7 @@ fn stored_media(dir: &tempfile::TempDir) -> Stored {
             {"type": "message", "role": "assistant", "content": "a <b>bold</b> zebrafish answer", "iteration": 0},
         ]}),
     );
-    Stored { store, _writer: writer, image, image_bytes, pdf, orphan }
+    Stored { store, writer, image, image_bytes, pdf, orphan }
 }
 
 struct Answer {
@@ -98,7 +98,7 @@ fn own(viewer: &Viewer, target: &str) -> Answer {
 #[test]
 fn blobs_are_served_typed_as_stored_and_only_when_a_thread_names_them() {
     let dir = tempfile::tempdir().unwrap();
-    let stored = stored_media(&dir);
+    let mut stored = stored_media(&dir);
     let viewer = Viewer::start(&stored.store);
     let token = viewer.token.clone();
 
@@ -138,6 +138,12 @@ fn blobs_are_served_typed_as_stored_and_only_when_a_thread_names_them() {
     let missing = own(&viewer, &format!("/blob/{unknown}?token={token}"));
     assert_eq!((missing.status, missing.text()), (404, format!("no blob {unknown}\n")));
     assert_eq!(own(&viewer, &format!("/blob/not-an-id?token={token}")).status, 404);
+
+    // Once a thread names it (read from where the viewer left the thread), it is served.
+    let part = json!({"type": "image", "blob": stored.orphan, "mediaType": "image/png"});
+    let event = json!({"type": "tool_result", "toolCallId": "c9", "content": [part], "iteration": 1});
+    stored.writer.ok("thread/append", json!({"threadId": "shots", "events": [event]}));
+    assert_eq!(own(&viewer, &format!("/blob/{}?token={token}", stored.orphan)).status, 200);
 
     // The token and Host rules hold here as everywhere.
     let target = format!("/blob/{}", stored.image);
