@@ -18,6 +18,10 @@ use std::sync::Mutex;
 /// shows, and nothing else can happen.
 const BLOB_CSP: &str = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
 
+/// Thumbnails made at once: a page of many pictures asks for all of them together, and each
+/// decode may hold a whole image's pixels.
+static DECODING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 /// Which blobs the store's threads name. A thread that grew is read from where the cache left
 /// it; one that was popped since, again from its start.
 #[derive(Default)]
@@ -121,6 +125,9 @@ pub async fn blob_response(store: &dyn Store, named: &NamedBlobs, id: &str, want
             if decodable(&media_type).is_none() {
                 return text(StatusCode::NOT_FOUND, format!("{id} ({media_type}) has no thumbnail"));
             }
+            let Ok(_permit) = DECODING.acquire().await else {
+                return text(StatusCode::SERVICE_UNAVAILABLE, "the viewer is stopping".to_owned());
+            };
             let made = tokio::task::spawn_blocking(move || thumbnail(&media_type, &blob.bytes)).await;
             match made {
                 Ok(Ok(small)) => bytes_response(&id, small.media_type, small.bytes),

@@ -137,7 +137,7 @@ mod tests {
     /// A picture whose thumbnail is noise, so it compresses badly: the budget fills quickly.
     fn noisy_png(seed: u32) -> Vec<u8> {
         let mut state = seed.wrapping_mul(2_654_435_761).max(1);
-        let image = RgbImage::from_fn(400, 400, |_, _| {
+        let image = RgbImage::from_fn(240, 240, |_, _| {
             state ^= state << 13;
             state ^= state >> 17;
             state ^= state << 5;
@@ -170,6 +170,25 @@ mod tests {
             assert!(s.starts_with("data:image/jpeg;base64,"));
             assert!(s.len() <= data_url_len("image/jpeg", MAX_THUMBNAIL_BYTES));
         }
+    }
+
+    #[test]
+    fn a_thumbnail_over_its_own_cap_shows_as_text() {
+        // Transparent noise stays PNG and hardly compresses: 160x160x4 bytes is over the cap.
+        let mut state = 7u32;
+        let noise = image::RgbaImage::from_fn(240, 240, |_, _| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            image::Rgba(state.to_le_bytes())
+        });
+        let mut bytes = Vec::new();
+        DynamicImage::ImageRgba8(noise).write_to(&mut Cursor::new(&mut bytes), ImageFormat::Png).unwrap();
+        let mut media = PageMedia::default();
+        media.add(&image(1), &bytes);
+        let note = media.get(&image(1).id).unwrap().note.clone().unwrap();
+        assert_eq!(note, "its thumbnail is over the 49152-byte cap of one picture");
+        assert_eq!(media.embedded_bytes(), 0);
     }
 
     #[test]
