@@ -23,6 +23,7 @@ fn whole_view(events: &[AgentEvent]) -> String {
         model_input: &model_input,
         options: ViewOptions::default(),
         tokens: Some(&tokens),
+        media: None,
     })
 }
 
@@ -47,6 +48,7 @@ fn view(c: &mut Criterion) {
                 model_input: &model_input,
                 options: ViewOptions::default(),
                 tokens: Some(&tokens),
+                media: None,
             }))
         })
     });

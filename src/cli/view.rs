@@ -5,9 +5,11 @@ use super::render::{Dangling, Escape, Mode};
 use clap::Args;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use threadkeeper::media::{ingest_event, IngestLimits, Ingested};
 use threadkeeper::service::{Limits, RenderOptions, ThreadService};
 use threadkeeper::store::{open_store, StoreSpec};
-use threadkeeper::view::{iteration_tokens, render_page, ModelInput, Page, ViewOptions};
+use threadkeeper::view::{images_named, iteration_tokens, render_page, ModelInput, Page, PageMedia, ViewOptions};
+use threadkeeper::AgentEvent;
 use threadkeeper::{build_messages, serialize_thread_to_xml, ContextMode};
 use threadkeeper::{MessageOptions, XmlOptions};
 
@@ -116,7 +118,7 @@ fn options(args: &ViewArgs) -> RenderOptions {
 fn file_page(file: &str, args: &ViewArgs) -> Result<String, String> {
     let text = read_source(file)?;
     let name = display_name(file);
-    let events = read_events(&text, name)?;
+    let (events, media) = with_pictures(read_events(&text, name)?)?;
     let o = options(args);
     let context_mode = o.context_mode.unwrap_or(ContextMode::Standard);
     let message_options = MessageOptions {
@@ -141,7 +143,31 @@ fn file_page(file: &str, args: &ViewArgs) -> Result<String, String> {
         model_input: &model_input,
         options: ViewOptions { context_mode, escape: o.escape, dangling_tool_calls: o.dangling_tool_calls },
         tokens: Some(&tokens),
+        media: Some(&media),
     }))
+}
+
+/// A file's events as a store would keep them (parts' inline `data` set apart as blobs, so the
+/// page does not carry the bytes twice), and the thumbnails of their images. A part naming a
+/// blob by id has no bytes here: it shows as text.
+fn with_pictures(events: Vec<AgentEvent>) -> Result<(Vec<AgentEvent>, PageMedia), String> {
+    let limits = IngestLimits { max_blob_bytes: Limits::default().max_blob_bytes };
+    let mut ingested = Ingested::default();
+    let mut kept = Vec::with_capacity(events.len());
+    for (index, event) in events.into_iter().enumerate() {
+        let path = format!("events[{index}]");
+        let mut value = event.into_value();
+        ingest_event(&mut value, &path, limits, &mut ingested).map_err(|e| e.to_string())?;
+        kept.push(AgentEvent::from_value(value, &path).map_err(|e| e.to_string())?);
+    }
+    let mut media = PageMedia::default();
+    for image in images_named(&kept) {
+        match ingested.new_blobs.iter().find(|blob| blob.info.id.as_str() == image.id) {
+            Some(blob) => media.add(&image, &blob.bytes),
+            None => media.note(&image, "named by id: its bytes are in a store, not in this file".to_owned()),
+        }
+    }
+    Ok((kept, media))
 }
 
 fn stored_page(thread_id: &str, args: &ViewArgs) -> Result<String, String> {

@@ -4,7 +4,8 @@
 use super::{RenderFormat, RenderOptions, Rendered, ServiceError, ServiceResult, ThreadService};
 use crate::context::Tokenizer;
 use crate::event::AgentEvent;
-use crate::view::{render_live_page, render_page, Live, ModelInput, Page, ViewOptions};
+use crate::media::BlobId;
+use crate::view::{images_named, render_live_page, render_page, Live, ModelInput, Page, PageMedia, ViewOptions};
 use tokio_util::sync::CancellationToken;
 
 /// Reads of a thread that another writer's append slipped between (a store shared by several
@@ -63,8 +64,18 @@ impl ThreadService {
         let event_count = events.len();
         let view_options =
             ViewOptions { context_mode, escape: options.escape, dangling_tool_calls: options.dangling_tool_calls };
+        let parse = tokio::task::spawn_blocking(move || events.parse_all());
+        let parsed: Vec<AgentEvent> = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(ServiceError::Cancelled),
+            done = parse => done.map_err(|e| ServiceError::Internal(e.to_string()))?,
+        };
+        // A written page carries its pictures; a served one links to the server's.
+        let media = match live {
+            None => Some(self.page_media(&parsed, cancel).await?),
+            Some(_) => None,
+        };
         let build = move || {
-            let parsed: Vec<AgentEvent> = events.parse_all();
             let model_input = ModelInput { xml, messages_json: messages };
             let page = Page {
                 title: &title,
@@ -72,6 +83,7 @@ impl ThreadService {
                 model_input: &model_input,
                 options: view_options,
                 tokens: Some(&tokens),
+                media: media.as_ref(),
             };
             match &live {
                 Some(live) => render_live_page(&page, live),
@@ -86,5 +98,35 @@ impl ThreadService {
         };
         tracing::debug!(thread_id, events = event_count, bytes = html.len(), "view page built");
         Ok(html)
+    }
+
+    /// The thumbnails of the image blobs `events` name, read from the store one at a time and
+    /// only while the page's bound leaves room (see [`crate::view::media`]).
+    async fn page_media(&self, events: &[AgentEvent], cancel: &CancellationToken) -> ServiceResult<PageMedia> {
+        let mut media = PageMedia::default();
+        for image in images_named(events) {
+            if cancel.is_cancelled() {
+                return Err(ServiceError::Cancelled);
+            }
+            if !media.has_room() {
+                media.over_budget(&image);
+                continue;
+            }
+            let blob = match BlobId::parse(&image.id) {
+                Ok(id) => self.store.blob(&id).await?,
+                Err(_) => None,
+            };
+            let Some(blob) = blob else {
+                media.note(&image, "not held by the store".to_owned());
+                continue;
+            };
+            // Decoding is CPU work: off the request loop.
+            let add = tokio::task::spawn_blocking(move || {
+                media.add(&image, &blob.bytes);
+                media
+            });
+            media = add.await.map_err(|e| ServiceError::Internal(e.to_string()))?;
+        }
+        Ok(media)
     }
 }

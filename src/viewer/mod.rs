@@ -4,10 +4,15 @@
 //! its own change feed) follow the store as any process writes it: the store's change signal
 //! wakes server-sent event streams, which carry what is new. Every request needs the server's
 //! own `Host` and the access token ([`guard`]); thread text reaches pages as JSON data only.
+//! The media threads name are served from the store ([`blobs`]), and the list page searches
+//! every thread ([`search`]).
 
+mod blobs;
 mod feed;
 mod guard;
 mod list;
+mod respond;
+mod search;
 
 pub use feed::{append_message, ThreadFeed};
 pub use guard::authority;
@@ -17,12 +22,15 @@ use crate::service::{check_thread_id, Limits, RenderFormat, RenderOptions, Rende
 use crate::store::{ChangeSignal, Store};
 use crate::view::{embed, live_csp, Live};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use blobs::{blob_response, NamedBlobs, Want};
 use futures_util::stream::Stream;
+use respond::{html, json, text};
+use search::{search_response, SearchQuery};
 use serde::Deserialize;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -39,6 +47,7 @@ struct Viewer {
     store: Arc<dyn Store>,
     service: ThreadService,
     list: ThreadList,
+    named: NamedBlobs,
     signal: ChangeSignal,
     stop: CancellationToken,
     token: String,
@@ -76,6 +85,7 @@ pub async fn serve(
         store,
         service,
         list: ThreadList::default(),
+        named: NamedBlobs::default(),
         signal,
         stop: stop.clone(),
         token: token.clone(),
@@ -88,25 +98,14 @@ pub async fn serve(
         .route("/thread/{id}", get(thread_page))
         .route("/thread/{id}/feed", get(thread_feed))
         .route("/thread/{id}/model", get(model_input))
+        .route("/blob/{id}", get(blob))
+        .route("/blob/{id}/thumbnail", get(blob_thumbnail))
+        .route("/search", get(search))
         .fallback(|| async { text(StatusCode::NOT_FOUND, "not found".to_owned()) })
         .with_state(viewer)
         .layer(axum::middleware::from_fn_with_state(access, guard::guard));
     // Feeds end when `stop` is cancelled, so the graceful shutdown does not wait on them.
     axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await
-}
-
-fn text(status: StatusCode, body: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body + "\n").into_response()
-}
-
-fn html(body: String) -> Response {
-    let mut response = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
-    response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(live_csp()));
-    response
-}
-
-fn json(body: String) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 fn service_error(thread_id: &str, e: ServiceError) -> Response {
@@ -127,6 +126,7 @@ async fn list_page(State(viewer): State<Arc<Viewer>>) -> Response {
         "threads": rows,
         "token": viewer.token,
         "feed": format!("/feed?token={}", viewer.token),
+        "search": format!("/search?token={}", viewer.token),
     });
     let data = embed::json_for_script(&data.to_string());
     let mut page = String::with_capacity(data.len() + LIST_CSS.len() + LIST_JS.len() + 1024);
@@ -189,7 +189,21 @@ fn live_links(viewer: &Viewer, thread_id: &str) -> Live {
         feed: format!("/thread/{thread_id}/feed?token={token}"),
         model: format!("/thread/{thread_id}/model?token={token}"),
         list: format!("/?token={token}"),
+        blob: "/blob/".to_owned(),
+        query: format!("?token={token}"),
     }
+}
+
+async fn blob(State(viewer): State<Arc<Viewer>>, Path(id): Path<String>) -> Response {
+    blob_response(&*viewer.store, &viewer.named, &id, Want::Bytes).await
+}
+
+async fn blob_thumbnail(State(viewer): State<Arc<Viewer>>, Path(id): Path<String>) -> Response {
+    blob_response(&*viewer.store, &viewer.named, &id, Want::Thumbnail).await
+}
+
+async fn search(State(viewer): State<Arc<Viewer>>, Query(query): Query<SearchQuery>) -> Response {
+    search_response(&viewer.service, query).await
 }
 
 async fn thread_page(State(viewer): State<Arc<Viewer>>, Path(thread_id): Path<String>) -> Response {

@@ -162,6 +162,25 @@ await check("hostile strings are shown as text and never run", async () => {
   await finish(opened, "hostile");
 });
 
+await check("image parts show as embedded thumbnails, a PDF as labelled text", async () => {
+  const opened = await open(buildPage("media", join(import.meta.dirname, "fixtures/media.json")));
+  const { page } = opened;
+  const thumbs = page.locator("img.thumb");
+  await thumbs.first().waitFor();
+  // Both images (one in a message, one in a tool result shown beside its call) decoded.
+  await page.waitForFunction(() => {
+    const images = Array.from(document.querySelectorAll("img.thumb"));
+    return images.length === 2 && images.every((img) => img.complete && img.naturalWidth > 0);
+  });
+  const sizes = await thumbs.evaluateAll((images) => images.map((img) => [img.naturalWidth, img.naturalHeight]));
+  assert.deepEqual(sizes, [[160, 100], [160, 100]]);
+  assert.ok((await thumbs.first().getAttribute("src")).startsWith("data:image/jpeg;base64,"));
+  const label = await page.locator(".media-file .placeholder").textContent();
+  assert.match(label, /^\[file application\/pdf sha256:[0-9a-f]{64} "report\.pdf" 48 bytes\]$/);
+  assert.equal(await page.locator(".media-file a, .media-file img").count(), 0, "no bytes, no link");
+  await finish(opened, "media");
+});
+
 await check("long bodies collapse with their size, JSON text is pretty-printed, strays are marked", async () => {
   const source = join(pagesDir, "bodies.json");
   const rows = Array.from({ length: 300 }, (_, i) => ({ id: i, name: "row " + i }));

@@ -42,5 +42,6 @@ mod undo_branch;
 mod vectors;
 mod view;
 mod viewer;
+mod viewer_media;
 mod xml_golden;
 mod xml_props;

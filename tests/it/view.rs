@@ -171,7 +171,7 @@ proptest! {
         let events = AgentEvent::list_from_values(serde_json::from_value(values.clone()).unwrap()).unwrap();
         let model_input = ModelInput { xml: content.clone(), messages_json: "[]".to_owned() };
         let options = ViewOptions::default();
-        let html = render_page(&Page { title: &content, events: &events, model_input: &model_input, options, tokens: None });
+        let html = render_page(&Page { title: &content, events: &events, model_input: &model_input, options, tokens: None, media: None });
         let data = page_data(&html);
         prop_assert_eq!(&data["events"], &values);
         prop_assert_eq!(&data["xml"], &json!(content));

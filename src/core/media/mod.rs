@@ -10,13 +10,15 @@
 //! - [`ingest`]: parts as hosts send them (`data` as base64 or a `data:` URL) turned into blob
 //!   parts, the bytes set apart for the store;
 //! - [`sniff`]: what bytes are by their signature, and an image's size from its header;
-//! - [`bytes`]: the bytes a render may put into a request.
+//! - [`bytes`]: the bytes a render may put into a request;
+//! - [`thumbnail`]: a small re-encoded picture of an image, for pages.
 
 pub mod blob_id;
 pub mod bytes;
 pub mod ingest;
 pub mod parts;
 pub mod sniff;
+pub mod thumbnail;
 
 pub use blob_id::BlobId;
 pub use bytes::{Blob, BlobInfo, MediaBytes};

@@ -9,9 +9,11 @@
 
 pub mod calls;
 pub mod embed;
+pub mod media;
 pub mod tokens;
 
 pub use calls::{link_events, AskLink, CallLink, CallOutcome, Links};
+pub use media::{images_named, ImageBlob, PageMedia};
 pub use tokens::iteration_tokens;
 
 use crate::event::AgentEvent;
@@ -30,9 +32,9 @@ const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'un
                    img-src data:; base-uri 'none'; form-action 'none'";
 
 /// A served page's policy: the file's, and requests back to the server it came from only (its
-/// change feed and fresh model input).
+/// change feed, fresh model input, search, and the pictures of the thread's blobs).
 const LIVE_CSP: &str = "default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; \
-                        script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+                        script-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'";
 
 /// Where a page served live (`threadkeeper view --serve`) asks for what is new; a written page
 /// has none, and its script then never makes a request.
@@ -45,6 +47,11 @@ pub struct Live {
     pub model: String,
     /// The list of every thread.
     pub list: String,
+    /// Where a blob's bytes are: this, the blob id, then [`Live::query`] (its thumbnail: the
+    /// id, `/thumbnail`, then the query).
+    pub blob: String,
+    /// The query every request to the server carries (its access token).
+    pub query: String,
 }
 
 /// The model input the page's second view shows, rendered for the options in `options`.
@@ -74,6 +81,8 @@ pub struct Page<'a> {
     pub options: ViewOptions,
     /// Upstream's estimate per iteration, when counted.
     pub tokens: Option<&'a [(Number, u64)]>,
+    /// The thumbnails a written page embeds ([`media`]); a served page links to the server's.
+    pub media: Option<&'a PageMedia>,
 }
 
 /// The whole HTML document.
@@ -124,6 +133,8 @@ fn page_data(page: &Page<'_>, live: Option<&Live>) -> String {
         links: &'a Links,
         tokens: Option<&'a [(Number, u64)]>,
         xml: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        media: Option<&'a PageMedia>,
     }
     let links = link_events(page.events);
     let head = Head {
@@ -133,6 +144,7 @@ fn page_data(page: &Page<'_>, live: Option<&Live>) -> String {
         links: &links,
         tokens: page.tokens,
         xml: &page.model_input.xml,
+        media: page.media.filter(|media| !media.is_empty()),
     };
     let mut out = serde_json::to_string(&head).expect("page data serializes");
     out.pop(); // the closing brace: events and messages follow

@@ -129,6 +129,95 @@
     return wrap;
   }
 
+  // ---- media parts ---------------------------------------------------------------------
+  // A written page carries each image's thumbnail as a data: URL (data.media, by blob id); a
+  // served page asks its server for the blob. Anything else shows as text: nothing is fetched
+  // from a part's url, and no part's bytes run as anything.
+
+  const MEDIA_KINDS = new Set(["image", "file", "audio"]);
+  const GENERIC_TYPES = { image: "image/*", file: "application/octet-stream", audio: "audio/*" };
+
+  /** A part as text, as the server's renders name it: `[image image/png sha256:… 1280x800 48213 bytes]`. */
+  function mediaLabel(part) {
+    let text = "[" + part.type + " " + (typeof part.mediaType === "string" ? part.mediaType : GENERIC_TYPES[part.type]);
+    if (typeof part.blob === "string") text += " " + part.blob;
+    else if (typeof part.url === "string") text += " " + part.url;
+    else if (typeof part.data === "string") text += " inline, " + part.data.length + " characters of base64";
+    if (typeof part.filename === "string") text += " " + JSON.stringify(part.filename);
+    if (typeof part.width === "number" && typeof part.height === "number") text += " " + part.width + "x" + part.height;
+    if (typeof part.size === "number") text += " " + part.size + " bytes";
+    return text + "]";
+  }
+
+  function blobUrl(id, suffix) {
+    return data.live.blob + encodeURIComponent(id) + suffix + data.live.query;
+  }
+
+  function mediaNode(part) {
+    const figure = el("figure", "media-part media-" + part.type);
+    const label = mediaLabel(part);
+    const caption = el("figcaption", "placeholder", label);
+    const blob = typeof part.blob === "string" ? part.blob : null;
+    const shown = blob && data.media && Object.prototype.hasOwnProperty.call(data.media, blob) ? data.media[blob] : null;
+    if (part.type === "image" && blob && data.live) {
+      const link = el("a", "thumb-link");
+      link.href = blobUrl(blob, "");
+      link.target = "_blank";
+      link.rel = "noopener";
+      link.title = "Open the full image";
+      const img = el("img", "thumb");
+      img.alt = label;
+      img.src = blobUrl(blob, "/thumbnail");
+      img.addEventListener("error", () => {
+        link.remove();
+        caption.textContent = label + " · no picture";
+      });
+      link.append(img);
+      figure.append(link);
+    } else if (part.type === "image" && shown && typeof shown.thumbnail === "string") {
+      const img = el("img", "thumb");
+      img.alt = label;
+      img.src = shown.thumbnail;
+      figure.append(img);
+    } else if (blob && data.live) {
+      const link = el("a", "download", "Download " + (typeof part.filename === "string" ? part.filename : part.type));
+      link.href = blobUrl(blob, "");
+      link.setAttribute("download", "");
+      figure.append(link);
+    }
+    if (shown && typeof shown.note === "string") caption.textContent = label + " · " + shown.note;
+    figure.append(caption);
+    return figure;
+  }
+
+  /** Content parts: their text as one body, then their media. */
+  function partsBody(parts) {
+    const wrap = el("div", "parts");
+    const texts = parts.filter((p) => p && p.type === "text").map((p) => String(p.text));
+    if (texts.length > 0) wrap.append(body(texts.join("\n")));
+    const media = parts.filter((p) => p && MEDIA_KINDS.has(p.type));
+    if (media.length > 0) {
+      const strip = el("div", "media");
+      for (const part of media) strip.append(mediaNode(part));
+      wrap.append(strip);
+    }
+    return wrap;
+  }
+
+  /** A message's content: text, or parts. */
+  function contentBody(content) {
+    return Array.isArray(content) ? partsBody(content) : body(content);
+  }
+
+  /** A tool result: its result, and the media of its content parts. */
+  function resultBody(event) {
+    if (!Array.isArray(event.content)) return body(event.result);
+    if (event.result === undefined) return partsBody(event.content);
+    const wrap = el("div", "parts");
+    wrap.append(body(event.result), partsBody(event.content.filter((p) => p && MEDIA_KINDS.has(p.type))));
+    return wrap;
+  }
+
   function timeLabel(timestamp) {
     if (typeof timestamp !== "number" || !isFinite(timestamp)) return "";
     const date = new Date(timestamp);
@@ -170,7 +259,7 @@
     const pane = el("div", "answer");
     if (answer.type === "tool_result") {
       pane.append(el("span", "badge", "result #" + link.by));
-      pane.append(body(answer.result));
+      pane.append(resultBody(answer));
     } else if (answer.type === "error") {
       pane.classList.add(answer.recoverable ? "error" : "error fatal");
       pane.append(el("span", "badge", (answer.recoverable ? "error" : "non-recoverable error") + " #" + link.by));
@@ -190,7 +279,7 @@
     switch (event.type) {
       case "message": {
         const node = card(index, "message role-" + String(event.role), String(event.role));
-        node.append(body(event.content));
+        node.append(contentBody(event.content));
         return node;
       }
       case "tool_call": {
@@ -207,7 +296,7 @@
         const badge = strays.has(index) ? "stray result" : "result";
         const node = card(index, "tool-result" + (strays.has(index) ? " stray" : ""), badge);
         node.append(el("div", "tool-name", "for call " + String(event.toolCallId) + pairedNote(index)));
-        node.append(body(event.result));
+        node.append(resultBody(event));
         return node;
       }
       case "error": {
@@ -455,7 +544,53 @@
 
   document.getElementById("title").textContent = data.title;
   show("");
+  openAt(location.hash);
   if (data.live) followLive(data.live);
+
+  // ---- a link to one event: `#event-N` ---------------------------------------------------
+  // The list's search opens a thread at a hit: its group is drawn, opened if a summary folds
+  // it, and the event (or the call it is shown beside) scrolled into view and marked.
+
+  function openAt(hash) {
+    const match = /^#event-(\d+)$/.exec(hash);
+    if (!match || Number(match[1]) >= events.length) return;
+    const index = Number(match[1]);
+    let group = shownGroups.find((g) => g.events.includes(index));
+    if (group) {
+      fillNow(group);
+    } else {
+      group = openFolded(index);
+      if (!group) return;
+    }
+    const call = answerTo.has(index) ? answerTo.get(index) : askedBy.get(index);
+    const article =
+      group.section.querySelector('article[data-index="' + index + '"]') ||
+      (call === undefined ? null : group.section.querySelector('article[data-index="' + call + '"]'));
+    if (!article) return;
+    article.classList.add("target");
+    article.tabIndex = -1;
+    timeline.dataset.target = String(index);
+    article.scrollIntoView({ block: "center" });
+    article.focus({ preventScroll: true });
+  }
+
+  /** Draws the folded group holding `index` under its summary; returns it. */
+  function openFolded(index) {
+    for (const top of shownGroups) {
+      for (const [summary, folded] of top.folds) {
+        const inner = folded.find((g) => g.events.includes(index));
+        if (!inner) continue;
+        fillNow(top);
+        const details = top.section.querySelector('article[data-index="' + summary + '"] details.folded');
+        if (!details) return null;
+        if (details.childElementCount === 1) for (const g of folded) details.append(groupNode(g));
+        details.open = true;
+        fillNow(inner);
+        return inner;
+      }
+    }
+    return null;
+  }
 
   // ---- live: a page served by `threadkeeper view --serve` ------------------------------
   // The server's feed sends the events appended since the page was built, with the links and
