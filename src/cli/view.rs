@@ -2,6 +2,7 @@
 
 use super::input::{display_name, read_events, read_source};
 use super::render::{Dangling, Escape, Mode};
+use super::view_serve::LiveSettings;
 use clap::Args;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -25,25 +26,25 @@ pub struct ViewArgs {
     thread: Option<String>,
     /// The store holding `--thread`, or served (default: the default store of `serve`).
     #[arg(long, env = "THREADKEEPER_STORE", value_name = "STORE", conflicts_with = "file")]
-    pub(super) store: Option<StoreSpec>,
+    store: Option<StoreSpec>,
     /// Serve every thread of the store as live pages over HTTP instead of writing one page;
     /// prints the URL (with its access token) on the first line of stdout, then serves until
     /// SIGTERM or SIGINT.
     #[arg(long)]
-    pub(super) serve: bool,
+    serve: bool,
     /// With `--serve`: the address to listen on. Loopback by default; any other address lets
     /// whoever reaches it and holds the token read every thread of the store.
     #[arg(long, value_name = "ADDRESS", default_value = "127.0.0.1", conflicts_with_all = ["file", "thread"])]
-    pub(super) host: IpAddr,
+    host: IpAddr,
     /// With `--serve`: the port (0 picks a free one).
     #[arg(long, value_name = "N", default_value_t = 0, conflicts_with_all = ["file", "thread"])]
-    pub(super) port: u16,
+    port: u16,
     /// With `--serve`: the access token (letters, digits, `-_.~`); default: a new random one.
     #[arg(long, value_name = "TOKEN", conflicts_with_all = ["file", "thread"])]
-    pub(super) token: Option<String>,
+    token: Option<String>,
     /// With `--serve`: open the URL in the default browser.
     #[arg(long, conflicts_with_all = ["file", "thread"])]
-    pub(super) open: bool,
+    open: bool,
     /// Where to write the page (`-` for stdout); default: FILE with `.html`, or `ID.html`.
     #[arg(long, value_name = "PATH")]
     out: Option<String>,
@@ -66,7 +67,14 @@ pub struct ViewArgs {
 
 pub fn run(args: ViewArgs) -> i32 {
     if args.serve {
-        return super::view_serve::run(&args, options(&args));
+        let live = LiveSettings {
+            store: args.store.clone(),
+            host: args.host,
+            port: args.port,
+            token: args.token.clone(),
+            open: args.open,
+        };
+        return super::view_serve::run(&live, options(&args));
     }
     let page = match (&args.file, &args.thread) {
         (Some(file), _) => file_page(file, &args),

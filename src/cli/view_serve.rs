@@ -1,14 +1,23 @@
 //! `threadkeeper view --serve`: the live viewer of a whole store, until SIGTERM or SIGINT.
 
-use super::view::ViewArgs;
 use std::io::Write;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use threadkeeper::service::RenderOptions;
-use threadkeeper::store::open_store;
+use threadkeeper::store::{open_store, StoreSpec};
 use threadkeeper::viewer;
 use tokio_util::sync::CancellationToken;
 
-pub fn run(args: &ViewArgs, options: RenderOptions) -> i32 {
+/// What `view --serve` takes from the command line: its own settings, so that this module does
+/// not depend on the page writer's arguments.
+pub struct LiveSettings {
+    pub store: Option<StoreSpec>,
+    pub host: IpAddr,
+    pub port: u16,
+    pub token: Option<String>,
+    pub open: bool,
+}
+
+pub fn run(args: &LiveSettings, options: RenderOptions) -> i32 {
     let token = match &args.token {
         Some(token) if !viewer::valid_token(token) => {
             return super::finish(Err("--token: use letters, digits and - _ . ~ only".to_owned()))
