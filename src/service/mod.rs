@@ -63,7 +63,7 @@ pub struct Limits {
 }
 
 /// The default of [`Limits::max_blob_bytes`]: a 20 MB screenshot is an honest input.
-pub const MAX_BLOB_BYTES: usize = 32 << 20;
+pub const MAX_BLOB_BYTES: usize = IngestLimits::DEFAULT.max_blob_bytes;
 
 impl Default for Limits {
     fn default() -> Self {

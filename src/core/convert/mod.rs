@@ -5,6 +5,7 @@
 //! messages; and agent hosts' session files (Claude Code,
 //! Codex) as threads.
 
+mod claude_code_media;
 mod claude_code_tree;
 mod cli_prompt;
 mod from_ai_sdk;
@@ -20,6 +21,7 @@ mod input_fields;
 mod js_whitespace;
 mod kept_items;
 mod media_blocks;
+mod session_media;
 mod session_reader;
 mod thread_splice;
 mod to_prompt;
