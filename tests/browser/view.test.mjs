@@ -162,6 +162,21 @@ await check("hostile strings are shown as text and never run", async () => {
   await finish(opened, "hostile");
 });
 
+await check("media parts are named (kind, type, size, blob id), never shown", async () => {
+  const opened = await open(buildPage("media", join(import.meta.dirname, "fixtures/media.json")));
+  const { page } = opened;
+  await page.locator("article.event").first().waitFor();
+  const labels = await page.locator(".media").allTextContents();
+  assert.ok(
+    labels.includes("image · image/png · 3×2 · 73 bytes · sha256:9f1a73312b9ede0b7f0e20ffd13691995f382422721eff6d4f1216a239f9e9cc"),
+    labels.join("\n"),
+  );
+  assert.ok(labels.includes("image · type unknown · https://example.com/mockup.png"), labels.join("\n"));
+  assert.ok(labels.some((l) => l.startsWith("file · application/pdf · spec.pdf · 327 bytes · sha256:4028")), labels.join("\n"));
+  assert.equal(await page.locator("main img").count(), 0, "no image is shown");
+  await finish(opened, "media");
+});
+
 await check("long bodies collapse with their size, JSON text is pretty-printed, strays are marked", async () => {
   const source = join(pagesDir, "bodies.json");
   const rows = Array.from({ length: 300 }, (_, i) => ({ id: i, name: "row " + i }));

@@ -129,6 +129,42 @@
     return wrap;
   }
 
+  const MEDIA_KINDS = new Set(["image", "file", "audio"]);
+
+  /**
+   * A media part named, never shown: kind, media type, blob id (or URL), size and an image's
+   * dimensions, e.g. "image · image/png · 1280×800 · 48213 bytes · sha256:…".
+   */
+  function mediaLabel(part) {
+    const bits = [String(part.type), String(part.mediaType || "type unknown")];
+    if (typeof part.filename === "string") bits.push(part.filename);
+    if (typeof part.width === "number" && typeof part.height === "number") bits.push(part.width + "×" + part.height);
+    if (typeof part.size === "number") bits.push(part.size + " bytes");
+    if (typeof part.blob === "string") bits.push(part.blob);
+    else if (typeof part.url === "string") bits.push(part.url);
+    return bits.join(" · ");
+  }
+
+  /** A message's or tool result's content: a string as a body, parts one after another. */
+  function contentNode(value) {
+    if (!Array.isArray(value)) return body(value);
+    const wrap = el("div", "parts");
+    for (const part of value) {
+      if (part && MEDIA_KINDS.has(part.type)) wrap.append(el("div", "media", mediaLabel(part)));
+      else if (part && typeof part.text === "string") wrap.append(body(part.text));
+      else wrap.append(body(part));
+    }
+    return wrap;
+  }
+
+  /** A tool result: its result, then its content parts, whichever it has. */
+  function resultNodes(event) {
+    const nodes = [];
+    if (event.result !== undefined || !Array.isArray(event.content)) nodes.push(body(event.result));
+    if (Array.isArray(event.content)) nodes.push(contentNode(event.content));
+    return nodes;
+  }
+
   function timeLabel(timestamp) {
     if (typeof timestamp !== "number" || !isFinite(timestamp)) return "";
     const date = new Date(timestamp);
@@ -170,7 +206,7 @@
     const pane = el("div", "answer");
     if (answer.type === "tool_result") {
       pane.append(el("span", "badge", "result #" + link.by));
-      pane.append(body(answer.result));
+      pane.append(...resultNodes(answer));
     } else if (answer.type === "error") {
       pane.classList.add(answer.recoverable ? "error" : "error fatal");
       pane.append(el("span", "badge", (answer.recoverable ? "error" : "non-recoverable error") + " #" + link.by));
@@ -190,7 +226,7 @@
     switch (event.type) {
       case "message": {
         const node = card(index, "message role-" + String(event.role), String(event.role));
-        node.append(body(event.content));
+        node.append(contentNode(event.content));
         return node;
       }
       case "tool_call": {
@@ -207,7 +243,7 @@
         const badge = strays.has(index) ? "stray result" : "result";
         const node = card(index, "tool-result" + (strays.has(index) ? " stray" : ""), badge);
         node.append(el("div", "tool-name", "for call " + String(event.toolCallId) + pairedNote(index)));
-        node.append(body(event.result));
+        node.append(...resultNodes(event));
         return node;
       }
       case "error": {
