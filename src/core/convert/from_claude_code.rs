@@ -14,17 +14,20 @@
 //! |---|---|
 //! | `user` text (a string, or `text` blocks) | `message` user |
 //! | `user` with `isCompactSummary`, or a `summary` line with a message | `summary` of every iteration before it |
-//! | `tool_result` block | `tool_result` (`toolCallId`, `result`: its text, or its blocks when not all text); with `is_error`, `error` (recoverable) naming the call |
+//! | `user` `image` / `document` blocks, with the text blocks beside them | one `message` user of content parts, each media part a blob ([`super::claude_code_media`]) |
+//! | `tool_result` block | `tool_result` (`toolCallId`, `result`: its text, or its blocks when not all text; `content` parts when its blocks are text and media); with `is_error`, `error` (recoverable) naming the call |
 //! | `assistant` `text` block | `message` assistant, `messageId` = the message's id |
 //! | `thinking` block | `turn_block` with a `reasoning` block, payload `{text, signature}` |
 //! | `tool_use` block | `tool_call` (`toolName`, `toolCallId`, `args` = `input`), `messageId` |
-//! | any other block (images, server tools, redacted thinking) | `claude_code_block` `{block}` |
+//! | `redacted_thinking` block | `reasoning` event (`provider: "anthropic"`, `model`, `redactedData`) |
+//! | any other block (server tools, media named by a file id) | `claude_code_block` `{block}` |
 //! | any other line (`summary` lines that title the session, `system`, `file-history-snapshot`, …) | `claude_code_line` `{line}`, whole |
 //!
 //! The first event of a `user` or `assistant` line keeps the line's other fields (`type`, `uuid`,
 //! `parentUuid`, `sessionId`, `version`, `toolUseResult`, …) and its message's (`model`,
 //! `usage`, `id`, …) under `claudeCode`; the line's others get `claudeCode: {uuid}`. Events
-//! carry the line's `timestamp` in milliseconds. Empty text blocks make no event.
+//! carry the line's `timestamp` in milliseconds. Empty text blocks make no event. Kept copies of
+//! a line name the blob of media bytes a part stored ([`super::session_media`]).
 
 use super::claude_code_media::{self, pieces, Piece};
 use super::claude_code_tree::Tree;

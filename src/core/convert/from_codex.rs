@@ -8,13 +8,13 @@
 //!
 //! | line / item | event |
 //! |---|---|
-//! | `message` user | `message` user |
+//! | `message` user | `message` user (with `input_image` parts, its content parts: a data URL stored as a blob, an http(s) URL kept) |
 //! | `message` developer / system | `message` system |
 //! | `message` assistant | `message` assistant (its `output_text` parts joined), `messageId` = the item's id |
 //! | `function_call` | `tool_call` (`toolName`, `toolCallId` = `call_id`, `args` = `arguments` parsed) |
 //! | `custom_tool_call` | `tool_call`, `args` = `{input}` |
 //! | `local_shell_call` | `tool_call` named `local_shell`, `args` = its `action` |
-//! | `function_call_output`, `custom_tool_call_output` | `tool_result` (`result` = `output`); an output `{content, success: false}` is an `error` (recoverable) naming the call |
+//! | `function_call_output`, `custom_tool_call_output` | `tool_result` (`result` = `output`; an `output` list with images, `content` parts); an output `{content, success: false}` is an `error` (recoverable) naming the call |
 //! | `reasoning` | `turn_block` with a `reasoning` block, payload `{item_id?, summary, encrypted_content?, text}` (the summary's text) |
 //! | `compacted` line | `summary` of every iteration before it (`message`) |
 //! | any other line or item (`session_meta`, `turn_context`, `event_msg`, web searches, …) | `codex_line` `{line}`, whole |
