@@ -7,12 +7,15 @@
 //!
 //! `UPDATE_GOLDEN=1 cargo test --test it host_session_media` rewrites the golden file.
 
-use crate::support::{serve, Server, Wire};
+use crate::support::{run_to_end, serve, Server, Wire, ANSWER_TIMEOUT};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::fs;
+use std::io::Write;
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 use threadkeeper::media::BlobId;
 
 const CLAUDE_CODE: &str = "claude-code/screenshots-synthetic-2.0.76.jsonl";
@@ -218,6 +221,66 @@ fn an_unreadable_media_part_fails_the_import_naming_its_line_and_stores_nothing(
         assert_eq!(server.err("thread/events", json!({"threadId": "bad"}))["code"], -32001, "nothing stored");
         server.stop();
     }
+}
+
+/// The command line names the file, the line and the field; `--follow` stores the blobs of the
+/// lines it appends.
+#[test]
+fn the_command_line_names_a_bad_part_and_follow_stores_appended_media() {
+    const BIN: &str = env!("CARGO_BIN_EXE_threadkeeper");
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("threads.db").display());
+    let claude = fixture(CLAUDE_CODE);
+    let bad = dir.path().join("bad.jsonl");
+    fs::write(&bad, claude.replacen("\"data\":\"iVBOR", "\"data\":\"%%%%", 1)).unwrap();
+    let (status, stderr) = run_to_end(
+        Command::new(BIN)
+            .args(["import", "--from", "claude-code", "--store", &store, "--thread", "bad"])
+            .arg(&bad)
+            .env_remove("THREADKEEPER_STORE"),
+    );
+    assert_eq!(status.code(), Some(2));
+    let expected = format!("threadkeeper: {}: line 1: message.content[1].source.data: not valid base64", bad.display());
+    assert!(stderr.starts_with(&expected), "{stderr}");
+
+    // Follow a session whose first line has no media; the rest come while following.
+    let lines: Vec<&str> = claude.lines().collect();
+    let session = dir.path().join("session.jsonl");
+    fs::write(&session, format!("{}\n", lines[1])).unwrap();
+    let mut follower = Command::new(BIN)
+        .args(["import", "--from", "claude-code", "--follow", "--poll-ms", "50", "--store", &store, "--thread", "live"])
+        .arg(&session)
+        .env_remove("THREADKEEPER_STORE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(follower.stdout.take().unwrap()), &mut first).unwrap();
+    let mut file = fs::OpenOptions::new().append(true).open(&session).unwrap();
+    let rest: String = lines.iter().enumerate().filter(|(i, _)| *i != 1).map(|(_, l)| format!("{l}\n")).collect();
+    file.write_all(rest.as_bytes()).unwrap();
+    file.flush().unwrap();
+    let mut server = Server::start(Wire::Ndjson, &store);
+    let deadline = Instant::now() + ANSWER_TIMEOUT;
+    let events = loop {
+        let events = server.ok("thread/events", json!({"threadId": "live"}))["events"].as_array().unwrap().clone();
+        if events.iter().any(|e| e["claudeCode"]["uuid"] == "a6") {
+            break events;
+        }
+        assert!(Instant::now() < deadline, "the follower did not append the lines");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let blobs: HashSet<String> =
+        media_parts(&events).iter().filter_map(|p| p["blob"].as_str().map(str::to_owned)).collect();
+    assert_eq!(blobs.len(), 4);
+    for id in blobs {
+        server.ok("blob/stat", json!({"blob": id}));
+    }
+    server.stop();
+    follower.kill().unwrap();
+    follower.wait().unwrap();
 }
 
 fn check_golden(name: &str, text: &str) {

@@ -143,3 +143,64 @@ fn line_error(error: IngestError, part_path: &str, fields: LineFields) -> (Strin
     };
     (path, reason)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::bytes::to_base64;
+    use crate::media::sniff::tests::png;
+    use serde_json::json;
+
+    const IMAGE: LineFields = LineFields { data: "source.data", media_type: "source.media_type" };
+
+    #[test]
+    fn a_copy_of_stored_bytes_names_the_blob_and_other_strings_stay() {
+        let bytes = png(3, 2);
+        let data = to_base64(&bytes);
+        let mut media = SessionMedia::default();
+        let mut part = json!({"type": "image", "data": data, "mediaType": "image/png"});
+        media.ingest(&mut part, "message.content[0]", IMAGE).unwrap();
+        let id = BlobId::of(&bytes);
+        assert_eq!(part["blob"], id.as_str());
+        let mut line = json!({"toolUseResult": {"file": {"base64": data, "type": "image/png"}},
+            "url": format!("data:image/png;base64,{data}"), "other": "x".repeat(40), "short": "AAAA"});
+        media.replace_copies(&mut line);
+        let named = json!({"blob": id.as_str()});
+        assert_eq!(line["toolUseResult"]["file"]["base64"], named);
+        assert_eq!(line["url"], json!(format!("data:image/png;base64,{data}")), "only the texts parts gave");
+        assert_eq!((line["other"].as_str().unwrap().len(), &line["short"]), (40, &json!("AAAA")));
+        assert_eq!(media.take_blobs().len(), 1);
+        assert!(media.take_blobs().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn errors_name_the_fields_of_the_line() {
+        let mut media = SessionMedia::new(IngestLimits { max_blob_bytes: 10 });
+        let mut bad = json!({"type": "image", "data": "%%%", "mediaType": "image/png"});
+        let (path, reason) = media.ingest(&mut bad, "message.content[2]", IMAGE).unwrap_err();
+        assert_eq!(path, "message.content[2].source.data");
+        assert!(reason.starts_with("not valid base64"), "{reason}");
+        let mut big = json!({"type": "image", "data": to_base64(&png(3, 2)), "mediaType": "image/png"});
+        let (path, reason) = media.ingest(&mut big, "x", IMAGE).unwrap_err();
+        assert_eq!((path.as_str(), reason.ends_with("limit of a blob (maxBlobBytes)")), ("x.source.data", true));
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes, the part names their blob and no copy of their base64 is left.
+        #[test]
+        fn any_bytes_are_one_blob_and_no_copy_is_left(bytes in proptest::collection::vec(proptest::num::u8::ANY, 12..=512)) {
+            let data = to_base64(&bytes);
+            let mut media = SessionMedia::default();
+            let mut part = json!({"type": "file", "data": data, "mediaType": "application/octet-stream"});
+            media.ingest(&mut part, "p", IMAGE).unwrap();
+            let mut line = json!({"a": [data, {"b": data}]});
+            media.replace_copies(&mut line);
+            proptest::prop_assert!(!line.to_string().contains(&data));
+            let blobs = media.take_blobs();
+            proptest::prop_assert_eq!(blobs.len(), 1);
+            proptest::prop_assert_eq!(&blobs[0].bytes[..], &bytes[..]);
+            let id = BlobId::of(&bytes);
+            proptest::prop_assert_eq!(part["blob"].as_str().unwrap(), id.as_str());
+        }
+    }
+}
