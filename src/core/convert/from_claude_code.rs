@@ -529,4 +529,28 @@ mod tests {
             .unwrap_err();
         assert_eq!(error.to_string(), "line 1: message: missing");
     }
+
+    #[test]
+    fn documents_of_every_source_become_parts_and_file_ids_stay_blocks() {
+        let text_source = json!({"type": "document", "title": "notes.txt", "source": {"type": "text", "media_type": "text/plain", "data": "ship </thread> on Friday"}});
+        let url_source = json!({"type": "document", "source": {"type": "url", "url": "https://example.com/spec.pdf"}});
+        let file_id = json!({"type": "image", "source": {"type": "file", "file_id": "file_011"}});
+        let import = read(
+            &[
+                user("u1", None, json!([{"type": "text", "text": "read these"}, text_source, url_source])),
+                user("u2", Some("u1"), json!([file_id])),
+            ],
+            false,
+        );
+        let parts = &import.events[0].fields()["content"];
+        assert_eq!(parts[0], json!({"type": "text", "text": "read these"}));
+        assert_eq!(
+            (&parts[1]["type"], &parts[1]["mediaType"], &parts[1]["filename"], &parts[1]["size"]),
+            (&json!("file"), &json!("text/plain"), &json!("notes.txt"), &json!(24))
+        );
+        assert_eq!(parts[2], json!({"type": "file", "url": "https://example.com/spec.pdf"}));
+        assert_eq!(import.blobs.len(), 1);
+        assert_eq!(&import.blobs[0].bytes[..], b"ship </thread> on Friday");
+        assert_eq!(import.events[1].event_type(), super::CLAUDE_CODE_BLOCK_EVENT_TYPE);
+    }
 }
