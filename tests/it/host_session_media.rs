@@ -173,6 +173,35 @@ fn claude_code_screenshots_are_blob_parts_stored_once() {
     server.stop();
 }
 
+/// A rewind after the screenshot call: the thread and the branch each name their blobs, and
+/// the store holds each blob the branch brought.
+#[test]
+fn a_branch_keeps_its_media_as_the_thread_does() {
+    let mut server = Server::start(Wire::Ndjson, "memory");
+    let text = fixture(CLAUDE_CODE);
+    let mut line: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    line["uuid"] = json!("u-rewound");
+    line["parentUuid"] = json!("a3");
+    line["timestamp"] = json!("2026-11-20T10:59:00.000Z");
+    line["message"]["content"] = json!([{"type": "text", "text": "try again"}, line["message"]["content"][1].clone()]);
+    let text = format!("{text}{line}\n");
+    let result = server.ok(
+        "thread/import",
+        json!({"text": text, "format": "claude-code", "threadId": "b", "options": {"branches": true}}),
+    );
+    assert_eq!(result["session"]["leftOut"]["branches"], 1);
+    let mut all = HashSet::new();
+    for id in ["b", "b.branch-1"] {
+        let events = server.ok("thread/events", json!({"threadId": id}))["events"].as_array().unwrap().clone();
+        for part in media_parts(&events).iter().filter(|p| p.get("blob").is_some()) {
+            server.ok("blob/stat", json!({"blob": part["blob"]}));
+            all.insert(part["blob"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(all.len(), 4, "the thread's and the branch's blobs, each once");
+    server.stop();
+}
+
 #[test]
 fn codex_data_url_images_are_blob_parts_and_remote_ones_stay_urls() {
     let mut server = Server::start(Wire::Ndjson, "memory");
