@@ -17,7 +17,7 @@ use crate::media::ingest::{ingest_part, IngestError, IngestLimits};
 use crate::media::{Blob, BlobId};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Copies shorter than this are left alone: no image fits in so few base64 characters, and
 /// most strings of a line are short, so they are not hashed.
@@ -31,6 +31,8 @@ pub struct SessionMedia {
     blobs: Vec<Blob>,
     /// The SHA-256 of each `data` text a blob came from (a `data:` URL's payload too).
     known: HashMap<[u8; 32], BlobId>,
+    /// The lengths of those texts: a string of another length is no copy, and is not hashed.
+    lengths: HashSet<usize>,
 }
 
 impl Default for SessionMedia {
@@ -49,7 +51,7 @@ pub(super) struct LineFields {
 
 impl SessionMedia {
     pub fn new(limits: IngestLimits) -> Self {
-        SessionMedia { limits, blobs: Vec::new(), known: HashMap::new() }
+        SessionMedia { limits, blobs: Vec::new(), known: HashMap::new(), lengths: HashSet::new() }
     }
 
     /// A reader of the same limits that has read nothing (for a branch read on its own).
@@ -64,7 +66,8 @@ impl SessionMedia {
         let texts = data_texts(part);
         let blob = ingest_part(part, path, self.limits).map_err(|e| line_error(e, path, fields))?;
         if let Some(blob) = blob {
-            for text in texts {
+            for (length, text) in texts {
+                self.lengths.insert(length);
                 self.known.insert(text, blob.info.id.clone());
             }
             if !self.blobs.iter().any(|known| known.info.id == blob.info.id) {
@@ -81,7 +84,7 @@ impl SessionMedia {
             return;
         }
         match value {
-            Value::String(text) if text.len() >= SHORTEST_COPY => {
+            Value::String(text) if text.len() >= SHORTEST_COPY && self.lengths.contains(&text.len()) => {
                 if let Some(id) = self.known.get(&digest(text)) {
                     *value = Value::Object(Map::from_iter([("blob".to_owned(), Value::from(id.as_str()))]));
                 }
@@ -114,12 +117,13 @@ impl SessionMedia {
     }
 }
 
-/// The digests a part's `data` is known by: the text, and a `data:` URL's payload alone.
-fn data_texts(part: &Map<String, Value>) -> Vec<[u8; 32]> {
+/// The lengths and digests a part's `data` is known by: the text, and a `data:` URL's payload
+/// alone.
+fn data_texts(part: &Map<String, Value>) -> Vec<(usize, [u8; 32])> {
     let Some(Value::String(data)) = part.get("data") else { return Vec::new() };
-    let mut texts = vec![digest(data)];
+    let mut texts = vec![(data.len(), digest(data))];
     if let Some((_, payload)) = data.strip_prefix("data:").and_then(|rest| rest.split_once(',')) {
-        texts.push(digest(payload));
+        texts.push((payload.len(), digest(payload)));
     }
     texts
 }
