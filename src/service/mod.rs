@@ -63,7 +63,7 @@ pub struct Limits {
 }
 
 /// The default of [`Limits::max_blob_bytes`]: a 20 MB screenshot is an honest input.
-pub const MAX_BLOB_BYTES: usize = 32 << 20;
+pub const MAX_BLOB_BYTES: usize = IngestLimits::DEFAULT.max_blob_bytes;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -383,8 +383,31 @@ impl ThreadService {
         options: RenderOptions,
         cancel: &CancellationToken,
     ) -> ServiceResult<Rendered> {
+        self.render_carrying(thread_id, format, options, true, cancel).await
+    }
+
+    /// [`ThreadService::render`] with each media part named by its placeholder line, never
+    /// carried: the model input a page for people shows.
+    pub async fn render_naming_media(
+        &self,
+        thread_id: &str,
+        format: RenderFormat,
+        options: RenderOptions,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<Rendered> {
+        self.render_carrying(thread_id, format, options, false, cancel).await
+    }
+
+    async fn render_carrying(
+        &self,
+        thread_id: &str,
+        format: RenderFormat,
+        options: RenderOptions,
+        carry_media: bool,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<Rendered> {
         let mut state = self.caught_up(thread_id).await?;
-        let media = self.media_of_view(&state, format).await?;
+        let media = if carry_media { self.media_of_view(&state, format).await? } else { MediaBytes::new() };
         if state.events.len() < OFFLOAD_RENDERS_FROM_EVENTS {
             return render_now(&mut state, format, options, &media, cancel);
         }

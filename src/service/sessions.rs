@@ -7,6 +7,7 @@
 use super::{check_thread_id, off_loop, ImportTarget, ServiceError, ServiceResult, ThreadService, ValidEvents};
 use crate::convert::{BranchKind, HostFormat, LeftOut, SessionReader};
 use crate::event::AgentEvent;
+use crate::media::IngestLimits;
 use crate::store::ThreadRecord;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -50,12 +51,19 @@ impl ThreadService {
     ) -> ServiceResult<SessionImported> {
         let limits = self.limits;
         let (reader, import, main, branches) = off_loop(cancel, move |_| {
-            let mut reader = SessionReader::new(format);
+            let ingest_limits = IngestLimits { max_blob_bytes: limits.max_blob_bytes };
+            let mut reader = SessionReader::with_limits(format, ingest_limits);
             let mut import = reader
                 .read_all(&text, keep_branches)
                 .map_err(|e| ServiceError::InvalidParams { path: "text".into(), reason: e.to_string() })?;
+            let blobs = std::mem::take(&mut import.blobs);
+            // The reader stored each media part's bytes as a blob as it read the line: the
+            // events name them, and the bytes go to the store with them.
             let valid = |events: Vec<AgentEvent>| {
-                super::validate_events(&limits, events.into_iter().map(AgentEvent::into_value).collect::<Vec<Value>>())
+                let values = events.into_iter().map(AgentEvent::into_value).collect::<Vec<Value>>();
+                let mut valid = super::validate_events(&limits, values)?;
+                valid.media.provide(&blobs);
+                Ok::<_, ServiceError>(valid)
             };
             let main = valid(std::mem::take(&mut import.events))?;
             let branches = std::mem::take(&mut import.branches)
@@ -134,7 +142,8 @@ impl ThreadService {
         if events.is_empty() {
             return Ok(None);
         }
-        let valid = self.validate_events(events.into_iter().map(AgentEvent::into_value).collect())?;
+        let mut valid = self.validate_events(events.into_iter().map(AgentEvent::into_value).collect())?;
+        valid.media.provide(&reader.take_blobs());
         self.append(thread_id, valid, None).await.map(Some)
     }
 }

@@ -47,7 +47,8 @@ impl ThreadService {
         let (events, xml, messages, context_mode, tokens) = loop {
             attempts += 1;
             let xml = self.render(thread_id, RenderFormat::Xml, options.clone(), cancel).await?;
-            let messages = self.render(thread_id, RenderFormat::Messages, options.clone(), cancel).await?;
+            // The page names media, never carries their bytes.
+            let messages = self.render_naming_media(thread_id, RenderFormat::Messages, options.clone(), cancel).await?;
             let tokens =
                 self.tokens(thread_id, RenderFormat::Xml, options.clone(), Tokenizer::Estimate, cancel).await?;
             let page = self.events(thread_id, 0, None).await?;

@@ -258,7 +258,9 @@ async fn model_input(State(viewer): State<Arc<Viewer>>, Path(thread_id): Path<St
     let options = viewer.options.clone();
     let read = async {
         let xml = service.render(&thread_id, RenderFormat::Xml, options.clone(), &cancel).await?;
-        let messages = service.render(&thread_id, RenderFormat::Messages, options.clone(), &cancel).await?;
+        // Pages name media, never carry their bytes (as `thread/view`'s).
+        let messages =
+            service.render_naming_media(&thread_id, RenderFormat::Messages, options.clone(), &cancel).await?;
         let estimate = crate::context::Tokenizer::Estimate;
         let tokens = service.tokens(&thread_id, RenderFormat::Xml, options, estimate, &cancel).await?;
         Ok::<_, ServiceError>((xml, messages, tokens.by_iteration))

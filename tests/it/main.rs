@@ -16,6 +16,7 @@ mod context;
 mod convert;
 mod framing_props;
 mod fresh_fork;
+mod host_session_media;
 mod host_sessions;
 mod inverse;
 mod mcp;

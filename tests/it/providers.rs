@@ -386,8 +386,14 @@ fn payload(event: &AgentEvent) -> Vec<String> {
 fn said(event: &AgentEvent) -> Vec<String> {
     let fields = event.fields();
     let text = |key: &str| fields[key].as_str().unwrap().to_owned();
+    // Content parts say their texts (media carry no text; their renders are checked in media_renders).
+    let texts = |parts: &Value| -> Vec<String> {
+        parts.as_array().unwrap().iter().filter_map(|p| p["text"].as_str().map(str::to_owned)).collect()
+    };
     match event.event_type() {
+        "message" if fields["content"].is_array() => texts(&fields["content"]),
         "message" => vec![text("content")],
+        "tool_result" if !fields.contains_key("result") => texts(&fields["content"]),
         "human_input_received" => vec![text("response")],
         "error" => vec![text("error")],
         "summary" => vec![text("summary")],

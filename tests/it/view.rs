@@ -141,6 +141,32 @@ fn thread_view_renders_a_stored_thread() {
 }
 
 #[test]
+fn thread_view_names_media_and_never_carries_their_bytes() {
+    let mut s = Server::start(Wire::Ndjson, "memory");
+    // A 2 × 1 PNG.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/xp559wAAAABJRU5ErkJggg==";
+    let blob = "sha256:ad0296980d1852b61d129d90513b6951c31188d6fab3876be9193a28a2b69e39";
+    s.ok("thread/open", json!({"threadId": "shot"}));
+    s.ok(
+        "thread/append",
+        json!({"threadId": "shot", "events": [
+            {"type": "message", "role": "user", "iteration": 0, "content": [
+                {"type": "text", "text": "see"}, {"type": "image", "data": png, "mediaType": "image/png"}]},
+            {"type": "message", "role": "assistant", "content": "a red pixel", "iteration": 0},
+        ]}),
+    );
+    let html = s.ok("thread/view", json!({"threadId": "shot"}))["html"].as_str().unwrap().to_owned();
+    assert!(!html.contains(&png[..40]), "the page holds no bytes");
+    let data = page_data(&html);
+    assert_eq!(data["events"][0]["content"][1]["blob"], blob);
+    let shown = data["messages"].to_string();
+    assert!(shown.contains(&format!("[image image/png {blob} 2x1 70 bytes]")), "{shown}");
+    // A render for a model still carries them.
+    let messages = s.ok("thread/render", json!({"threadId": "shot", "format": "messages"}));
+    assert!(messages["messages"].to_string().contains(png));
+}
+
+#[test]
 fn view_reads_a_stored_thread_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite:{}", dir.path().join("threads.db").display());

@@ -14,24 +14,29 @@
 //! |---|---|
 //! | `user` text (a string, or `text` blocks) | `message` user |
 //! | `user` with `isCompactSummary`, or a `summary` line with a message | `summary` of every iteration before it |
-//! | `tool_result` block | `tool_result` (`toolCallId`, `result`: its text, or its blocks when not all text); with `is_error`, `error` (recoverable) naming the call |
+//! | `user` `image` / `document` blocks, with the text blocks beside them | one `message` user of content parts, each media part a blob ([`super::claude_code_media`]) |
+//! | `tool_result` block | `tool_result` (`toolCallId`, `result`: its text, or its blocks when not all text; `content` parts when its blocks are text and media); with `is_error`, `error` (recoverable) naming the call |
 //! | `assistant` `text` block | `message` assistant, `messageId` = the message's id |
 //! | `thinking` block | `turn_block` with a `reasoning` block, payload `{text, signature}` |
 //! | `tool_use` block | `tool_call` (`toolName`, `toolCallId`, `args` = `input`), `messageId` |
-//! | any other block (images, server tools, redacted thinking) | `claude_code_block` `{block}` |
+//! | `redacted_thinking` block | `reasoning` event (`provider: "anthropic"`, `model`, `redactedData`) |
+//! | any other block (server tools, media named by a file id) | `claude_code_block` `{block}` |
 //! | any other line (`summary` lines that title the session, `system`, `file-history-snapshot`, …) | `claude_code_line` `{line}`, whole |
 //!
 //! The first event of a `user` or `assistant` line keeps the line's other fields (`type`, `uuid`,
 //! `parentUuid`, `sessionId`, `version`, `toolUseResult`, …) and its message's (`model`,
 //! `usage`, `id`, …) under `claudeCode`; the line's others get `claudeCode: {uuid}`. Events
-//! carry the line's `timestamp` in milliseconds. Empty text blocks make no event.
+//! carry the line's `timestamp` in milliseconds. Empty text blocks make no event. Kept copies of
+//! a line name the blob of media bytes a part stored ([`super::session_media`]).
 
+use super::claude_code_media::{self, pieces, Piece};
 use super::claude_code_tree::Tree;
 use super::host_session::{
     event, events_of, line_event, parts_text, timestamp_ms, tool_outcome, Branch, BranchKind, Iterations, LeftOut,
     NumberedLine, SessionError, SessionImport,
 };
-use crate::event::{json_type, AgentEvent};
+use super::session_media::SessionMedia;
+use crate::event::{json_type, AgentEvent, REASONING_EVENT_TYPE};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
 use serde_json::{Map, Value};
 
@@ -47,6 +52,8 @@ pub const CLAUDE_CODE_LINE_EVENT_TYPE: &str = "claude_code_line";
 pub struct ClaudeCodeLines {
     iterations: Iterations,
     pub(super) session_id: Option<String>,
+    /// The blobs media parts made, and the texts they came from.
+    pub(super) media: SessionMedia,
 }
 
 /// Reads a whole file: the conversation ending at the newest leaf as the thread, through
@@ -70,13 +77,14 @@ pub(super) fn read_session(
         if !keep_branches {
             continue;
         }
-        let mut branch_reader = ClaudeCodeLines::default();
+        let mut branch_reader = ClaudeCodeLines { media: reader.media.fresh(), ..ClaudeCodeLines::default() };
         let mut events = Vec::new();
         for (position, (number, line)) in lines.iter().enumerate() {
             if conversation.lines.contains(&position) {
                 events.extend(branch_reader.line(*number, line.clone())?);
             }
         }
+        reader.media.absorb(branch_reader.media.take_blobs());
         let leaf = tree.ids[conversation.leaf].clone().unwrap_or_default();
         branches.push(Branch { kind, leaf, events });
     }
@@ -87,10 +95,16 @@ pub(super) fn read_session(
             events.extend(reader.line(number, line)?);
         }
     }
-    Ok(SessionImport { session_id: reader.session_id.clone(), events, branches, left_out, lines: line_count })
+    let blobs = reader.media.take_blobs();
+    Ok(SessionImport { session_id: reader.session_id.clone(), events, branches, left_out, lines: line_count, blobs })
 }
 
 impl ClaudeCodeLines {
+    /// A reader whose media parts are stored through `media`.
+    pub(super) fn with_media(media: SessionMedia) -> Self {
+        ClaudeCodeLines { media, ..ClaudeCodeLines::default() }
+    }
+
     /// The events of one line.
     pub fn line(&mut self, number: usize, line: Map<String, Value>) -> Result<Vec<AgentEvent>, SessionError> {
         if self.session_id.is_none() {
@@ -102,7 +116,11 @@ impl ClaudeCodeLines {
             // A compaction summary written as its own line (a `summary` line with a message, not
             // a session title).
             Some("summary") if line.contains_key("message") => self.message(number, line, true)?,
-            _ => vec![line_event(CLAUDE_CODE_LINE_EVENT_TYPE, line, self.iterations.now())],
+            _ => {
+                let mut line = line;
+                self.media.replace_copies_in(&mut line);
+                vec![line_event(CLAUDE_CODE_LINE_EVENT_TYPE, line, self.iterations.now())]
+            }
         };
         events_of(number, made)
     }
@@ -135,6 +153,7 @@ impl ClaudeCodeLines {
         };
         let timestamp = line.get("timestamp").and_then(Value::as_str).and_then(timestamp_ms);
         let message_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+        let model = message.get("model").and_then(Value::as_str).map(str::to_owned);
         let uuid = line.get("uuid").cloned();
         let compact_summary = line.get("isCompactSummary") == Some(&Value::Bool(true))
             || line.get("type").and_then(Value::as_str) == Some("summary");
@@ -150,20 +169,35 @@ impl ClaudeCodeLines {
             event.insert("summary".into(), Value::String(parts_text(&content)));
             made.push(event);
         } else {
-            for (index, block) in content.into_iter().enumerate() {
+            for piece in pieces(content) {
+                let (index, block) = match piece {
+                    Piece::Block(index, block) => (index, block),
+                    Piece::Parts(first, blocks) => {
+                        let path_of = |i: usize| format!("message.content[{}]", first + i);
+                        let parts = claude_code_media::parts(&blocks, path_of, &mut self.media, number)?;
+                        let mut event = event("message", self.iterations.user());
+                        event.insert("role".into(), "user".into());
+                        event.insert("content".into(), Value::Array(parts));
+                        made.push(event);
+                        continue;
+                    }
+                };
                 let path = format!("message.content[{index}]");
                 let block = match block {
                     Value::Object(block) => block,
                     other => return Err(fault(&path, format!("expected an object, found {}", json_type(&other)))),
                 };
                 let event = if user {
-                    self.user_block(block, &path).map_err(|(p, r)| fault(&p, r))?
+                    self.user_block(block, &path, number)?
                 } else {
-                    self.assistant_block(block, &path, message_id.as_deref()).map_err(|(p, r)| fault(&p, r))?
+                    let message = Said { id: message_id.as_deref(), model: model.as_deref() };
+                    self.assistant_block(block, &path, message).map_err(|(p, r)| fault(&p, r))?
                 };
                 made.extend(event);
             }
         }
+        // The kept copy of the line holds no bytes a part has stored as a blob.
+        self.media.replace_copies_in(&mut line);
         // The line's other fields go with its first event; the others name the line.
         let mut kept = Some(line);
         for event in &mut made {
@@ -187,7 +221,9 @@ impl ClaudeCodeLines {
         &mut self,
         mut block: Map<String, Value>,
         path: &str,
-    ) -> Result<Option<Map<String, Value>>, (String, String)> {
+        number: usize,
+    ) -> Result<Option<Map<String, Value>>, SessionError> {
+        let fault = |(path, reason): (String, String)| SessionError::new(number, format!("{path}: {reason}"));
         match block.get("type").and_then(Value::as_str) {
             Some("text") => Ok(text_of(&block).map(|text| {
                 let mut event = event("message", self.iterations.user());
@@ -196,7 +232,18 @@ impl ClaudeCodeLines {
                 event
             })),
             Some("tool_result") => {
-                let id = required_string(&block, "tool_use_id", path)?;
+                let id = required_string(&block, "tool_use_id", path).map_err(fault)?;
+                let failed = block.get("is_error") == Some(&Value::Bool(true));
+                if let Some(Value::Array(blocks)) = block.get("content").filter(|_| !failed) {
+                    if claude_code_media::are_parts(blocks) {
+                        let path_of = |i: usize| format!("{path}.content[{i}]");
+                        let parts = claude_code_media::parts(blocks, path_of, &mut self.media, number)?;
+                        let mut event = event("tool_result", self.iterations.other());
+                        event.insert("toolCallId".into(), id.into());
+                        event.insert("content".into(), Value::Array(parts));
+                        return Ok(Some(event));
+                    }
+                }
                 let result = match block.shift_remove("content") {
                     None | Some(Value::Null) => Value::String(String::new()),
                     Some(Value::Array(parts)) if parts.iter().all(|p| p.get("type") == Some(&"text".into())) => {
@@ -204,7 +251,7 @@ impl ClaudeCodeLines {
                     }
                     Some(other) => other,
                 };
-                let outcome = if block.get("is_error") == Some(&Value::Bool(true)) {
+                let outcome = if failed {
                     Err(match result {
                         Value::String(text) => text,
                         other => crate::js_json::to_string(&other),
@@ -214,7 +261,10 @@ impl ClaudeCodeLines {
                 };
                 Ok(Some(tool_outcome(id, outcome, self.iterations.other())))
             }
-            _ => Ok(Some(block_event(block, self.iterations.user()))),
+            _ => {
+                let iteration = self.iterations.user();
+                Ok(Some(self.block_event(block, iteration)))
+            }
         }
     }
 
@@ -222,11 +272,11 @@ impl ClaudeCodeLines {
         &mut self,
         block: Map<String, Value>,
         path: &str,
-        message_id: Option<&str>,
+        message: Said<'_>,
     ) -> Result<Option<Map<String, Value>>, (String, String)> {
         let iteration = self.iterations.other();
         let with_id = |mut event: Map<String, Value>| {
-            if let Some(id) = message_id {
+            if let Some(id) = message.id {
                 event.insert("messageId".into(), id.into());
             }
             event
@@ -265,15 +315,36 @@ impl ClaudeCodeLines {
                 event.insert("block".into(), Value::Object(reasoning));
                 Ok(Some(event))
             }
-            _ => Ok(Some(block_event(block, iteration))),
+            // Thinking the API gave back encrypted: a reasoning event the anthropic render
+            // replays as the `redacted_thinking` block it was.
+            Some("redacted_thinking") if block.get("data").is_some_and(Value::is_string) => {
+                let mut event = event(REASONING_EVENT_TYPE, iteration);
+                event.insert("provider".into(), "anthropic".into());
+                if let Some(model) = message.model {
+                    event.insert("model".into(), model.into());
+                }
+                event.insert("redactedData".into(), block.get("data").cloned().unwrap_or_default());
+                Ok(Some(with_id(event)))
+            }
+            _ => Ok(Some(self.block_event(block, iteration))),
         }
+    }
+
+    /// A block kept whole, without bytes a part of this session has stored as a blob.
+    fn block_event(&self, block: Map<String, Value>, iteration: u64) -> Map<String, Value> {
+        let mut block = Value::Object(block);
+        self.media.replace_copies(&mut block);
+        let mut event = event(CLAUDE_CODE_BLOCK_EVENT_TYPE, iteration);
+        event.insert("block".into(), block);
+        event
     }
 }
 
-fn block_event(block: Map<String, Value>, iteration: u64) -> Map<String, Value> {
-    let mut event = event(CLAUDE_CODE_BLOCK_EVENT_TYPE, iteration);
-    event.insert("block".into(), Value::Object(block));
-    event
+/// What an assistant line's message says of all its blocks.
+#[derive(Clone, Copy)]
+struct Said<'a> {
+    id: Option<&'a str>,
+    model: Option<&'a str>,
 }
 
 /// A text block's text, unless empty (an empty text block is no message).
@@ -457,5 +528,29 @@ mod tests {
             .read_all("{\"type\":\"user\",\"uuid\":\"u\"}\n", false)
             .unwrap_err();
         assert_eq!(error.to_string(), "line 1: message: missing");
+    }
+
+    #[test]
+    fn documents_of_every_source_become_parts_and_file_ids_stay_blocks() {
+        let text_source = json!({"type": "document", "title": "notes.txt", "source": {"type": "text", "media_type": "text/plain", "data": "ship </thread> on Friday"}});
+        let url_source = json!({"type": "document", "source": {"type": "url", "url": "https://example.com/spec.pdf"}});
+        let file_id = json!({"type": "image", "source": {"type": "file", "file_id": "file_011"}});
+        let import = read(
+            &[
+                user("u1", None, json!([{"type": "text", "text": "read these"}, text_source, url_source])),
+                user("u2", Some("u1"), json!([file_id])),
+            ],
+            false,
+        );
+        let parts = &import.events[0].fields()["content"];
+        assert_eq!(parts[0], json!({"type": "text", "text": "read these"}));
+        assert_eq!(
+            (&parts[1]["type"], &parts[1]["mediaType"], &parts[1]["filename"], &parts[1]["size"]),
+            (&json!("file"), &json!("text/plain"), &json!("notes.txt"), &json!(24))
+        );
+        assert_eq!(parts[2], json!({"type": "file", "url": "https://example.com/spec.pdf"}));
+        assert_eq!(import.blobs.len(), 1);
+        assert_eq!(&import.blobs[0].bytes[..], b"ship </thread> on Friday");
+        assert_eq!(import.events[1].event_type(), super::CLAUDE_CODE_BLOCK_EVENT_TYPE);
     }
 }

@@ -8,13 +8,13 @@
 //!
 //! | line / item | event |
 //! |---|---|
-//! | `message` user | `message` user |
+//! | `message` user | `message` user (with `input_image` parts, its content parts: a data URL stored as a blob, an http(s) URL kept) |
 //! | `message` developer / system | `message` system |
 //! | `message` assistant | `message` assistant (its `output_text` parts joined), `messageId` = the item's id |
 //! | `function_call` | `tool_call` (`toolName`, `toolCallId` = `call_id`, `args` = `arguments` parsed) |
 //! | `custom_tool_call` | `tool_call`, `args` = `{input}` |
 //! | `local_shell_call` | `tool_call` named `local_shell`, `args` = its `action` |
-//! | `function_call_output`, `custom_tool_call_output` | `tool_result` (`result` = `output`); an output `{content, success: false}` is an `error` (recoverable) naming the call |
+//! | `function_call_output`, `custom_tool_call_output` | `tool_result` (`result` = `output`; an `output` list with images, `content` parts); an output `{content, success: false}` is an `error` (recoverable) naming the call |
 //! | `reasoning` | `turn_block` with a `reasoning` block, payload `{item_id?, summary, encrypted_content?, text}` (the summary's text) |
 //! | `compacted` line | `summary` of every iteration before it (`message`) |
 //! | any other line or item (`session_meta`, `turn_context`, `event_msg`, web searches, …) | `codex_line` `{line}`, whole |
@@ -28,6 +28,8 @@ use super::host_session::{
     event, events_of, line_event, parts_text, timestamp_ms, tool_outcome, Iterations, NumberedLine, SessionError,
     SessionImport,
 };
+use super::media_blocks::{media_parts, Form};
+use super::session_media::{LineFields, SessionMedia};
 use crate::event::{json_type, AgentEvent};
 use crate::turns::events::TURN_BLOCK_EVENT_TYPE;
 use serde_json::{Map, Value};
@@ -41,6 +43,8 @@ pub struct CodexLines {
     iterations: Iterations,
     session_id: Option<String>,
     model: Option<String>,
+    /// The blobs media parts made, and the texts they came from.
+    pub(super) media: SessionMedia,
 }
 
 /// Item types read as events; any other is kept whole with its line.
@@ -55,13 +59,25 @@ const MODELLED_ITEMS: &[&str] = &[
 ];
 
 impl CodexLines {
+    /// A reader whose media parts are stored through `media`.
+    pub(super) fn with_media(media: SessionMedia) -> Self {
+        CodexLines { media, ..CodexLines::default() }
+    }
+
     pub(super) fn read_session(&mut self, lines: Vec<NumberedLine>) -> Result<SessionImport, SessionError> {
         let line_count = lines.len();
         let mut events = Vec::new();
         for (number, line) in lines {
             events.extend(self.line(number, line)?);
         }
-        Ok(SessionImport { session_id: self.session_id.clone(), events, lines: line_count, ..SessionImport::default() })
+        let blobs = self.media.take_blobs();
+        Ok(SessionImport {
+            session_id: self.session_id.clone(),
+            events,
+            lines: line_count,
+            blobs,
+            ..SessionImport::default()
+        })
     }
 
     /// The events of one line.
@@ -116,7 +132,11 @@ impl CodexLines {
                 }
                 vec![event]
             }
-            _ => vec![line_event(CODEX_LINE_EVENT_TYPE, line, self.iterations.now())],
+            _ => {
+                let mut line = line;
+                self.media.replace_copies_in(&mut line);
+                vec![line_event(CODEX_LINE_EVENT_TYPE, line, self.iterations.now())]
+            }
         };
         events_of(number, made)
     }
@@ -139,9 +159,12 @@ impl CodexLines {
         let mut made = Vec::with_capacity(1);
         match item.get("type").and_then(Value::as_str).unwrap_or_default() {
             "message" => {
-                let text = match item.get("content") {
-                    Some(Value::String(text)) => text.clone(),
-                    Some(Value::Array(parts)) => parts_text(parts),
+                let content = match item.get("content") {
+                    Some(Value::String(text)) => Value::String(text.clone()),
+                    Some(Value::Array(parts)) => match self.media_parts(parts, &path("content"))? {
+                        Some(parts) => Value::Array(parts),
+                        None => Value::String(parts_text(parts)),
+                    },
                     None => return Err((path("content"), "missing".into())),
                     Some(other) => {
                         return Err((
@@ -163,7 +186,7 @@ impl CodexLines {
                 };
                 let mut event = event("message", iteration);
                 event.insert("role".into(), role.into());
-                event.insert("content".into(), text.into());
+                event.insert("content".into(), content);
                 if let Some(id) = item.get("id").filter(|id| id.is_string()) {
                     event.insert("messageId".into(), id.clone());
                 }
@@ -197,6 +220,15 @@ impl CodexLines {
             "function_call_output" | "custom_tool_call_output" => {
                 let id = string("call_id")?;
                 let output = item.get("output").cloned().ok_or_else(|| (path("output"), "missing".to_owned()))?;
+                if let Value::Array(parts) = &output {
+                    if let Some(parts) = self.media_parts(parts, &path("output"))? {
+                        let mut event = event("tool_result", self.iterations.other());
+                        event.insert("toolCallId".into(), id.into());
+                        event.insert("content".into(), Value::Array(parts));
+                        made.push(event);
+                        return Ok(self.stamped(made, item, timestamp));
+                    }
+                }
                 let failed = output.get("success") == Some(&Value::Bool(false));
                 let outcome = if failed {
                     Err(match output.get("content") {
@@ -241,6 +273,19 @@ impl CodexLines {
                 made.push(event);
             }
         }
+        Ok(self.stamped(made, item, timestamp))
+    }
+
+    /// Events of `item` with its timestamp, the turn's model and the item kept (without bytes
+    /// a part has stored as a blob).
+    fn stamped(
+        &self,
+        mut made: Vec<Map<String, Value>>,
+        item: &Map<String, Value>,
+        timestamp: Option<serde_json::Number>,
+    ) -> Vec<Map<String, Value>> {
+        let mut kept = Value::Object(item.clone());
+        self.media.replace_copies(&mut kept);
         for event in &mut made {
             if let Some(ms) = &timestamp {
                 event.insert("timestamp".into(), Value::Number(ms.clone()));
@@ -248,9 +293,36 @@ impl CodexLines {
             if let Some(model) = &self.model {
                 event.insert("model".into(), model.clone().into());
             }
-            event.insert(KEPT_ITEM_KEY.into(), Value::Object(item.clone()));
+            event.insert(KEPT_ITEM_KEY.into(), kept.clone());
         }
-        Ok(made)
+        made
+    }
+
+    /// Content parts of a list of Responses content items that holds media (`input_image` as a
+    /// data URL, stored as a blob, or an http(s) URL; `input_file`), `None` for text alone.
+    fn media_parts(&mut self, items: &[Value], path: &str) -> Result<Option<Vec<Value>>, (String, String)> {
+        let parts = media_parts(items, Form::Responses, path).map_err(|e| split_error(&e.to_string()))?;
+        let Some(mut parts) = parts else { return Ok(None) };
+        for (i, part) in parts.iter_mut().enumerate() {
+            let fields = match part.get("type").and_then(Value::as_str) {
+                Some("file") => FILE_FIELDS,
+                _ => IMAGE_FIELDS,
+            };
+            self.media.ingest(part, &format!("{path}[{i}]"), fields)?;
+        }
+        Ok(Some(parts))
+    }
+}
+
+/// Where an `input_image`'s and an `input_file`'s bytes and media type are.
+const IMAGE_FIELDS: LineFields = LineFields { data: "image_url", media_type: "image_url" };
+const FILE_FIELDS: LineFields = LineFields { data: "file_data", media_type: "file_data" };
+
+/// A conversion's `path: reason` as the two.
+fn split_error(error: &str) -> (String, String) {
+    match error.split_once(": ") {
+        Some((path, reason)) => (path.to_owned(), reason.to_owned()),
+        None => (String::new(), error.to_owned()),
     }
 }
 

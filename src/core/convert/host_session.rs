@@ -36,6 +36,9 @@ pub struct SessionImport {
     pub left_out: LeftOut,
     /// Lines read (blank lines not counted).
     pub lines: usize,
+    /// The bytes of the blobs the events' media parts name, each once: the events name them
+    /// by id, the store is to keep them with the thread.
+    pub blobs: Vec<crate::media::Blob>,
 }
 
 /// A conversation of the file beside the thread: a branch the user rewound away from, or a

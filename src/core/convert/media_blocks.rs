@@ -185,6 +185,24 @@ fn langchain_block(fields: &Map<String, Value>, path: &str) -> Result<Option<Val
     }))
 }
 
+/// An Anthropic `image` or `document` block (as Claude Code writes them) as a part: `base64`,
+/// `url` and `text` sources (a document's `title` as its `filename`). `None` for any other
+/// block, and for a source that names bytes kept elsewhere (a `file` id) or holds blocks
+/// (`content`): the importer keeps those as they are.
+pub fn anthropic_media(fields: &Map<String, Value>, path: &str) -> Result<Option<Value>, EventError> {
+    let kind = match str_field(fields, "type") {
+        Some("image") => "image",
+        Some("document") => "file",
+        _ => return Ok(None),
+    };
+    let Some(Value::Object(source)) = fields.get("source") else { return Ok(None) };
+    if !matches!(str_field(source, "type"), Some("base64" | "url" | "text")) {
+        return Ok(None);
+    }
+    let part = anthropic_source(kind, source, path)?;
+    Ok(Some(with(part, "filename", fields.get("title").filter(|title| kind == "file" && title.is_string()))))
+}
+
 /// Anthropic's `source` of an image or document block.
 fn anthropic_source(kind: &str, source: &Map<String, Value>, path: &str) -> Result<Value, EventError> {
     let media_type = str_field(source, "media_type");

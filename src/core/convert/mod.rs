@@ -7,6 +7,7 @@
 
 mod ai_sdk_reasoning;
 mod ai_sdk_shapes;
+mod claude_code_media;
 mod claude_code_tree;
 mod cli_prompt;
 mod from_ai_sdk;
@@ -23,6 +24,7 @@ mod js_whitespace;
 mod kept_items;
 mod media_blocks;
 mod pydantic_ai_media;
+mod session_media;
 mod session_reader;
 mod thread_splice;
 mod to_prompt;

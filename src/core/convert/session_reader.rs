@@ -7,7 +7,9 @@ use super::claude_code_tree::is_sidechain;
 use super::from_claude_code::{self, ClaudeCodeLines, CLAUDE_CODE_LINE_EVENT_TYPE};
 use super::from_codex::{CodexLines, CODEX_LINE_EVENT_TYPE};
 use super::host_session::{count_lines, parse_lines, SessionError, SessionImport};
+use super::session_media::SessionMedia;
 use crate::event::AgentEvent;
+use crate::media::{Blob, IngestLimits};
 
 /// Which host wrote the session file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -47,11 +49,26 @@ enum Lines {
 
 impl SessionReader {
     pub fn new(format: HostFormat) -> Self {
+        SessionReader::with_limits(format, IngestLimits::DEFAULT)
+    }
+
+    /// A reader whose media parts must keep `limits` (a bigger blob fails its line).
+    pub fn with_limits(format: HostFormat, limits: IngestLimits) -> Self {
+        let media = SessionMedia::new(limits);
         let lines = match format {
-            HostFormat::ClaudeCode => Lines::ClaudeCode(ClaudeCodeLines::default()),
-            HostFormat::Codex => Lines::Codex(CodexLines::default()),
+            HostFormat::ClaudeCode => Lines::ClaudeCode(ClaudeCodeLines::with_media(media)),
+            HostFormat::Codex => Lines::Codex(CodexLines::with_media(media)),
         };
         SessionReader { lines, line_count: 0 }
+    }
+
+    /// The blobs of the media parts [`SessionReader::read_more`] read since last asked (those
+    /// of [`SessionReader::read_all`] come in its [`SessionImport::blobs`]), each once.
+    pub fn take_blobs(&mut self) -> Vec<Blob> {
+        match &mut self.lines {
+            Lines::ClaudeCode(reader) => reader.media.take_blobs(),
+            Lines::Codex(reader) => reader.media.take_blobs(),
+        }
     }
 
     /// Reads a whole file. With `keep_branches`, the other branches and sidechains come back

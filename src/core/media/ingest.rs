@@ -22,6 +22,11 @@ pub struct IngestLimits {
     pub max_blob_bytes: usize,
 }
 
+impl IngestLimits {
+    /// The server's default: a 20 MB screenshot is an honest input.
+    pub const DEFAULT: IngestLimits = IngestLimits { max_blob_bytes: 32 << 20 };
+}
+
 /// Why a part was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum IngestError {
@@ -62,6 +67,17 @@ impl Ingested {
         }
     }
 
+    /// Moves the blobs of `brought` that parts name by id into [`Ingested::new_blobs`]: the
+    /// bytes came with the events (an importer read them), so the store need not hold them yet.
+    pub fn provide(&mut self, brought: &[Blob]) {
+        for blob in brought {
+            if let Some(at) = self.named.iter().position(|(id, _)| *id == blob.info.id) {
+                self.named.remove(at);
+                self.add_new(blob.clone());
+            }
+        }
+    }
+
     fn add_named(&mut self, id: BlobId, path: String) {
         if !self.named.iter().any(|(known, _)| *known == id) && !self.new_blobs.iter().any(|b| b.info.id == id) {
             self.named.push((id, path));
@@ -86,9 +102,10 @@ pub fn ingest_event(
     for (i, part) in parts.iter_mut().enumerate() {
         let part_path = format!("{path}.content[{i}]");
         let Value::Object(part) = part else { continue };
-        let Some(kind) = part.get("type").and_then(Value::as_str).and_then(MediaKind::from_name) else { continue };
-        if part.contains_key("data") {
-            let blob = take_data(part, kind, &part_path, limits)?;
+        if MediaKind::from_name(part.get("type").and_then(Value::as_str).unwrap_or_default()).is_none() {
+            continue;
+        }
+        if let Some(blob) = ingest_part(part, &part_path, limits)? {
             out.add_new(blob);
         } else if let Some(Value::String(id)) = part.get("blob") {
             let id = BlobId::parse(id).map_err(|reason| invalid(&format!("{part_path}.blob"), reason))?;
@@ -96,6 +113,20 @@ pub fn ingest_event(
         }
     }
     Ok(())
+}
+
+/// Ingests one media part (`path` names it): its `data` becomes a blob, given back, and the
+/// part names it in its place. A part without `data`, or of no media kind, is left as it is.
+pub fn ingest_part(
+    part: &mut Map<String, Value>,
+    path: &str,
+    limits: IngestLimits,
+) -> Result<Option<Blob>, IngestError> {
+    let Some(kind) = part.get("type").and_then(Value::as_str).and_then(MediaKind::from_name) else { return Ok(None) };
+    if !part.contains_key("data") {
+        return Ok(None);
+    }
+    take_data(part, kind, path, limits).map(Some)
 }
 
 /// Decodes, checks and stores aside one part's `data`, rewriting the part to name its blob.

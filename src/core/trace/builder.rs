@@ -96,7 +96,7 @@ impl TraceBuilder {
             let capture = self.options.capture_content;
             let run = self.start_run(position, time);
             if capture {
-                let message = content::message("user", vec![content::text_part(&content.text())]);
+                let message = content::message("user", content::content_parts(content));
                 run.input.push(message.clone());
                 run.messages.push(message);
             }
@@ -118,7 +118,7 @@ impl TraceBuilder {
             EventKind::Message { role: MessageRole::Assistant, content } => {
                 let turn = turn_for(run, event, position, &self.options.thread_id, time);
                 if capture {
-                    turn.parts.push(content::text_part(&content.text()));
+                    turn.parts.extend(content::content_parts(content));
                 }
             }
             EventKind::ToolCall { tool_name, tool_call_id, args } => {
@@ -195,8 +195,9 @@ impl TraceBuilder {
                 // Media parts are named (kind, type, blob, size), never carried.
                 let result = &*crate::event::tool_result_value(result, parts);
                 if capture {
-                    let part = content::tool_response_part(tool_call_id, result);
-                    run.messages.push(content::message("tool", vec![part]));
+                    let mut message = vec![content::tool_response_part(tool_call_id, result)];
+                    message.extend(parts.into_iter().flat_map(content::media_parts));
+                    run.messages.push(content::message("tool", message));
                 }
                 if let Some(tool) = take_tool(run, tool_call_id) {
                     out.push(tool_span(o, parent, tool, time, ToolEnd::Result(result)));

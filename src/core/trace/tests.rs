@@ -329,3 +329,40 @@ fn without_an_agent_name_the_root_is_invoke_agent() {
     assert_eq!(spans[0].name, "invoke_agent");
     assert_eq!(spans[0].attribute("gen_ai.agent.name"), None);
 }
+
+#[test]
+fn media_parts_are_named_as_the_conventions_name_files_and_uris_never_carried() {
+    let blob = format!("sha256:{}", "a".repeat(64));
+    let values = vec![
+        json!({"type": "message", "role": "user", "iteration": 0, "timestamp": 1000, "content": [
+            {"type": "text", "text": "see"},
+            {"type": "image", "blob": blob, "mediaType": "image/png", "size": 48213, "width": 1280, "height": 800},
+            {"type": "image", "url": "https://example.com/a.png"},
+        ]}),
+        json!({"type": "tool_call", "toolName": "shot", "toolCallId": "c1", "args": {}, "iteration": 0, "timestamp": 2000}),
+        json!({"type": "tool_result", "toolCallId": "c1", "iteration": 0, "timestamp": 2500, "content": [
+            {"type": "text", "text": "taken"},
+            {"type": "file", "blob": blob, "mediaType": "application/pdf", "filename": "a.pdf", "size": 9},
+        ]}),
+        json!({"type": "message", "role": "assistant", "content": "done", "iteration": 1, "timestamp": 3000}),
+    ];
+    let spans = thread_spans(options(true), &events(values), 0);
+    let json = |span: &Span, key: &str| -> Value { serde_json::from_str(str_attr(span, key).unwrap()).unwrap() };
+    assert_eq!(
+        json(&spans[0], "gen_ai.input.messages"),
+        json!([{"role": "user", "parts": [
+            {"type": "text", "content": "see"},
+            {"type": "file", "mime_type": "image/png", "modality": "image", "file_id": blob, "size": 48213, "width": 1280, "height": 800},
+            {"type": "uri", "mime_type": "image/*", "modality": "image", "uri": "https://example.com/a.png"},
+        ]}])
+    );
+    let second_chat = spans.iter().filter(|s| s.attribute("gen_ai.input.messages").is_some()).nth(1).unwrap();
+    assert_eq!(
+        json(second_chat, "gen_ai.input.messages")[1],
+        json!({"role": "tool", "parts": [
+            {"type": "tool_call_response", "id": "c1", "response": "taken"},
+            {"type": "file", "mime_type": "application/pdf", "modality": "document", "file_id": blob, "filename": "a.pdf", "size": 9},
+        ]})
+    );
+    assert!(!format!("{spans:?}").contains("[image"), "no placeholder text");
+}
