@@ -17,6 +17,7 @@ mod framing_props;
 mod fresh_fork;
 mod host_sessions;
 mod inverse;
+mod kept_media;
 mod mcp;
 mod media;
 mod media_renders;
