@@ -63,7 +63,42 @@ const STEPS: BaseMessage[][] = [
   ],
 ];
 
+/** A 2 × 1 PNG, a tiny PDF and an empty WAV, as base64. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/xp559wAAAABJRU5ErkJggg==";
+const PDF = "JVBERi0xLjQKMSAwIG9iajw8Pj5lbmRvYmoKdHJhaWxlcjw8Pj4KJSVFT0YK";
+const WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+
+/** Media in LangChain's v1 standard blocks: bytes as `base64`, or a `url`; a file's name in `extras`. */
+const MEDIA_STEPS: BaseMessage[][] = [
+  [
+    new HumanMessage({
+      content: [
+        { type: "text", text: "What are these?" },
+        { type: "image", base64: PNG, mime_type: "image/png" },
+        { type: "image", url: "https://example.com/a.png" },
+        { type: "file", base64: PDF, mime_type: "application/pdf", extras: { filename: "r.pdf" } },
+        { type: "audio", base64: WAV, mime_type: "audio/wav" },
+      ],
+      id: "h-media",
+    }),
+  ],
+  [new AIMessage({ content: "A red image, a report and silence.", id: "a-media" })],
+];
+
 describe("ThreadChatMessageHistory against InMemoryChatMessageHistory", () => {
+  test("images, files and audio in v1 standard blocks: the same messages; bytes kept as blobs", async () => {
+    const thread = await tk.openThread();
+    const ours = new ThreadChatMessageHistory(thread);
+    const reference = new InMemoryChatMessageHistory();
+    for (const step of MEDIA_STEPS) {
+      await ours.addMessages(step);
+      await reference.addMessages(step);
+      assertSameMessages(await ours.getMessages(), await reference.getMessages());
+    }
+    const events = JSON.stringify(await thread.events());
+    for (const bytes of [PNG, PDF, WAV]) assert.ok(!events.includes(bytes), events);
+  });
+
   test("every field matches after every step", async () => {
     const ours = new ThreadChatMessageHistory(await tk.openThread());
     const reference = new InMemoryChatMessageHistory();
