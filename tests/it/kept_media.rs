@@ -1,6 +1,7 @@
 //! Kept Responses items with media (`responses/toEvents` with `keepItems` and
 //! `keepMediaAsBlobs`): the bytes go into blobs once, the kept item names them, and
-//! `responses/fromEvents` gives the very items back, data URLs and all.
+//! `responses/fromEvents` gives the very items back, data URLs and all; and LangChain blocks kept in
+//! their own form (`messages/toEvents` with `keepBlockForms`).
 
 use crate::support::{Server, Wire};
 use serde_json::{json, Value};
@@ -105,5 +106,41 @@ fn a_blob_the_store_does_not_hold_or_a_bad_reference_is_refused_by_name() {
     stored[0]["responsesItemBlobs"] = json!("x");
     let error = server.err("responses/fromEvents", json!({"events": stored}));
     assert_eq!(error["data"]["path"], "events[0].responsesItemBlobs");
+    server.stop();
+}
+
+/// LangChain blocks of every form, as `messages/toEvents` with `keepBlockForms` keeps them.
+fn langchain_blocks() -> Value {
+    json!([
+        {"type": "text", "text": "see"},
+        {"type": "image", "source_type": "base64", "data": PNG, "mime_type": "image/png"},
+        {"type": "file", "source_type": "base64", "data": PDF, "mime_type": "application/pdf", "filename": "s.pdf"},
+        {"type": "image", "base64": PNG, "mime_type": "image/png"},
+        {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}"), "detail": "high"}},
+        {"type": "image_url", "image_url": {"url": "https://example.com/c.png"}},
+    ])
+}
+
+#[test]
+fn langchain_blocks_come_back_in_the_form_they_were_written_in() {
+    let mut server = Server::start(Wire::Lsp, "memory");
+    let messages = json!([{"type": "human", "data": {"content": langchain_blocks()}}]);
+    let events =
+        server.ok("messages/toEvents", json!({"messages": messages, "keepBlockForms": true}))["events"].clone();
+    server.ok("thread/open", json!({"threadId": "lc"}));
+    server.ok("thread/append", json!({"threadId": "lc", "events": events}));
+    let stored = server.ok("thread/events", json!({"threadId": "lc"}))["events"].to_string();
+    assert!(!stored.contains(PNG) && !stored.contains(PDF), "{stored}");
+    let rendered = server.ok("thread/render", json!({"threadId": "lc", "format": "messages"}));
+    assert_eq!(rendered["messages"][0]["data"]["content"], langchain_blocks(), "{rendered}");
+    // Without the option, the blocks come back in the v1 form, as before.
+    server.ok("thread/open", json!({"threadId": "v1"}));
+    let events = server.ok("messages/toEvents", json!({"messages": messages}))["events"].clone();
+    server.ok("thread/append", json!({"threadId": "v1", "events": events}));
+    let rendered = server.ok("thread/render", json!({"threadId": "v1", "format": "messages"}));
+    assert_eq!(
+        rendered["messages"][0]["data"]["content"][1],
+        json!({"type": "image", "base64": PNG, "mime_type": "image/png"})
+    );
     server.stop();
 }

@@ -84,7 +84,7 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/x
 PDF = "JVBERi0xLjQKMSAwIG9iajw8Pj5lbmRvYmoKdHJhaWxlcjw8Pj4KJSVFT0YK"
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 
-#: Media in LangChain's v1 standard blocks: bytes as ``base64``, or a ``url``; a file's name in ``extras``.
+#: Media in LangChain's standard blocks (v1: bytes as ``base64`` or a ``url``, a file's name in ``extras``; v0.3) and the older ``image_url``.
 MEDIA_STEPS: list[list[BaseMessage]] = [
     [
         HumanMessage(
@@ -99,10 +99,23 @@ MEDIA_STEPS: list[list[BaseMessage]] = [
         )
     ],
     [AIMessage("A red image, a report and silence.", id="a-media")],
+    # The v0.3 standard form and the older image_url form come back in their own form.
+    [
+        HumanMessage(
+            [
+                {"type": "image", "source_type": "base64", "data": PNG, "mime_type": "image/png"},
+                {"type": "file", "source_type": "base64", "data": PDF, "mime_type": "application/pdf", "filename": "s.pdf"},
+                {"type": "audio", "source_type": "base64", "data": WAV, "mime_type": "audio/wav"},
+                {"type": "image", "source_type": "url", "url": "https://example.com/b.png"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}", "detail": "high"}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/c.png"}},
+            ]
+        )
+    ],
 ]
 
 
-def test_media_in_v1_standard_blocks_matches_in_memory_history_and_is_kept_as_blobs(tk: ThreadKeeper) -> None:
+def test_media_in_every_block_form_matches_in_memory_history_and_is_kept_as_blobs(tk: ThreadKeeper) -> None:
     thread = tk.open_thread("lc-media")
     ours, reference = ThreadChatMessageHistory(thread), InMemoryChatMessageHistory()
     for step in MEDIA_STEPS:

@@ -67,7 +67,7 @@ fn convert(items: &[Value], stamp: &EventStamp, keep_items: bool) -> Result<Vec<
             Piece::Event { fields, index } => Source::Event { fields: fields.clone(), items: kept(&[*index]) },
         })
         .collect();
-    sources_to_events(&sources, stamp, keep_items)
+    sources_to_events(&sources, stamp, keep_items, false)
 }
 
 /// An item read: a message (consecutive function calls share one; `indices` are their items),

@@ -61,7 +61,7 @@ fn part_datas(fields: &Map<String, Value>) -> Vec<(String, String, BlobId)> {
 
 /// A data string's prefix (the `data:...;base64,` header, or nothing) and bytes, when the
 /// standard padded base64 of those bytes is exactly what follows the prefix.
-fn split_exact(data: &str) -> Option<(String, Vec<u8>)> {
+pub(super) fn split_exact(data: &str) -> Option<(String, Vec<u8>)> {
     let (prefix, encoded) = match data.strip_prefix("data:") {
         Some(rest) => {
             let comma = rest.find(',')?;

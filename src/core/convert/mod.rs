@@ -5,6 +5,7 @@
 //! messages; and agent hosts' session files (Claude Code,
 //! Codex) as threads.
 
+mod block_forms;
 mod claude_code_tree;
 mod cli_prompt;
 mod from_ai_sdk;
@@ -33,7 +34,9 @@ pub use from_bedrock_converse::bedrock_converse_to_events;
 pub use from_claude_code::{CLAUDE_CODE_BLOCK_EVENT_TYPE, CLAUDE_CODE_KEY, CLAUDE_CODE_LINE_EVENT_TYPE};
 pub use from_codex::CODEX_LINE_EVENT_TYPE;
 pub use from_gemini::gemini_to_events;
-pub use from_messages::{messages_to_events, EventStamp, KEPT_ITEM_EVENT_TYPE, KEPT_ITEM_KEY};
+pub use from_messages::{
+    messages_to_events, messages_to_events_keeping_block_forms, EventStamp, KEPT_ITEM_EVENT_TYPE, KEPT_ITEM_KEY,
+};
 pub use from_pydantic_ai::pydantic_ai_to_events;
 pub use from_responses::{responses_to_events, responses_to_events_keeping_items};
 pub use host_session::{Branch, BranchKind, LeftOut, SessionError, SessionImport};

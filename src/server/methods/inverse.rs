@@ -4,8 +4,8 @@
 
 use crate::convert::{
     ai_sdk_to_events, bedrock_converse_to_events, gemini_to_events, kept_item_blobs, kept_media_from_blobs,
-    kept_media_to_blobs, messages_to_events, pydantic_ai_to_events, responses_from_events, responses_to_events,
-    responses_to_events_keeping_items, EventStamp,
+    kept_media_to_blobs, messages_to_events, messages_to_events_keeping_block_forms, pydantic_ai_to_events,
+    responses_from_events, responses_to_events, responses_to_events_keeping_items, EventStamp,
 };
 use crate::event::{AgentEvent, EventError};
 use crate::messages::StoredMessage;
@@ -24,6 +24,9 @@ struct MessagesParams {
     messages: Vec<StoredMessage>,
     iteration: Option<Number>,
     timestamp: Option<Number>,
+    /// Media parts keep the form of the LangChain block they were made of.
+    #[serde(default)]
+    keep_block_forms: bool,
 }
 
 #[derive(Deserialize)]
@@ -77,7 +80,8 @@ pub(super) fn register(m: &mut MethodTable) {
 
     m.register_sync("messages/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
         let p: MessagesParams = parse(&params)?;
-        converted(messages_to_events(&p.messages, &stamp(p.iteration, p.timestamp)))
+        let convert = if p.keep_block_forms { messages_to_events_keeping_block_forms } else { messages_to_events };
+        converted(convert(&p.messages, &stamp(p.iteration, p.timestamp)))
     });
 
     m.register_sync("responses/toEvents", Policy::STATELESS, |params, _| -> RpcResult<Value> {
