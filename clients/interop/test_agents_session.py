@@ -197,6 +197,44 @@ def test_a_session_the_typescript_client_kept_in_its_sdk_form_reads_in_both(tmp_
     assert items == [old["added"][0], *old["addedWire"][1:]]
 
 
+#: A 2 × 1 PNG, as base64.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/xp559wAAAABJRU5ErkJggg=="
+
+#: A user message with an image (a data URL) and a tool output holding one, as the Python SDK holds them.
+PYTHON_MEDIA: list[dict[str, Any]] = [
+    {"role": "user", "content": [{"type": "input_text", "text": "And this?"}, {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "high"}]},
+    {"type": "function_call", "call_id": "c_py_img", "name": "chart", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "c_py_img", "output": [{"type": "input_text", "text": "a chart"}, {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "low"}]},
+]
+
+
+def test_images_written_by_one_sdk_read_the_same_in_the_other(tmp_path: Path) -> None:
+    db = tmp_path / "threads.db"
+
+    # TypeScript writes an image and a tool output with one; Python reads the wire items, bytes and all.
+    written = typescript_step("media-write", db, "ts-media")
+
+    async def python_reads(thread_id: str) -> tuple[list[Any], str]:
+        async with AsyncThreadKeeper.spawn(binary=BINARY, args=["--store", f"sqlite:{db}"]) as tk:
+            thread = await tk.open_thread(thread_id)
+            return await ThreadSession(thread).get_items(), json.dumps(await thread.events())
+
+    items, events = asyncio.run(python_reads("ts-media"))
+    assert items == written["addedWire"]
+    assert PNG in json.dumps(items) and PNG not in events
+
+    # Python writes the same kinds; TypeScript reads them as the SDK reads those wire items.
+    async def python_writes() -> None:
+        async with AsyncThreadKeeper.spawn(binary=BINARY, args=["--store", f"sqlite:{db}"]) as tk:
+            await ThreadSession(await tk.open_thread("py-media")).add_items(json.loads(json.dumps(PYTHON_MEDIA)))
+
+    asyncio.run(python_writes())
+    read = typescript_step("read", db, "py-media")
+    assert read["readWire"] == [_as_the_sdk_sends(item) for item in PYTHON_MEDIA]
+    assert PNG in json.dumps(read["read"])
+    assert asyncio.run(python_reads("py-media"))[0] == PYTHON_MEDIA
+
+
 def _as_the_sdk_sends(item: dict[str, Any]) -> dict[str, Any]:
     """A Python item as the TypeScript SDK sends it back: a function output gains its default status."""
     return {**item, "status": "completed"} if item.get("type") == "function_call_output" else item

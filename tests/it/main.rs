@@ -19,6 +19,7 @@ mod fresh_fork;
 mod host_session_media;
 mod host_sessions;
 mod inverse;
+mod kept_media;
 mod mcp;
 mod media;
 mod media_renders;

@@ -284,3 +284,81 @@ async def test_runner_model_input_is_the_render_of_the_same_items(tk: AsyncThrea
     strip: Callable[[dict[str, Any]], dict[str, Any]] = lambda r: {k: v for k, v in r.items() if k != "version"}
     for render in ("openai-responses", "openai-chat", "anthropic", "messages"):
         assert strip(await thread.render(render)) == strip(await plain.render(render)), render  # type: ignore[arg-type]
+
+
+# ---- images and files ----
+
+#: A 2 × 1 PNG and a tiny PDF, as base64.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/xp559wAAAABJRU5ErkJggg=="
+PDF = "JVBERi0xLjQKMSAwIG9iajw8Pj5lbmRvYmoKdHJhaWxlcjw8Pj4KJSVFT0YK"
+
+#: Images and files: data URLs, a provider's file id, a URL, and a tool output of parts.
+MEDIA_BATCHES: list[list[dict[str, Any]]] = [
+    [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "What is in these?"},
+                {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "auto"},
+                {"type": "input_file", "file_data": f"data:application/pdf;base64,{PDF}", "filename": "r.pdf"},
+                {"type": "input_image", "file_id": "file-abc", "detail": "high"},
+                {"type": "input_image", "image_url": "https://example.com/a.png", "detail": "low"},
+                {"type": "input_file", "file_url": "https://example.com/b.pdf"},
+            ],
+        }
+    ],
+    [
+        {"type": "function_call", "call_id": "c1", "name": "chart", "arguments": "{}"},
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": [
+                {"type": "input_text", "text": "the chart"},
+                {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"},
+                {"type": "input_file", "file_data": f"data:application/pdf;base64,{PDF}", "filename": "c.pdf"},
+            ],
+        },
+    ],
+]
+
+
+async def test_images_and_files_match_sqlite_session_and_are_blobs(store_client: AsyncThreadKeeper) -> None:
+    await skip_unless_server_has(store_client, "responses/fromEvents")
+    ours = await ThreadSession.open(store_client)
+    await assert_same_as_reference(ours, SQLiteSession(f"ref-{ours.session_id}"), MEDIA_BATCHES)
+    session = await ThreadSession.open(store_client)
+    for batch in MEDIA_BATCHES:
+        await session.add_items([dict(item) for item in batch])  # type: ignore[misc]
+    events = json.dumps(await (await store_client.open_thread(session.session_id)).events())
+    assert PNG not in events and PDF not in events
+    assert await session.get_items() == [item for batch in MEDIA_BATCHES for item in batch]
+
+
+@function_tool
+def chart() -> Any:
+    """Draws a chart."""
+    from agents import ToolOutputImage, ToolOutputText
+
+    return [ToolOutputText(text="the chart"), ToolOutputImage(image_url=f"data:image/png;base64,{PNG}")]
+
+
+async def test_runner_with_an_image_in_and_an_image_tool_output_keeps_the_same_items(tk: AsyncThreadKeeper) -> None:
+    await skip_unless_server_has(tk, "responses/fromEvents")
+
+    def outputs() -> list[list[Any]]:
+        call = ResponseFunctionToolCall(type="function_call", name="chart", arguments="{}", call_id="c1", id="fc_1", status="completed")
+        answer = ResponseOutputMessage(id="msg_1", type="message", role="assistant", status="completed", content=[ResponseOutputText(type="output_text", text="A red chart.", annotations=[])])
+        return [[call], [answer]]
+
+    async def run(session: Any) -> ScriptedModel:
+        model = ScriptedModel(outputs())
+        agent = Agent(name="charts", instructions="Draw.", model=model, tools=[chart])
+        await Runner.run(agent, json.loads(json.dumps(MEDIA_BATCHES[0])), session=session)
+        return model
+
+    ours, reference = await ThreadSession.open(tk), SQLiteSession("ref-media-runner")
+    our_model, reference_model = await run(ours), await run(reference)
+    assert our_model.inputs == reference_model.inputs
+    items = await reference.get_items()
+    assert PNG in json.dumps(items[-2]), "the tool's image is in its output item"
+    await assert_same_as_reference(ours, reference, [])

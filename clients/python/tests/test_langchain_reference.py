@@ -79,6 +79,53 @@ def test_every_field_matches_in_memory_history_after_every_step(tk: ThreadKeeper
     assert ours.messages == reference.messages == []
 
 
+#: A 2 × 1 PNG, a tiny PDF and an empty WAV, as base64.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/xp559wAAAABJRU5ErkJggg=="
+PDF = "JVBERi0xLjQKMSAwIG9iajw8Pj5lbmRvYmoKdHJhaWxlcjw8Pj4KJSVFT0YK"
+WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+
+#: Media in LangChain's standard blocks (v1: bytes as ``base64`` or a ``url``, a file's name in ``extras``; v0.3) and the older ``image_url``.
+MEDIA_STEPS: list[list[BaseMessage]] = [
+    [
+        HumanMessage(
+            [
+                {"type": "text", "text": "What are these?"},
+                {"type": "image", "base64": PNG, "mime_type": "image/png"},
+                {"type": "image", "url": "https://example.com/a.png"},
+                {"type": "file", "base64": PDF, "mime_type": "application/pdf", "extras": {"filename": "r.pdf"}},
+                {"type": "audio", "base64": WAV, "mime_type": "audio/wav"},
+            ],
+            id="h-media",
+        )
+    ],
+    [AIMessage("A red image, a report and silence.", id="a-media")],
+    # The v0.3 standard form and the older image_url form come back in their own form.
+    [
+        HumanMessage(
+            [
+                {"type": "image", "source_type": "base64", "data": PNG, "mime_type": "image/png"},
+                {"type": "file", "source_type": "base64", "data": PDF, "mime_type": "application/pdf", "filename": "s.pdf"},
+                {"type": "audio", "source_type": "base64", "data": WAV, "mime_type": "audio/wav"},
+                {"type": "image", "source_type": "url", "url": "https://example.com/b.png"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}", "detail": "high"}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/c.png"}},
+            ]
+        )
+    ],
+]
+
+
+def test_media_in_every_block_form_matches_in_memory_history_and_is_kept_as_blobs(tk: ThreadKeeper) -> None:
+    thread = tk.open_thread("lc-media")
+    ours, reference = ThreadChatMessageHistory(thread), InMemoryChatMessageHistory()
+    for step in MEDIA_STEPS:
+        ours.add_messages(step)
+        reference.add_messages(step)
+        assert_same_messages(ours.messages, reference.messages)
+    events = repr(thread.events())
+    assert all(data not in events for data in (PNG, PDF, WAV))
+
+
 async def test_async_reads_match_too(tk: ThreadKeeper) -> None:
     ours, reference = ThreadChatMessageHistory(tk.open_thread("lc-ref-async")), InMemoryChatMessageHistory()
     for step in STEPS:

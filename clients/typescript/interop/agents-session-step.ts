@@ -3,7 +3,7 @@
  * Runner with a scripted model (offline) on a ThreadSession over a SQLite thread, or a thread
  * written as this client's earlier versions wrote it. Prints what it added and read, as JSON.
  *
- *   node build-test/interop/agents-session-step.js begin|continue|reason-and-pop|old-form SQLITE_FILE THREAD_ID
+ *   node build-test/interop/agents-session-step.js begin|continue|reason-and-pop|old-form|media-write|read SQLITE_FILE THREAD_ID
  */
 import {
   Agent,
@@ -121,6 +121,32 @@ const OLD_FORM: AgentInputItem[] = [
   { type: "compaction", id: "cmp_1", encrypted_content: "gAAAAD==" },
 ];
 
+/** A 2 × 1 PNG, as base64. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/xp559wAAAABJRU5ErkJggg==";
+
+/** A user message with an image (a data URL) and a tool output holding one. */
+const MEDIA: AgentInputItem[] = [
+  {
+    type: "message",
+    role: "user",
+    content: [
+      { type: "input_text", text: "What is this?" },
+      { type: "input_image", image: `data:image/png;base64,${PNG}`, detail: "high" },
+    ],
+  },
+  { type: "function_call", callId: "c_img", name: "chart", arguments: "{}", status: "completed" },
+  {
+    type: "function_call_result",
+    callId: "c_img",
+    name: "chart",
+    status: "completed",
+    output: [
+      { type: "input_text", text: "the chart" },
+      { type: "input_image", image: `data:image/png;base64,${PNG}`, detail: "low" },
+    ],
+  },
+];
+
 /** Appends items as this client's earlier versions did: each event keeping the SDK's item itself. */
 async function appendInSdkForm(tk: ThreadKeeper, threadId: string, items: AgentInputItem[]): Promise<void> {
   const thread = await tk.openThread({ threadId });
@@ -158,7 +184,7 @@ async function run(tk: ThreadKeeper, threadId: string, input: string, outputs: M
 
 async function main(): Promise<void> {
   const [step, db, threadId] = process.argv.slice(2);
-  if (!step || !db || !threadId) throw new Error("usage: agents-session-step begin|continue|reason-and-pop|old-form SQLITE_FILE THREAD_ID");
+  if (!step || !db || !threadId) throw new Error("usage: agents-session-step begin|continue|reason-and-pop|old-form|media-write|read SQLITE_FILE THREAD_ID");
   const tk = await ThreadKeeper.spawn({ binary: findBinary(), args: ["--store", `sqlite:${db}`], clientInfo: { name: "threadkeeper-interop" } });
   try {
     let result: Item;
@@ -169,6 +195,12 @@ async function main(): Promise<void> {
       await appendInSdkForm(tk, threadId, OLD_FORM);
       const session = new ThreadSession(await tk.openThread({ threadId }));
       result = { added: OLD_FORM, addedWire: OLD_FORM.map(toWireItem), read: await session.getItems() };
+    } else if (step === "media-write") {
+      await new ThreadSession(await tk.openThread({ threadId })).addItems(structuredClone(MEDIA));
+      result = { added: MEDIA, addedWire: MEDIA.map(toWireItem) };
+    } else if (step === "read") {
+      const read = await new ThreadSession(await tk.openThread({ threadId })).getItems();
+      result = { read, readWire: read.map(toWireItem) };
     } else throw new Error(`unknown step ${step}`);
     process.stdout.write(JSON.stringify(result));
   } finally {

@@ -5,7 +5,7 @@
  */
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
-import { storedToLangChainMessages } from "./langchain.js";
+import { storedToLangChainMessages, toStoredMessages } from "./langchain.js";
 import type { Thread } from "./thread.js";
 import type { RenderOptions } from "./types.js";
 
@@ -18,7 +18,9 @@ export interface ThreadChatMessageHistoryOptions {
 
 /**
  * A chat history backed by a thread: `getMessages` renders the thread as messages, `addMessages`
- * appends them as events (through `messages/toEvents`, the render's inverse), `clear` empties it.
+ * appends them as events (through `messages/toEvents`, the render's inverse, with
+ * `keepBlockForms`: images, files and audio come back in the block form they were given in, their
+ * bytes kept as blobs), `clear` empties it.
  */
 export class ThreadChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ["threadkeeper", "chat_history"];
@@ -41,7 +43,14 @@ export class ThreadChatMessageHistory extends BaseListChatMessageHistory {
   override async addMessages(messages: BaseMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const { iteration } = this.options;
-    await this.thread.appendMessages(messages, { iteration: typeof iteration === "function" ? iteration() : iteration });
+    const at = typeof iteration === "function" ? iteration() : iteration;
+    // Each media block keeps its own form (v0.3 `source_type`, `image_url`, v1), so it comes back as written.
+    const { events } = await this.thread.client.call<{ events: unknown[] }>("messages/toEvents", {
+      messages: await toStoredMessages(messages),
+      ...(at === undefined ? {} : { iteration: at }),
+      keepBlockForms: true,
+    });
+    await this.thread.append(events as never);
   }
 
   override async clear(): Promise<void> {

@@ -91,6 +91,13 @@ const KEPT = "responsesItem";
  */
 const BESIDE = "agentsJs";
 
+/** The event field that says where a kept item's media bytes are held as blobs (`keepMediaAsBlobs`). */
+const MEDIA = "responsesItemBlobs";
+
+function isRecordValue(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 type StoredEvent = Record<string, unknown>;
 
 /** Whether an event was written with its item kept (by this session, or any `keepItems` conversion). */
@@ -187,8 +194,26 @@ export class ThreadSession implements Session {
     }
   }
 
+  /**
+   * The events with each kept item whose media bytes the thread holds as blobs
+   * (`responsesItemBlobs`) given whole again: the server puts the bytes back (`responses/fromEvents`).
+   */
+  private async withMedia(events: readonly StoredEvent[]): Promise<StoredEvent[]> {
+    const held = events.filter((event) => MEDIA in event && isRecordValue(event[KEPT]));
+    if (held.length === 0) return [...events];
+    const { items } = await this.thread.client.call<{ items: Item[] }>("responses/fromEvents", { events: held });
+    const whole = new Map(held.map((event, i) => [event, items[i]]));
+    return events.map((event) => {
+      const item = whole.get(event);
+      if (item === undefined) return event;
+      const { [MEDIA]: _blobs, ...rest } = event;
+      return { ...rest, [KEPT]: item };
+    });
+  }
+
   /** The items of events: kept ones as they were added, runs of other events as the server reads them. */
-  private async itemsOf(events: readonly StoredEvent[]): Promise<AgentInputItem[]> {
+  private async itemsOf(stored: readonly StoredEvent[]): Promise<AgentInputItem[]> {
+    const events = await this.withMedia(stored);
     if (!events.some((event) => keptItem(event) || describedItem(event) !== undefined)) return this.renderedItems();
     const items: AgentInputItem[] = [];
     let run: StoredEvent[] = [];
@@ -240,6 +265,8 @@ export class ThreadSession implements Session {
       items: wires,
       iteration: await this.iterationFor(added[0]!),
       keepItems: true,
+      // Images' and files' bytes are stored once, as blobs, not as base64 inside the kept item.
+      keepMediaAsBlobs: true,
     });
     // Each event that gives an item keeps, beside its wire item, what the SDK's item has beyond it.
     let next = 0;
@@ -277,7 +304,7 @@ export class ThreadSession implements Session {
       if (last < 0) return undefined;
       const event = events[last]!;
       if (givesAnItem(event)) {
-        const item = ownItem(event);
+        const item = ownItem((await this.withMedia([event]))[0]!);
         await this.thread.pop({ count: events.length - last, expectedVersion: page.version });
         return item;
       }

@@ -81,6 +81,42 @@ const SHORT_CASES: AgentInputItem[][][] = [
   ],
 ];
 
+/** A 2 × 1 PNG and a tiny PDF, as base64. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/xp559wAAAABJRU5ErkJggg==";
+const PDF = "JVBERi0xLjQKMSAwIG9iajw8Pj5lbmRvYmoKdHJhaWxlcjw8Pj4KJSVFT0YK";
+
+/** Images and files: data URLs, a provider's file id, a URL, and a tool output of parts. */
+const MEDIA_BATCHES: AgentInputItem[][] = [
+  [
+    {
+      type: "message",
+      role: "user",
+      content: [
+        { type: "input_text", text: "What is in these?" },
+        { type: "input_image", image: `data:image/png;base64,${PNG}`, detail: "auto" },
+        { type: "input_file", file: `data:application/pdf;base64,${PDF}`, filename: "r.pdf" },
+        { type: "input_image", image: { id: "file-abc" }, detail: "high" },
+        { type: "input_image", image: "https://example.com/a.png", detail: "low" },
+        { type: "input_file", file: { url: "https://example.com/b.pdf" } },
+      ],
+    },
+  ],
+  [
+    { type: "function_call", callId: "c1", name: "chart", arguments: "{}", status: "completed" },
+    {
+      type: "function_call_result",
+      callId: "c1",
+      name: "chart",
+      status: "completed",
+      output: [
+        { type: "input_text", text: "the chart" },
+        { type: "input_image", image: `data:image/png;base64,${PNG}` },
+        { type: "input_file", file: `data:application/pdf;base64,${PDF}`, filename: "c.pdf" },
+      ],
+    },
+  ],
+];
+
 /** The Python client's items (wire form), as its tests add them. */
 const WIRE_BATCHES: Record<string, unknown>[][] = [
   [{ role: "system", content: "Be brief." }, { role: "user", content: "Weather in Lyon and Paris?" }],
@@ -265,6 +301,51 @@ for (const store of ["memory", "sqlite"] as const) {
       assert.deepEqual(await session.popItem(), fromWireItem(event!.responsesItem));
     });
 
+    test("images and files: the same items, pops and reads; the bytes are blobs, not base64 in events", async () => {
+      const thread = await tk.openThread();
+      await assertSameAsReference(new ThreadSession(thread), new MemorySession(), MEDIA_BATCHES);
+      const kept = await tk.openThread();
+      const session = new ThreadSession(kept);
+      for (const batch of MEDIA_BATCHES) await session.addItems(structuredClone(batch));
+      const events = JSON.stringify(await kept.events());
+      assert.ok(!events.includes(PNG) && !events.includes(PDF), events);
+      assert.deepEqual(await session.getItems(), MEDIA_BATCHES.flat());
+    });
+
+    test("the SDK's Runner with an image in, and a tool that answers with an image, keeps and sees the same items", async () => {
+      setTracingDisabled(true);
+      const chart = tool({
+        name: "chart",
+        description: "Draws a chart.",
+        parameters: { type: "object", properties: {}, required: [], additionalProperties: false },
+        strict: true,
+        execute: async () => [
+          { type: "text", text: "the chart" },
+          { type: "image", image: `data:image/png;base64,${PNG}` },
+        ],
+      });
+      const input: AgentInputItem[] = [MEDIA_BATCHES[0]![0]!];
+      const outputs = (): ModelResponse["output"][] => [
+        [{ type: "function_call", id: "fc_1", callId: "c1", name: "chart", arguments: "{}", status: "completed" }],
+        [{ type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "A red chart." }] }],
+      ];
+      const run = async (session: Session) => {
+        const model = new ScriptedModel(outputs());
+        await new Runner().run(new Agent({ name: "charts", instructions: "Draw.", model, tools: [chart] }), structuredClone(input), { session });
+        return model;
+      };
+      const ours = new ThreadSession(await tk.openThread());
+      const reference = new MemorySession();
+      const [ourModel, referenceModel] = [await run(ours), await run(reference)];
+      assert.deepEqual(
+        ourModel.requests.map((r) => r.input),
+        referenceModel.requests.map((r) => r.input),
+      );
+      const items = await reference.getItems();
+      assert.ok(JSON.stringify(items.at(-2)).includes(PNG), "the tool's image is in its output item");
+      await assertSameAsReference(ours, reference, []);
+    });
+
     test("the SDK's Runner with a scripted model keeps and sees the same items", async () => {
       setTracingDisabled(true);
       const ours = new ThreadSession(await tk.openThread());
@@ -300,7 +381,20 @@ async function runTwice(session: Session, model: ScriptedModel): Promise<void> {
 /** Reasoning, two parallel calls, then replies in two parts; it records what it was sent. */
 class ScriptedModel implements Model {
   readonly requests: ModelRequest[] = [];
-  private readonly outputs: ModelResponse["output"][] = [
+  constructor(private readonly outputs: ModelResponse["output"][] = WEATHER_OUTPUTS()) {}
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push({ ...request, input: structuredClone(request.input) });
+    return { usage: new Usage(), output: this.outputs.shift()! };
+  }
+
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error("not used");
+  }
+}
+
+function WEATHER_OUTPUTS(): ModelResponse["output"][] {
+  return [
     [
       { type: "reasoning", id: "rs_1", content: [{ type: "input_text", text: "two cities" }], providerData: { encryptedContent: "gAAAA1" } },
       { type: "function_call", id: "fc_1", callId: "c1", name: "weather", arguments: '{"city":"Lyon"}', status: "completed" },
@@ -320,13 +414,4 @@ class ScriptedModel implements Model {
     ],
     [{ type: "message", id: "msg_2", role: "assistant", status: "completed", content: [{ type: "output_text", text: "You asked about the weather." }] }],
   ];
-
-  async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    this.requests.push({ ...request, input: structuredClone(request.input) });
-    return { usage: new Usage(), output: this.outputs.shift()! };
-  }
-
-  async *getStreamedResponse(): AsyncIterable<never> {
-    throw new Error("not used");
-  }
 }

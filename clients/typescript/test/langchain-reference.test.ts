@@ -63,7 +63,55 @@ const STEPS: BaseMessage[][] = [
   ],
 ];
 
+/** A 2 × 1 PNG, a tiny PDF and an empty WAV, as base64. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR4nGP4z8AARAAI/gH/xp559wAAAABJRU5ErkJggg==";
+const PDF = "JVBERi0xLjQKMSAwIG9iajw8Pj5lbmRvYmoKdHJhaWxlcjw8Pj4KJSVFT0YK";
+const WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+
+/** Media in LangChain's standard blocks (v1: bytes as `base64` or a `url`, a file's name in `extras`; v0.3) and the older `image_url`. */
+const MEDIA_STEPS: BaseMessage[][] = [
+  [
+    new HumanMessage({
+      content: [
+        { type: "text", text: "What are these?" },
+        { type: "image", base64: PNG, mime_type: "image/png" },
+        { type: "image", url: "https://example.com/a.png" },
+        { type: "file", base64: PDF, mime_type: "application/pdf", extras: { filename: "r.pdf" } },
+        { type: "audio", base64: WAV, mime_type: "audio/wav" },
+      ],
+      id: "h-media",
+    }),
+  ],
+  [new AIMessage({ content: "A red image, a report and silence.", id: "a-media" })],
+  // The v0.3 standard form and the older image_url form come back in their own form.
+  [
+    new HumanMessage({
+      content: [
+        { type: "image", source_type: "base64", data: PNG, mime_type: "image/png" },
+        { type: "file", source_type: "base64", data: PDF, mime_type: "application/pdf", filename: "s.pdf" },
+        { type: "audio", source_type: "base64", data: WAV, mime_type: "audio/wav" },
+        { type: "image", source_type: "url", url: "https://example.com/b.png" },
+        { type: "image_url", image_url: { url: `data:image/png;base64,${PNG}`, detail: "high" } },
+        { type: "image_url", image_url: { url: "https://example.com/c.png" } },
+      ],
+    }),
+  ],
+];
+
 describe("ThreadChatMessageHistory against InMemoryChatMessageHistory", () => {
+  test("images, files and audio in v1, v0.3 and image_url blocks: the same messages; bytes kept as blobs", async () => {
+    const thread = await tk.openThread();
+    const ours = new ThreadChatMessageHistory(thread);
+    const reference = new InMemoryChatMessageHistory();
+    for (const step of MEDIA_STEPS) {
+      await ours.addMessages(step);
+      await reference.addMessages(step);
+      assertSameMessages(await ours.getMessages(), await reference.getMessages());
+    }
+    const events = JSON.stringify(await thread.events());
+    for (const bytes of [PNG, PDF, WAV]) assert.ok(!events.includes(bytes), events);
+  });
+
   test("every field matches after every step", async () => {
     const ours = new ThreadChatMessageHistory(await tk.openThread());
     const reference = new InMemoryChatMessageHistory();

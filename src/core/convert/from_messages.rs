@@ -64,7 +64,21 @@ pub fn messages_to_events(messages: &[StoredMessage], stamp: &EventStamp) -> Res
         .enumerate()
         .map(|(i, message)| Source::Message { message, path: format!("messages[{i}]"), items: Vec::new() })
         .collect();
-    sources_to_events(&sources, stamp, false)
+    sources_to_events(&sources, stamp, false, false)
+}
+
+/// The same events, each media part keeping the form of the LangChain block it was made of, so
+/// the `messages` render gives the block back as written ([`super::block_forms`]).
+pub fn messages_to_events_keeping_block_forms(
+    messages: &[StoredMessage],
+    stamp: &EventStamp,
+) -> Result<Vec<AgentEvent>, EventError> {
+    let sources: Vec<Source<'_>> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, message)| Source::Message { message, path: format!("messages[{i}]"), items: Vec::new() })
+        .collect();
+    sources_to_events(&sources, stamp, false, true)
 }
 
 /// With `keep_items`, every event carries the item it was made from (`responsesItem`; `null` on
@@ -74,6 +88,7 @@ pub(crate) fn sources_to_events(
     sources: &[Source<'_>],
     stamp: &EventStamp,
     keep_items: bool,
+    keep_block_forms: bool,
 ) -> Result<Vec<AgentEvent>, EventError> {
     let mut out = Events {
         stamp,
@@ -109,7 +124,7 @@ pub(crate) fn sources_to_events(
         if starts_group {
             out.asked_in_group = false;
         }
-        let media = media_of(&message.data.content, &format!("{path}.data.content"))?;
+        let media = media_of(&message.data.content, &format!("{path}.data.content"), keep_block_forms)?;
         match (&message.message_type, media) {
             (MessageType::Human, _) if Some(index) == opening => {}
             (MessageType::Human, Some(parts)) => out.parts("user", parts),
@@ -214,12 +229,19 @@ pub(crate) fn text_of(content: &Content) -> String {
 
 /// The content parts of a message that holds media: the thread's own parts, or LangChain
 /// content blocks read as parts ([`super::media_blocks`]); `None` for content without media.
-fn media_of(content: &Content, path: &str) -> Result<Option<Vec<Value>>, EventError> {
+fn media_of(content: &Content, path: &str, keep_block_forms: bool) -> Result<Option<Vec<Value>>, EventError> {
     match content {
         Content::Parts(parts) if crate::media::parts::has_media(parts) => Ok(Some(parts.to_vec())),
         Content::Other(value) => match &**value {
             Value::Array(blocks) => {
-                super::media_blocks::media_parts(blocks, super::media_blocks::Form::LangChain, path)
+                let parts = super::media_blocks::media_parts(blocks, super::media_blocks::Form::LangChain, path)?;
+                Ok(parts.map(|parts| {
+                    if keep_block_forms {
+                        super::block_forms::with_block_forms(blocks, parts)
+                    } else {
+                        parts
+                    }
+                }))
             }
             _ => Ok(None),
         },

@@ -17,6 +17,7 @@
 
 use super::from_messages::{sources_to_events, EventStamp, Source, KEPT_ITEM_EVENT_TYPE};
 use super::input_fields::{fault, string};
+use super::kept_media::names_provider_file;
 use super::media_blocks::{media_parts, Form};
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::messages::labels::{NON_RECOVERABLE_LABEL, NOT_COMPLETED_LABEL, RECOVERABLE_LABEL};
@@ -66,7 +67,7 @@ fn convert(items: &[Value], stamp: &EventStamp, keep_items: bool) -> Result<Vec<
             Piece::Event { fields, index } => Source::Event { fields: fields.clone(), items: kept(&[*index]) },
         })
         .collect();
-    sources_to_events(&sources, stamp, keep_items)
+    sources_to_events(&sources, stamp, keep_items, false)
 }
 
 /// An item read: a message (consecutive function calls share one; `indices` are their items),
@@ -90,7 +91,7 @@ fn read_item(item: &Value, index: usize, keep_items: bool, out: &mut Vec<Piece>)
         }
     };
     let message = match item_type {
-        "message" => read_message(fields, &path)?,
+        "message" => read_message(fields, &path, keep_items)?,
         "function_call" => {
             let call = read_call(fields, &path)?;
             if let Some(Piece::Message { message, indices }) = out.last_mut() {
@@ -102,7 +103,7 @@ fn read_item(item: &Value, index: usize, keep_items: bool, out: &mut Vec<Piece>)
             }
             StoredMessage::ai_tool_calls(vec![call])
         }
-        "function_call_output" => read_output(fields, &path)?,
+        "function_call_output" => read_output(fields, &path, keep_items)?,
         // Kept, a reasoning item without an id (no model takes it back) is the host's as it is.
         "reasoning" if keep_items && !fields.get("id").is_some_and(Value::is_string) => {
             out.push(Piece::Event { fields: kept_item_event(), index });
@@ -131,12 +132,12 @@ fn read_item(item: &Value, index: usize, keep_items: bool, out: &mut Vec<Piece>)
     Ok(())
 }
 
-fn read_message(fields: &Map<String, Value>, path: &str) -> Result<StoredMessage, EventError> {
+fn read_message(fields: &Map<String, Value>, path: &str, keep_items: bool) -> Result<StoredMessage, EventError> {
     let role = string(fields, "role", path)?;
     let content_path = format!("{path}.content");
     let text = content_text(fields.get("content"), &content_path)?;
     let media = match fields.get("content") {
-        Some(Value::Array(parts)) => media_parts(parts, Form::Responses, &content_path)?,
+        Some(Value::Array(parts)) => held_media(parts, keep_items, &content_path)?,
         _ => None,
     };
     let mut message = match (role, media) {
@@ -159,6 +160,18 @@ fn read_message(fields: &Map<String, Value>, path: &str) -> Result<StoredMessage
         message.data.extra.insert("id".into(), id.clone());
     }
     Ok(message)
+}
+
+/// The media parts of an item's content. Kept, a part naming a provider's file (`file_id`) is
+/// passed over (the item keeps it whole); otherwise it is refused, naming it.
+fn held_media(parts: &[Value], keep_items: bool, path: &str) -> Result<Option<Vec<Value>>, EventError> {
+    if !keep_items || !parts.iter().any(names_provider_file) {
+        return media_parts(parts, Form::Responses, path);
+    }
+    // Nulls, which no form reads, keep the other parts' indices in error paths.
+    let held: Vec<Value> =
+        parts.iter().map(|part| if names_provider_file(part) { Value::Null } else { part.clone() }).collect();
+    media_parts(&held, Form::Responses, path)
 }
 
 /// A message's content: a string, or parts whose `text` (`input_text`, `output_text`, `text`)
@@ -195,11 +208,11 @@ fn read_call(fields: &Map<String, Value>, path: &str) -> Result<ToolCall, EventE
     Ok(ToolCall::new(id, name, args))
 }
 
-fn read_output(fields: &Map<String, Value>, path: &str) -> Result<StoredMessage, EventError> {
+fn read_output(fields: &Map<String, Value>, path: &str, keep_items: bool) -> Result<StoredMessage, EventError> {
     let id = string(fields, "call_id", path)?;
     let mut message = match fields.get("output") {
         Some(Value::String(text)) => StoredMessage::tool(id, text.clone()),
-        Some(Value::Array(parts)) => match media_parts(parts, Form::Responses, &format!("{path}.output"))? {
+        Some(Value::Array(parts)) => match held_media(parts, keep_items, &format!("{path}.output"))? {
             Some(parts) => {
                 let mut message = StoredMessage::tool(id, String::new());
                 message.data.content = Content::Parts(parts.into());

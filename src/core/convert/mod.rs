@@ -7,6 +7,7 @@
 
 mod ai_sdk_reasoning;
 mod ai_sdk_shapes;
+mod block_forms;
 mod claude_code_media;
 mod claude_code_tree;
 mod cli_prompt;
@@ -22,6 +23,7 @@ mod host_session;
 mod input_fields;
 mod js_whitespace;
 mod kept_items;
+mod kept_media;
 mod media_blocks;
 mod pydantic_ai_media;
 mod session_media;
@@ -37,11 +39,14 @@ pub use from_bedrock_converse::bedrock_converse_to_events;
 pub use from_claude_code::{CLAUDE_CODE_BLOCK_EVENT_TYPE, CLAUDE_CODE_KEY, CLAUDE_CODE_LINE_EVENT_TYPE};
 pub use from_codex::CODEX_LINE_EVENT_TYPE;
 pub use from_gemini::gemini_to_events;
-pub use from_messages::{messages_to_events, EventStamp, KEPT_ITEM_EVENT_TYPE, KEPT_ITEM_KEY};
+pub use from_messages::{
+    messages_to_events, messages_to_events_keeping_block_forms, EventStamp, KEPT_ITEM_EVENT_TYPE, KEPT_ITEM_KEY,
+};
 pub use from_pydantic_ai::pydantic_ai_to_events;
 pub use from_responses::{responses_to_events, responses_to_events_keeping_items};
 pub use host_session::{Branch, BranchKind, LeftOut, SessionError, SessionImport};
 pub use kept_items::responses_from_events;
+pub use kept_media::{kept_item_blobs, kept_media_from_blobs, kept_media_to_blobs, KEPT_ITEM_BLOBS_KEY};
 pub use session_reader::{HostFormat, SessionReader};
 pub use to_prompt::messages_to_prompt;
 pub use to_xml::messages_to_xml;

@@ -28,6 +28,14 @@ fn blocks(parts: &[Value], media: &MediaBytes) -> Option<Vec<Value>> {
         .map(|part| match part {
             Part::Text(text) => json!({"type": "text", "text": text}),
             Part::Media(part) => {
+                let bytes = match part.source {
+                    PartSource::Blob(id) => media.get(id),
+                    _ => None,
+                };
+                if let Some(block) = super::block_forms::block_in_its_form(part.fields, bytes) {
+                    carried = true;
+                    return block;
+                }
                 let mut block = Map::new();
                 block.insert("type".into(), part.kind.as_str().into());
                 match part.source {

@@ -1,5 +1,6 @@
 //! Chat messages from a thread (seeds 001 and 002), in LangChain's stored-message form.
 
+pub mod block_forms;
 mod call_ids;
 mod injection;
 pub mod labels;

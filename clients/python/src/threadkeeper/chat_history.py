@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import sys
+from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from ._bridge import ThreadBridge
+from .langchain import langchain_to_stored_messages
 from .client import AsyncThread
 from .sync import Thread
 from .types import MessagesRenderOptions
@@ -30,6 +32,9 @@ class ThreadChatMessageHistory(BaseChatMessageHistory):
     async variants work too), or an :class:`AsyncThread` to use ``aget_messages``,
     ``aadd_messages`` and ``aclear``. ``render_options`` (``context_mode``, ``instructions``, ...)
     apply to every read.
+
+    Images, files and audio come back in the block form they were given in (``messages/toEvents``
+    with ``keepBlockForms``), their bytes kept as blobs.
 
     Messages added in one call share an iteration: a call that starts with a human message opens
     the next iteration, any other call continues the last one.
@@ -69,7 +74,10 @@ class ThreadChatMessageHistory(BaseChatMessageHistory):
         if not messages:
             return
         iteration = await self._bridge.next_iteration(starts_turn=isinstance(messages[0], HumanMessage))
-        await self._bridge.thread.append_langchain_messages(list(messages), iteration=iteration)
+        # Each media block keeps its own form (v0.3 ``source_type``, ``image_url``, v1), so it comes back as written.
+        params: dict[str, Any] = {"messages": langchain_to_stored_messages(list(messages)), "iteration": iteration, "keepBlockForms": True}
+        result = await self._bridge.client.request("messages/toEvents", params)
+        await self._bridge.thread.append(result["events"])
 
     async def _clear(self) -> None:
         await self._bridge.thread.clear()

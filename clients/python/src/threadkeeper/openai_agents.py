@@ -109,7 +109,9 @@ class ThreadSession:
     async def _add(self, items: list[dict[str, Any]]) -> None:
         thread = self._bridge.thread
         iteration = await self._bridge.next_iteration(starts_turn=_starts_turn(items[0]))
-        result = await self._bridge.client.request("responses/toEvents", {"items": items, "iteration": iteration, "keepItems": True})
+        # Images' and files' bytes are stored once, as blobs, not as base64 inside the kept item.
+        params = {"items": items, "iteration": iteration, "keepItems": True, "keepMediaAsBlobs": True}
+        result = await self._bridge.client.request("responses/toEvents", params)
         await thread.append(result["events"])
 
     async def _pop(self) -> TResponseInputItem | None:
