@@ -65,7 +65,12 @@ pub(super) fn index_fork(conn: &Connection, source: i64, fork: i64, prefix: i64)
 /// Indexes every event of the file (a database from before the index), reporting counts.
 pub(super) fn build(conn: &Connection) -> rusqlite::Result<()> {
     let total: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?;
-    tracing::info!(events = total, "building the search index");
+    // At warn, which the default log filter shows: a database from before the index is
+    // indexed once, which can take minutes, and the operator should see why the start is slow.
+    // A new database (no events) builds nothing and says nothing.
+    if total > 0 {
+        tracing::warn!(events = total, "building the search index (once, for the events already stored)");
+    }
     let mut select = conn.prepare("SELECT thread_key, seq, body FROM events")?;
     let mut rows = select.query([])?;
     let mut insert = conn.prepare("INSERT INTO search_index (rowid, words) VALUES (?1, ?2)")?;
@@ -75,10 +80,12 @@ pub(super) fn build(conn: &Connection) -> rusqlite::Result<()> {
         insert.execute(params![row_id(key, seq), indexed_words(&body).join(" ")])?;
         done += 1;
         if done.is_multiple_of(BUILD_PROGRESS_EVERY) {
-            tracing::info!(events = done, of = total, "building the search index");
+            tracing::warn!(events = done, of = total, "building the search index");
         }
     }
-    tracing::info!(events = done, "built the search index");
+    if total > 0 {
+        tracing::warn!(events = done, "built the search index");
+    }
     Ok(())
 }
 
