@@ -95,7 +95,11 @@ impl Corpus {
             query("conf*".into(), "prefix, common", vec![prefix("conf")]),
             query(format!("{rare_prefix}*"), "prefix, rarer", vec![prefix(rare_prefix)]),
             query("latency -retry".into(), "word minus a common word", vec![word("latency"), not("retry")]),
-            query(format!("{} -{}", w(1_000), w(10)), "rarer word minus a common one", vec![word(w(1_000)), not(w(10))]),
+            query(
+                format!("{} -{}", w(1_000), w(10)),
+                "rarer word minus a common one",
+                vec![word(w(1_000)), not(w(10))],
+            ),
             query(
                 format!("{} \"status 200\" -timeout", w(100)),
                 "word, phrase and exclusion",
@@ -111,10 +115,8 @@ fn query(query: String, kind: &'static str, terms: Vec<RgTerm>) -> BenchQuery {
         rg_args.extend(["-e".into(), only.regex.clone()]);
     } else {
         // One line (event) must hold every term and none of the excluded: lookaheads, PCRE2.
-        let pattern: String = terms
-            .iter()
-            .map(|t| format!("(?{}.*{})", if t.excluded { '!' } else { '=' }, t.regex))
-            .collect();
+        let pattern: String =
+            terms.iter().map(|t| format!("(?{}.*{})", if t.excluded { '!' } else { '=' }, t.regex)).collect();
         rg_args.extend(["-P".into(), "-e".into(), format!("^{pattern}")]);
     }
     BenchQuery { query, kind, rg_args }

@@ -223,5 +223,8 @@ fn a_malformed_search_query_is_one_clear_line_and_exit_code_2() {
     }
     let out = run(&["search", "--store", &store, "--limit", "0", "main"], "");
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8(out.stderr).unwrap(), "threadkeeper: invalid params: limit: must be 1 to 100, got 0\n");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "threadkeeper: invalid params: limit: must be 1 to 100, got 0\n"
+    );
 }
