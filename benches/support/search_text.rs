@@ -82,7 +82,7 @@ impl Corpus {
         let prefix = |p: &str| RgTerm { regex: format!(r"\b{p}"), excluded: false };
         let rare_prefix = &w(5_000)[..4];
         vec![
-            query("the".into(), "word, in every event", vec![word("the")]),
+            query("the".into(), "word, common in prose", vec![word("the")]),
             query("timeout".into(), "word, common", vec![word("timeout")]),
             query(w(10).into(), "word, Zipf rank 10", vec![word(w(10))]),
             query(w(1_000).into(), "word, Zipf rank 1,000", vec![word(w(1_000))]),

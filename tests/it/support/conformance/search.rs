@@ -290,7 +290,8 @@ pub async fn hostile_query_text_gets_hits_or_a_clear_error_and_changes_nothing(b
     load(store).await;
     let before = snapshot(store).await;
     let service = ThreadService::new(b.store.clone(), Limits::default());
-    let long_word = "deploy".repeat(40); // past the 64 bytes a word is cut to
+    // Past the 64 bytes a word is cut to.
+    let long_word = "deploy".repeat(40);
     // 32 terms (the most a query may have) of 30 characters and 90 bytes each: 991 characters.
     let wide_word = "東京".repeat(15);
     let many_long_words = vec![wide_word.as_str(); 32].join(" ");
