@@ -10,8 +10,9 @@ use threadkeeper::store::{open_store, StoreSpec};
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
-    /// Words, "quoted phrases", prefix* and -excluded terms (see `thread/search`).
-    #[arg(value_name = "QUERY")]
+    /// Words, "quoted phrases", prefix* and -excluded terms (see `thread/search`). A query
+    /// may start with an excluded term (`-staging deploy`) without `--` before it.
+    #[arg(value_name = "QUERY", allow_hyphen_values = true)]
     query: String,
     /// The store to search (default: the default store of `serve`).
     #[arg(long, env = "THREADKEEPER_STORE", value_name = "STORE")]

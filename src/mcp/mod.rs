@@ -4,8 +4,8 @@
 //! handshake and version negotiation for 2024-11-05 … 2025-11-25, `server/discover` and
 //! per-request `_meta` for 2026-07-28. This module adds what is threadkeeper's own:
 //!
-//! - [`tools`]: `list_threads`, `read_thread`, `get_event`, `search_threads` (a stub until search
-//!   lands), and `import_session` (only with allowed directories);
+//! - [`tools`]: `list_threads`, `read_thread`, `get_event`, `search_threads`
+//!   (`thread/search`), and `import_session` (only with allowed directories);
 //! - [`resources`]: each thread as `thread://{threadId}`;
 //! - [`page`]: a thread's events rendered in pages that never pass a token budget, so a long
 //!   thread cannot flood an agent's context;

@@ -147,3 +147,84 @@ fn render_drop_leaves_unanswered_calls_out() {
         "{\n  \"messages\": [\n    {\n      \"role\": \"user\",\n      \"content\": \"go\"\n    }\n  ]\n}\n"
     );
 }
+
+/// A SQLite store holding two small threads, written through `serve`.
+fn search_store(dir: &std::path::Path) -> String {
+    let store = format!("sqlite:{}", dir.join("threads.db").display());
+    let requests = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"cli-test"}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"thread/open","params":{"threadId":"deploy"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"thread/append","params":{"threadId":"deploy","events":[{"type":"message","role":"user","content":"Deploy the main   branch\nto staging","iteration":0},{"type":"tool_call","toolName":"run_shell","toolCallId":"c1","args":{"command":"git push origin main"},"iteration":1},{"type":"tool_result","toolCallId":"c1","result":"error: failed to push some refs","iteration":1}]}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"thread/open","params":{"threadId":"notes"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"thread/append","params":{"threadId":"notes","events":[{"type":"message","role":"assistant","content":"main is green again","iteration":0}]}}"#,
+    ];
+    // Input ends without `exit`, so the server's status is not 0; its answers are what count.
+    let out = run(&["serve", "--store", &store], &(requests.join("\n") + "\n"));
+    let answers = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(answers.lines().count(), 5, "{answers}");
+    assert!(!answers.contains("\"error\""), "{answers}");
+    store
+}
+
+#[test]
+fn search_prints_hits_as_thread_and_event_with_snippets_plain_when_piped() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = search_store(dir.path());
+    let out = stdout(&run(&["search", "--store", &store, "branch"], ""));
+    assert_eq!(out, "deploy:0\tDeploy the main «branch» to staging\n");
+    let out = stdout(&run(&["search", "--store", &store, "main"], ""));
+    let mut places: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    places.sort();
+    assert_eq!(places, ["deploy:0", "deploy:1", "notes:0"]);
+    assert!(!out.contains('\x1b'), "no colour when piped: {out:?}");
+    assert!(out.lines().all(|l| l.contains("«main»")), "{out}");
+    let out = stdout(&run(&["search", "--store", &store, "--limit", "1", "push -error"], ""));
+    assert_eq!(out, "deploy:1\trun_shell {\"command\":\"git «push» origin main\"}\n");
+    // A query may start with an excluded term, and the options may follow it.
+    let out = stdout(&run(&["search", "--store", &store, "-error push", "--limit", "1"], ""));
+    assert_eq!(out, "deploy:1\trun_shell {\"command\":\"git «push» origin main\"}\n");
+    assert_eq!(stdout(&run(&["search", "--store", &store, "nowhere"], "")), "");
+}
+
+#[test]
+fn search_json_is_the_methods_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = search_store(dir.path());
+    let out = stdout(&run(&["search", "--store", &store, "--json", "--limit", "2", "main"], ""));
+    let result: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let hits = result["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 2);
+    for hit in hits {
+        for field in ["threadId", "eventIndex", "iteration", "type", "snippet", "score"] {
+            assert!(hit.get(field).is_some(), "{field} in {hit}");
+        }
+    }
+    assert!(result["nextCursor"].is_string(), "{result}");
+    let out = stdout(&run(&["search", "--store", &store, "--json", "branch"], ""));
+    let result: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(result["hits"][0]["role"], "user");
+    assert_eq!(result["hits"][0]["snippet"], "Deploy the main «branch» to staging");
+    assert!(result.get("nextCursor").is_none());
+}
+
+#[test]
+fn a_malformed_search_query_is_one_clear_line_and_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = search_store(dir.path());
+    for (query, reason) in [
+        ("\"main branch", "query: a quote opened at character 1 is never closed"),
+        ("-main", "query: the query has no words to search for (only exclusions, or no letters or digits)"),
+        ("   ", "query: the query is empty"),
+    ] {
+        let out = run(&["search", "--store", &store, query], "");
+        assert_eq!(out.status.code(), Some(2), "{query}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("threadkeeper: invalid params: {reason}\n"));
+    }
+    let out = run(&["search", "--store", &store, "--limit", "0", "main"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "threadkeeper: invalid params: limit: must be 1 to 100, got 0\n"
+    );
+}

@@ -16,6 +16,8 @@ import type {
   ParsedReply,
   ParsedToolCalls,
   PromptCliOptions,
+  SearchParams,
+  SearchResult,
   SerializeOptions,
   StoredMessage,
   ThreadInfo,
@@ -211,6 +213,15 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
 
   async listThreads(options: CallOptions = {}): Promise<ThreadInfo[]> {
     return (await this.call<{ threads: ThreadInfo[] }>("thread/list", {}, options)).threads;
+  }
+
+  /**
+   * The events of every stored thread matching `params.query`, best first, one page
+   * (`thread/search`); pass `nextCursor` back as `cursor` for the next. A malformed query, limit,
+   * cursor or filter is -32602 naming the field (`error.data.path`).
+   */
+  async search(params: SearchParams, options: CallOptions = {}): Promise<SearchResult> {
+    return this.call<SearchResult>("thread/search", params, options);
   }
 
   /** Deletes a thread; `false` when there was none. */

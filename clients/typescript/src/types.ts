@@ -402,6 +402,46 @@ export interface ThreadInfo {
   updatedAt: number;
 }
 
+/** `thread/search`'s params (see the protocol's query language: words, "phrases", prefix*, -excluded). */
+export interface SearchParams {
+  query: string;
+  /** Hits per page, 1 to 100 (default 20). */
+  limit?: number;
+  /** A previous page's `nextCursor`. */
+  cursor?: string;
+  /** Only these threads (1 to 100 ids). */
+  threadIds?: string[];
+  /** Only events of these types (1 to 16). */
+  types?: string[];
+  /** Only events whose `timestamp` (ms since the epoch) is at least this. */
+  since?: number;
+  /** Only events whose `timestamp` is before this. */
+  until?: number;
+}
+
+/** One matching event. */
+export interface SearchHit {
+  threadId: string;
+  /** The event's position in `thread/events`. */
+  eventIndex: number;
+  iteration: number;
+  /** The event's type. */
+  type: string;
+  /** A message's role. */
+  role?: string;
+  /** Up to 24 words around the first match, matches between « and ». */
+  snippet: string;
+  /** Relevance, higher is better; comparable within one store only. */
+  score: number;
+}
+
+/** One page of hits, best first. */
+export interface SearchResult {
+  hits: SearchHit[];
+  /** Pass as `cursor` for the next page; absent on the last one. */
+  nextCursor?: string;
+}
+
 export interface AppendResult {
   threadId: string;
   version: number;

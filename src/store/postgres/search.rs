@@ -70,7 +70,12 @@ pub(crate) fn tsquery(query: &Query) -> String {
 /// Fills the column for rows without it and makes the index (a database from before).
 pub(super) async fn build(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), tokio_postgres::Error> {
     let total: i64 = tx.query_one("SELECT count(*) FROM threadkeeper_events", &[]).await?.get(0);
-    tracing::info!(events = total, "building the search index");
+    // At warn, which the default log filter shows: a database from before the index is
+    // indexed once, which can take minutes, and the operator should see why the start is slow.
+    // A new database (no events) builds nothing and says nothing.
+    if total > 0 {
+        tracing::warn!(events = total, "building the search index (once, for the events already stored)");
+    }
     let mut done = 0u64;
     let mut next_report = BUILD_PROGRESS_EVERY;
     loop {
@@ -96,12 +101,14 @@ pub(super) async fn build(tx: &deadpool_postgres::Transaction<'_>) -> Result<(),
         .await?;
         done += rows.len() as u64;
         if done >= next_report {
-            tracing::info!(events = done, of = total, "building the search index");
+            tracing::warn!(events = done, of = total, "building the search index");
             next_report += BUILD_PROGRESS_EVERY;
         }
     }
     tx.batch_execute(CREATE_INDEX).await?;
-    tracing::info!(events = done, "built the search index");
+    if total > 0 {
+        tracing::warn!(events = done, "built the search index");
+    }
     Ok(())
 }
 

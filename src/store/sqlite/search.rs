@@ -65,7 +65,12 @@ pub(super) fn index_fork(conn: &Connection, source: i64, fork: i64, prefix: i64)
 /// Indexes every event of the file (a database from before the index), reporting counts.
 pub(super) fn build(conn: &Connection) -> rusqlite::Result<()> {
     let total: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?;
-    tracing::info!(events = total, "building the search index");
+    // At warn, which the default log filter shows: a database from before the index is
+    // indexed once, which can take minutes, and the operator should see why the start is slow.
+    // A new database (no events) builds nothing and says nothing.
+    if total > 0 {
+        tracing::warn!(events = total, "building the search index (once, for the events already stored)");
+    }
     let mut select = conn.prepare("SELECT thread_key, seq, body FROM events")?;
     let mut rows = select.query([])?;
     let mut insert = conn.prepare("INSERT INTO search_index (rowid, words) VALUES (?1, ?2)")?;
@@ -75,10 +80,12 @@ pub(super) fn build(conn: &Connection) -> rusqlite::Result<()> {
         insert.execute(params![row_id(key, seq), indexed_words(&body).join(" ")])?;
         done += 1;
         if done.is_multiple_of(BUILD_PROGRESS_EVERY) {
-            tracing::info!(events = done, of = total, "building the search index");
+            tracing::warn!(events = done, of = total, "building the search index");
         }
     }
-    tracing::info!(events = done, "built the search index");
+    if total > 0 {
+        tracing::warn!(events = done, "built the search index");
+    }
     Ok(())
 }
 
@@ -108,23 +115,10 @@ pub(crate) fn fts5_query(query: &Query) -> String {
 }
 
 /// One page of hits (and one more, to tell whether more follow). Ranked by `bm25()` (negated,
-/// so higher is better); ties in thread creation order, then event order.
+/// so higher is better); ties in thread creation order, then event order (the row id's order).
 pub(super) fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<(Vec<StoredHit>, bool)> {
-    let json_list = |list: &Option<Vec<String>>| list.as_ref().map(|l| serde_json::Value::from(l.clone()).to_string());
-    // CROSS JOIN keeps FTS5 the outer loop: the events are looked up by the matches' ids.
-    let mut select = conn.prepare_cached(
-        "SELECT t.thread_id, e.seq, e.body, -bm25(search_index) AS score
-         FROM search_index s
-         CROSS JOIN events e ON e.thread_key = (s.rowid >> 32) AND e.seq = (s.rowid & 4294967295)
-         CROSS JOIN threads t ON t.thread_key = e.thread_key
-         WHERE search_index MATCH ?1
-           AND (?2 IS NULL OR json_extract(e.body, '$.type') IN (SELECT value FROM json_each(?2)))
-           AND (?3 IS NULL OR json_extract(e.body, '$.timestamp') >= ?3)
-           AND (?4 IS NULL OR json_extract(e.body, '$.timestamp') < ?4)
-           AND (?5 IS NULL OR t.thread_id IN (SELECT value FROM json_each(?5)))
-         ORDER BY score DESC, e.thread_key, e.seq
-         LIMIT ?6 OFFSET ?7",
-    )?;
+    let filtered = request.types.is_some() || request.since.is_some() || request.until.is_some();
+    let mut select = conn.prepare_cached(if filtered { READ_THEN_RANK } else { RANK_THEN_READ })?;
     let rows = select.query_map(
         params![
             fts5_query(&request.query),
@@ -149,6 +143,44 @@ pub(super) fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Re
     hits.truncate(request.limit);
     Ok((hits, more))
 }
+
+fn json_list(list: &Option<Vec<String>>) -> Option<String> {
+    list.as_ref().map(|l| serde_json::Value::from(l.clone()).to_string())
+}
+
+/// Without type or time filters the index alone ranks the matches, and only the page's events
+/// are read: a word in most events costs one `bm25()` per match, not one event read per match.
+/// (`?2`–`?4`, the filters, are unused here: both statements take the same parameters.)
+const RANK_THEN_READ: &str = "
+    WITH page AS (
+        SELECT rowid AS id, -bm25(search_index) AS score
+        FROM search_index
+        WHERE search_index MATCH ?1
+          AND (?5 IS NULL OR (rowid >> 32) IN (
+              SELECT thread_key FROM threads WHERE thread_id IN (SELECT value FROM json_each(?5))))
+        ORDER BY score DESC, id
+        LIMIT ?6 OFFSET ?7
+    )
+    SELECT t.thread_id, e.seq, e.body, page.score
+    FROM page
+    CROSS JOIN events e ON e.thread_key = (page.id >> 32) AND e.seq = (page.id & 4294967295)
+    CROSS JOIN threads t ON t.thread_key = e.thread_key
+    ORDER BY page.score DESC, page.id";
+
+/// With type or time filters each match's event is read to filter it, then ranked.
+/// CROSS JOIN keeps FTS5 the outer loop: the events are looked up by the matches' ids.
+const READ_THEN_RANK: &str = "
+    SELECT t.thread_id, e.seq, e.body, -bm25(search_index) AS score
+    FROM search_index s
+    CROSS JOIN events e ON e.thread_key = (s.rowid >> 32) AND e.seq = (s.rowid & 4294967295)
+    CROSS JOIN threads t ON t.thread_key = e.thread_key
+    WHERE search_index MATCH ?1
+      AND (?2 IS NULL OR json_extract(e.body, '$.type') IN (SELECT value FROM json_each(?2)))
+      AND (?3 IS NULL OR json_extract(e.body, '$.timestamp') >= ?3)
+      AND (?4 IS NULL OR json_extract(e.body, '$.timestamp') < ?4)
+      AND (?5 IS NULL OR t.thread_id IN (SELECT value FROM json_each(?5)))
+    ORDER BY score DESC, e.thread_key, e.seq
+    LIMIT ?6 OFFSET ?7";
 
 #[cfg(test)]
 mod tests {

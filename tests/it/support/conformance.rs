@@ -163,6 +163,7 @@ macro_rules! conformance_suite {
             search_follows_pops_forks_compaction_and_deletes,
             search_pages_cover_every_hit_once_best_first,
             hostile_queries_never_fail_or_change_the_store,
+            hostile_query_text_gets_hits_or_a_clear_error_and_changes_nothing,
         );
     };
     (@tests $setup:path; $($check:ident),* $(,)?) => {

@@ -61,6 +61,7 @@ from .types import (
     RollingCompactResult,
     RollingStep,
     StoredMessage,
+    SearchResult,
     ThreadInfo,
     ThreadSettings,
     TokenCount,
@@ -906,6 +907,32 @@ class AsyncThreadKeeper:
     async def list_threads(self, *, timeout: float | None = None) -> list[ThreadInfo]:
         result = await self.request("thread/list", {}, timeout=timeout)
         return [ThreadInfo.from_wire(t) for t in result["threads"]]
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        thread_ids: Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        timeout: float | None = None,
+    ) -> SearchResult:
+        """The events of every stored thread matching ``query``, best first, one page
+        (``thread/search``: words, "phrases", prefix* and -excluded terms). Pass
+        ``next_cursor`` back as ``cursor`` for the next page. A malformed query, limit, cursor
+        or filter raises ``ThreadKeeperError`` -32602 whose ``data["path"]`` names the field."""
+        params: dict[str, Any] = {"query": query}
+        for name, value in (("limit", limit), ("cursor", cursor), ("since", since), ("until", until)):
+            if value is not None:
+                params[name] = value
+        if thread_ids is not None:
+            params["threadIds"] = list(thread_ids)
+        if types is not None:
+            params["types"] = list(types)
+        return SearchResult.from_wire(await self.request("thread/search", params, timeout=timeout))
 
     async def delete_thread(self, thread_id: str, *, timeout: float | None = None) -> bool:
         result = await self.request("thread/delete", {"threadId": thread_id}, timeout=timeout)

@@ -197,6 +197,7 @@ class ThreadKeeper:
     open_thread = _blocking_thread(AsyncThreadKeeper.open_thread)
     list_threads = _blocking(AsyncThreadKeeper.list_threads)
     delete_thread = _blocking(AsyncThreadKeeper.delete_thread)
+    search = _blocking(AsyncThreadKeeper.search)
     import_thread = _blocking_thread(AsyncThreadKeeper.import_thread)
     put_blob = _blocking(AsyncThreadKeeper.put_blob)
     get_blob = _blocking(AsyncThreadKeeper.get_blob)

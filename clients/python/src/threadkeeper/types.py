@@ -713,6 +713,49 @@ class ThreadSettings(TypedDict, total=False):
 
 
 @dataclass(frozen=True)
+class SearchHit:
+    """One event matching a ``thread/search`` query."""
+
+    thread_id: str
+    #: The event's position in ``thread/events``.
+    event_index: int
+    iteration: int
+    #: The event's type.
+    type: str
+    #: Up to 24 words around the first match, matches between « and ».
+    snippet: str
+    #: Relevance, higher is better; comparable within one store only.
+    score: float
+    #: A message's role.
+    role: str | None = None
+
+    @classmethod
+    def from_wire(cls, value: dict[str, Any]) -> SearchHit:
+        return cls(
+            thread_id=value["threadId"],
+            event_index=value["eventIndex"],
+            iteration=value["iteration"],
+            type=value["type"],
+            snippet=value["snippet"],
+            score=value["score"],
+            role=value.get("role"),
+        )
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One page of ``thread/search`` hits, best first."""
+
+    hits: list[SearchHit]
+    #: Pass as ``cursor`` for the next page; ``None`` on the last one.
+    next_cursor: str | None = None
+
+    @classmethod
+    def from_wire(cls, value: dict[str, Any]) -> SearchResult:
+        return cls(hits=[SearchHit.from_wire(h) for h in value["hits"]], next_cursor=value.get("nextCursor"))
+
+
+@dataclass(frozen=True)
 class ThreadInfo:
     thread_id: str
     #: Number of successful appends; starts at 0.

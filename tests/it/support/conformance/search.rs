@@ -269,3 +269,69 @@ pub async fn hostile_queries_never_fail_or_change_the_store(b: Backing) {
     let (_, events) = store.events_from("search-a", 0).await.unwrap();
     assert_eq!(events.len(), 5, "searching changes nothing");
 }
+
+/// Every thread's record and events, to tell that nothing changed.
+async fn snapshot(store: &dyn Store) -> Vec<(String, u64, Vec<String>)> {
+    let mut threads = Vec::new();
+    for record in store.list().await.unwrap() {
+        let (record, events) = store.events_from(&record.thread_id, 0).await.unwrap();
+        threads.push((record.thread_id, record.version, events.iter().map(str::to_owned).collect()));
+    }
+    threads.sort();
+    threads
+}
+
+/// Hostile query text as `thread/search` receives it (the parse and the store together):
+/// each gets hits or a clear refusal naming `query`, never a store failure (-32603 on the
+/// wire), and nothing in the store changes.
+pub async fn hostile_query_text_gets_hits_or_a_clear_error_and_changes_nothing(b: Backing) {
+    use threadkeeper::service::{Limits, SearchOptions, ServiceError, ThreadService};
+    let store = &*b.store;
+    load(store).await;
+    let before = snapshot(store).await;
+    let service = ThreadService::new(b.store.clone(), Limits::default());
+    // Past the 64 bytes a word is cut to.
+    let long_word = "deploy".repeat(40);
+    // 32 terms (the most a query may have) of 30 characters and 90 bytes each: 991 characters.
+    let wide_word = "東京".repeat(15);
+    let many_long_words = vec![wide_word.as_str(); 32].join(" ");
+    let hostile: Vec<(String, bool)> = vec![
+        // (query, whether it must parse)
+        ("x".repeat(100 * 1024), false),
+        ("deploy ".repeat(100 * 1024 / 7), false),
+        ("\"deploy main".into(), false),
+        ("deploy \"main\" \"".into(), false),
+        ("\"".into(), false),
+        ("*".into(), false),
+        ("-deploy".into(), false),
+        ("\0".into(), false),
+        ("deploy\0main\0".into(), true),
+        ("\0deploy".into(), true),
+        ("NEAR(deploy, main, 2)".into(), true),
+        ("deploy OR main NOT staging AND".into(), true),
+        ("{deploy main}: ^push + \"a\"*".into(), true),
+        ("\"\"\"\"deploy\"\"\"\"".into(), true),
+        ("deploy* ** main*".into(), false),
+        ("'); DELETE FROM events; --".into(), true),
+        ("deploy & !main | staging <-> push:* @@ to_tsquery('x')".into(), true),
+        (long_word.clone(), true),
+        (many_long_words, true),
+        ("\u{feff}deploy\u{202e}main\u{200b}".into(), true),
+        ("\u{1F680} deploy \u{10FFFF}".into(), true),
+    ];
+    for (query, must_parse) in &hostile {
+        let shown: String = query.chars().take(60).collect();
+        match service.search(query, SearchOptions::default()).await {
+            Ok(_) => {}
+            Err(ServiceError::InvalidParams { path, reason }) if !must_parse => {
+                assert_eq!(path, "query", "{shown:?}: {reason}");
+                assert!(!reason.is_empty());
+            }
+            Err(e) => panic!("{shown:?}: {e}"),
+        }
+    }
+    // A word past 64 bytes is cut as the events' words are; no event holds this one.
+    let cut = service.search(&long_word, SearchOptions::default()).await.unwrap();
+    assert!(cut.hits.is_empty(), "{:?}", cut.hits);
+    assert_eq!(snapshot(store).await, before, "searching changes nothing");
+}
