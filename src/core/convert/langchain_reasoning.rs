@@ -208,4 +208,27 @@ mod tests {
         assert_eq!(events[0]["provider"], "openai");
         assert_eq!(events[0]["itemId"], "rs_1");
     }
+
+    proptest::proptest! {
+        /// Whatever the text and signature, the kept form gives the very block back, and the
+        /// form holds no copy of the text.
+        #[test]
+        fn any_thinking_block_comes_back_from_its_kept_form(
+            text in "\\PC{0,40}", signature in "[A-Za-z0-9+/=]{0,12}", kind in 0..3usize,
+        ) {
+            let block = match kind {
+                0 => json!({"type": "thinking", "thinking": text, "signature": signature}),
+                1 => json!({"type": "redacted_thinking", "data": text}),
+                _ => json!({"type": "reasoning", "reasoning": text, "extras": {"signature": signature}}),
+            };
+            let meta = json!({"model_provider": "anthropic"});
+            let events = reasoning_events(std::slice::from_ref(&block), Some(&meta), true);
+            proptest::prop_assert_eq!(events.len(), 1);
+            proptest::prop_assert_eq!(crate::messages::kept_block(&events[0]), Some(block));
+            if text.chars().count() > 8 {
+                let quoted = Value::from(text.clone()).to_string();
+                proptest::prop_assert!(!events[0][BLOCK_FORM_KEY].to_string().contains(&quoted));
+            }
+        }
+    }
 }

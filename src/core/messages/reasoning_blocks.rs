@@ -25,7 +25,7 @@ pub fn with_reasoning_blocks<'a>(entries: &'a [Entry<'_>], media: &MediaBytes) -
     for entry in entries {
         let message = match entry {
             Entry::Reasoning(record) => {
-                pending.extend(block_of(record));
+                pending.extend(kept_block(record));
                 continue;
             }
             Entry::Message(message) => with_media_blocks(message, media),
@@ -46,7 +46,7 @@ pub fn with_reasoning_blocks<'a>(entries: &'a [Entry<'_>], media: &MediaBytes) -
 }
 
 /// The block a reasoning record kept, its text put back; `None` when it kept no form.
-fn block_of(record: &Map<String, Value>) -> Option<Value> {
+pub(crate) fn kept_block(record: &Map<String, Value>) -> Option<Value> {
     let form = record.get(BLOCK_FORM_KEY)?.as_object()?;
     let mut block = form.get("block")?.clone();
     let at = form.get("at").and_then(Value::as_str)?;
@@ -92,7 +92,7 @@ mod tests {
             BLOCK_FORM_KEY: {"block": {"type": "redacted_thinking", "data": ""}, "at": "/data"}});
         let v1 = json!({"kind": "reasoning", "payload": {"text": "hm ✓"},
             BLOCK_FORM_KEY: {"block": {"type": "reasoning", "reasoning": ""}, "at": "/reasoning"}});
-        let of = |v: &Value| block_of(v.as_object().unwrap());
+        let of = |v: &Value| kept_block(v.as_object().unwrap());
         assert_eq!(of(&thinking), Some(json!({"type": "thinking", "thinking": "", "signature": "s"})));
         assert_eq!(of(&redacted), Some(json!({"type": "redacted_thinking", "data": "r"})));
         assert_eq!(of(&v1), Some(json!({"type": "reasoning", "reasoning": "hm ✓"})));
