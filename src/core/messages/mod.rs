@@ -15,6 +15,7 @@ pub use call_ids::{IdMap, IdRule};
 pub use injection::{context_injection, system_message, ContextInjection};
 pub use media_blocks::with_media_blocks;
 pub use options::{build_messages, ContextMode, MessageOptions};
+#[cfg(test)]
 pub(crate) use reasoning_blocks::kept_block;
 pub use reasoning_blocks::with_reasoning_blocks;
 pub use standard::{is_blank, DanglingToolCalls, Entry, MessageRef, StandardMessages, CARRIED_KEY, OPENING_TEXT};
