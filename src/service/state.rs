@@ -15,8 +15,8 @@ use crate::event::AgentEvent;
 use crate::event_log::{parse_validated, EventLog};
 use crate::media::{BlobId, MediaBytes};
 use crate::messages::{
-    with_media_blocks, xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls, Entry, MessageType,
-    StandardMessages, StoredMessage,
+    with_media_blocks, with_reasoning_blocks, xml_messages_from, ContextInjection, ContextMode, DanglingToolCalls,
+    MessageType, StandardMessages, StoredMessage,
 };
 use crate::providers::{self, Provider, ProviderOptions};
 use crate::store::{Appended, ThreadRecord};
@@ -354,11 +354,9 @@ impl ThreadState {
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
                 let entries = builder.entries(view.dangling);
-                let messages: Vec<Cow<'_, StoredMessage>> = system
-                    .iter()
-                    .chain(entries.iter().filter_map(Entry::message))
-                    .map(|message| with_media_blocks(message, view.media))
-                    .collect();
+                let mut messages: Vec<Cow<'_, StoredMessage>> =
+                    system.iter().map(|message| with_media_blocks(message, view.media)).collect();
+                messages.extend(with_reasoning_blocks(&entries, view.media));
                 serde_json::to_string(&messages)
             }
             ContextMode::Xml => {

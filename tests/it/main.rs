@@ -20,6 +20,7 @@ mod host_session_media;
 mod host_sessions;
 mod inverse;
 mod kept_media;
+mod langchain_reasoning;
 mod mcp;
 mod media;
 mod media_renders;

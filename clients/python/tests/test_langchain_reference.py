@@ -115,6 +115,45 @@ MEDIA_STEPS: list[list[BaseMessage]] = [
 ]
 
 
+#: An Anthropic tool-use turn: signed thinking (one with empty text), redacted thinking, text and a call.
+REASONING_STEPS: list[list[BaseMessage]] = [
+    [HumanMessage("Weather in Rome?", id="h-r")],
+    [
+        AIMessage(
+            [
+                {"type": "thinking", "thinking": "Rome: call the tool \u2713", "signature": "sig-a"},
+                {"type": "thinking", "thinking": "", "signature": "sig-omitted"},
+                {"type": "redacted_thinking", "data": "red-a"},
+                {"type": "text", "text": "Let me check."},
+            ],
+            id="a-r",
+            tool_calls=[{"id": "call_r", "name": "weather", "args": {"city": "Rome"}, "type": "tool_call"}],
+            response_metadata={"model_provider": "anthropic", "model_name": "claude-sonnet-4-5"},
+        ),
+        ToolMessage("18 \u00b0C", tool_call_id="call_r", name="weather", id="t-r"),
+    ],
+    [AIMessage("18 \u00b0C in Rome.", id="a-r2")],
+]
+
+
+def test_thinking_blocks_with_tool_calls_match_in_memory_history_and_replay_first(tk: ThreadKeeper) -> None:
+    thread = tk.open_thread("lc-reasoning")
+    ours, reference = ThreadChatMessageHistory(thread), InMemoryChatMessageHistory()
+    for step in REASONING_STEPS:
+        ours.add_messages(step)
+        reference.add_messages(step)
+        assert_same_messages(ours.messages, reference.messages)
+    kinds = [event["type"] for event in thread.events()]
+    assert kinds[1:5] == ["reasoning", "reasoning", "reasoning", "message"]
+    content = thread.render("anthropic")["messages"][1]["content"]
+    assert content[:3] == [
+        {"type": "thinking", "thinking": "Rome: call the tool \u2713", "signature": "sig-a"},
+        {"type": "thinking", "thinking": "", "signature": "sig-omitted"},
+        {"type": "redacted_thinking", "data": "red-a"},
+    ]
+    assert [block["type"] for block in content[3:]] == ["text", "tool_use"]
+
+
 def test_media_in_every_block_form_matches_in_memory_history_and_is_kept_as_blobs(tk: ThreadKeeper) -> None:
     thread = tk.open_thread("lc-media")
     ours, reference = ThreadChatMessageHistory(thread), InMemoryChatMessageHistory()

@@ -98,7 +98,48 @@ const MEDIA_STEPS: BaseMessage[][] = [
   ],
 ];
 
+/** An Anthropic tool-use turn: signed thinking (one with empty text), redacted thinking, text and a call. */
+const REASONING_STEPS: BaseMessage[][] = [
+  [new HumanMessage({ content: "Weather in Rome?", id: "h-r" })],
+  [
+    new AIMessage({
+      content: [
+        { type: "thinking", thinking: "Rome: call the tool ✓", signature: "sig-a" },
+        { type: "thinking", thinking: "", signature: "sig-omitted" },
+        { type: "redacted_thinking", data: "red-a" },
+        { type: "text", text: "Let me check." },
+      ],
+      id: "a-r",
+      tool_calls: [{ id: "call_r", name: "weather", args: { city: "Rome" }, type: "tool_call" }],
+      response_metadata: { model_provider: "anthropic", model: "claude-sonnet-4-5" },
+    }),
+    new ToolMessage({ content: "18 °C", tool_call_id: "call_r", name: "weather", id: "t-r" }),
+  ],
+  [new AIMessage({ content: "18 °C in Rome.", id: "a-r2" })],
+];
+
 describe("ThreadChatMessageHistory against InMemoryChatMessageHistory", () => {
+  test("thinking blocks with tool calls: the same messages, and the anthropic render replays the thinking first", async () => {
+    const thread = await tk.openThread();
+    const ours = new ThreadChatMessageHistory(thread);
+    const reference = new InMemoryChatMessageHistory();
+    for (const step of REASONING_STEPS) {
+      await ours.addMessages(step);
+      await reference.addMessages(step);
+      assertSameMessages(await ours.getMessages(), await reference.getMessages());
+    }
+    const kinds = ((await thread.events()) as Record<string, unknown>[]).map((e) => e["type"]);
+    assert.deepEqual(kinds.slice(1, 5), ["reasoning", "reasoning", "reasoning", "message"]);
+    const body = (await thread.render("anthropic")) as { messages: { role: string; content: Record<string, unknown>[] }[] };
+    const content = body.messages[1]!.content;
+    assert.deepEqual(content.slice(0, 3), [
+      { type: "thinking", thinking: "Rome: call the tool ✓", signature: "sig-a" },
+      { type: "thinking", thinking: "", signature: "sig-omitted" },
+      { type: "redacted_thinking", data: "red-a" },
+    ]);
+    assert.deepEqual(content.slice(3).map((block) => block["type"]), ["text", "tool_use"]);
+  });
+
   test("images, files and audio in v1, v0.3 and image_url blocks: the same messages; bytes kept as blobs", async () => {
     const thread = await tk.openThread();
     const ours = new ThreadChatMessageHistory(thread);

@@ -133,6 +133,7 @@ pub(crate) fn sources_to_events(
             (MessageType::System, None) => out.message("system", text_of(&message.data.content)),
             (MessageType::Ai, media) => {
                 let answers = not_completed_answers(sources, index);
+                out.reasoning(message, keep_block_forms);
                 if let Some(question) = out.ai(message, media, path, &answers)? {
                     deferred_question = Some(question);
                 }
@@ -368,6 +369,28 @@ impl Events<'_> {
         while !self.items.is_empty() {
             self.push(KEPT_ITEM_EVENT_TYPE, std::iter::empty());
         }
+    }
+
+    /// The reasoning blocks of an AI message's content, each a reasoning record in its place
+    /// before the message's text and calls ([`super::langchain_reasoning`]).
+    fn reasoning(&mut self, message: &StoredMessage, keep_block_forms: bool) {
+        let Content::Other(content) = &message.data.content else { return };
+        let Value::Array(blocks) = &**content else { return };
+        let metadata = message.data.extra.get("response_metadata");
+        for fields in super::langchain_reasoning::reasoning_events(blocks, metadata, keep_block_forms) {
+            self.push_record(fields);
+        }
+    }
+
+    /// An event whose own fields are made already, stamped as [`Self::push`] stamps.
+    fn push_record(&mut self, mut map: Map<String, Value>) {
+        map.insert("iteration".into(), Value::Number(self.stamp.iteration.clone()));
+        if let Some(timestamp) = &self.stamp.timestamp {
+            map.insert("timestamp".into(), Value::Number(timestamp.clone()));
+        }
+        self.origin.stamp(&mut map);
+        self.keep_item(&mut map);
+        self.events.push(AgentEvent::from_map(map, "event").expect("converted events have their fields"));
     }
 
     /// A message of content parts (media kept as parts, never as text).

@@ -24,6 +24,7 @@ mod input_fields;
 mod js_whitespace;
 mod kept_items;
 mod kept_media;
+mod langchain_reasoning;
 mod media_blocks;
 mod pydantic_ai_media;
 mod session_media;
