@@ -116,7 +116,9 @@ impl AsyncRead for PollingInput {
                 self.slept_from = Some(now);
                 return pending;
             }
-            std::hint::spin_loop();
+            // Yield rather than spin: on a machine with fewer cores than runnable threads the
+            // host itself (and whatever serves it) gets this core while the poll waits for it.
+            std::thread::yield_now();
         }
     }
 }
