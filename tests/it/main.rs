@@ -17,6 +17,7 @@ mod framing_props;
 mod fresh_fork;
 mod host_sessions;
 mod inverse;
+mod keep_images;
 mod mcp;
 mod media;
 mod media_renders;
