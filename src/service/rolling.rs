@@ -11,11 +11,11 @@ use crate::context::rolling::{
     RollingMarker,
 };
 use crate::context::{iteration_number, BudgetChoice, Tokenizer};
+use crate::event::{AgentEvent, EventKind};
 use crate::media::bytes::NO_MEDIA;
+use crate::media::{Part, PartSource};
 use crate::store::ThreadRecord;
 use crate::xml::{serialize_thread_to_xml, XmlOptions};
-use crate::event::{AgentEvent, EventKind};
-use crate::media::{Part, PartSource};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -212,7 +212,8 @@ fn covered_media(events: &[AgentEvent]) -> Vec<Value> {
         for part in Part::all(parts.unwrap_or_default()) {
             let Part::Media(media) = part else { continue };
             let mut entry = Map::new();
-            entry.insert("iteration".into(), Value::Number(iteration_number(event.iteration().as_f64().unwrap_or(0.0))));
+            entry
+                .insert("iteration".into(), Value::Number(iteration_number(event.iteration().as_f64().unwrap_or(0.0))));
             entry.insert("type".into(), media.kind.as_str().into());
             entry.insert("mediaType".into(), media.media_type_or_default().into());
             match media.source {

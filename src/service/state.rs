@@ -353,7 +353,8 @@ impl ThreadState {
             ContextMode::Standard => {
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
-                let entries = providers::keep_images::apply_or_keep(builder.entries(view.dangling), view.provider.keep_images);
+                let entries =
+                    providers::keep_images::apply_or_keep(builder.entries(view.dangling), view.provider.keep_images);
                 let messages: Vec<Cow<'_, StoredMessage>> = system
                     .iter()
                     .chain(entries.iter().filter_map(Entry::message))

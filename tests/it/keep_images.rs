@@ -36,7 +36,8 @@ fn step(i: usize, media: &mut MediaBytes) -> Vec<Value> {
 
 fn run(steps: usize) -> (Vec<Vec<AgentEvent>>, MediaBytes) {
     let mut media = MediaBytes::new();
-    let mut events = vec![json!({"type": "message", "role": "user", "content": "Click through the app.", "iteration": 0})];
+    let mut events =
+        vec![json!({"type": "message", "role": "user", "content": "Click through the app.", "iteration": 0})];
     let mut runs = Vec::new();
     for i in 1..=steps {
         events.extend(step(i, &mut media));
@@ -68,7 +69,11 @@ fn images_with_bytes(request: &Value) -> usize {
                 Some("image") => fields.get("source").is_some_and(|s| s["type"] == "base64") as usize,
                 Some("image_url") => 1,
                 Some("input_image") => 1,
-                _ => 0,
+                // Bedrock's `{image: {format, source: {bytes}}}`, Gemini's `{inlineData}`.
+                _ => {
+                    usize::from(fields.get("image").is_some_and(|i| i.get("source").is_some()))
+                        + usize::from(fields.contains_key("inlineData"))
+                }
             };
             own + fields.values().map(images_with_bytes).sum::<usize>()
         }
@@ -97,7 +102,7 @@ fn check_golden(name: &str, value: &Value) {
 fn keep_images_goldens_before_and_after_the_frontier_moves() {
     // keepImages 2: four images all go with bytes; the fifth moves the frontier past three.
     let (runs, media) = run(5);
-    for provider in [Provider::Anthropic, Provider::OpenAiResponses] {
+    for provider in [Provider::Anthropic, Provider::OpenAiResponses, Provider::BedrockConverse, Provider::Gemini] {
         let before = render(&runs[3], provider, &options(2, provider), &media);
         let after = render(&runs[4], provider, &options(2, provider), &media);
         assert_eq!((images_with_bytes(&before), images_with_bytes(&after)), (4, 2), "{}", provider.name());
@@ -143,7 +148,7 @@ proptest! {
     #[test]
     fn requests_hold_at_most_2n_images_and_extend_each_other_between_moves(keep in 1u64..6, steps in 1usize..40) {
         let (runs, media) = run(steps);
-        for provider in [Provider::Anthropic, Provider::OpenAiChat] {
+        for provider in [Provider::Anthropic, Provider::OpenAiChat, Provider::BedrockConverse] {
             let options = options(keep, provider);
             let mut previous: Option<(Value, usize)> = None;
             for (at, events) in runs.iter().enumerate() {
@@ -200,7 +205,8 @@ fn renders_and_counts_see_only_the_images_sent() {
     let mut server = Server::start(Wire::Ndjson, "memory");
     screenshot_run(&mut server, "shots", 9);
     let media = json!({"keepImages": 3});
-    let all = server.ok("thread/render", json!({"threadId": "shots", "format": "anthropic", "options": {"cacheControl": "auto"}}));
+    let all = server
+        .ok("thread/render", json!({"threadId": "shots", "format": "anthropic", "options": {"cacheControl": "auto"}}));
     let kept = server.ok(
         "thread/render",
         json!({"threadId": "shots", "format": "anthropic", "options": {"cacheControl": "auto", "media": media}}),
@@ -274,6 +280,9 @@ fn bad_media_options_are_refused_where_they_are() {
         assert_eq!(error["code"], -32602, "{params}: {error}");
         assert!(error["message"].as_str().unwrap().contains(path), "{params}: {error}");
     }
-    let ok = server.ok("thread/render", json!({"threadId": "bad", "format": "anthropic", "options": {"media": {"keepImages": 10_000}}}));
+    let ok = server.ok(
+        "thread/render",
+        json!({"threadId": "bad", "format": "anthropic", "options": {"media": {"keepImages": 10_000}}}),
+    );
     assert_eq!(images_with_bytes(&ok), 1);
 }

@@ -169,10 +169,11 @@ pub fn project_with<'a>(
         Provider::PydanticAi => {
             ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default(), media))
         }
-        Provider::Gemini => ProviderRequest::Gemini(gemini::project(system, entries, options)),
+        Provider::Gemini => ProviderRequest::Gemini(gemini::project(system, entries, options, media)),
         Provider::BedrockConverse => ProviderRequest::BedrockConverse(bedrock_converse::project_cached(
             system,
             entries,
+            media,
             options.bedrock_cache,
             options.stable_prefix,
             &options.replay,
