@@ -110,13 +110,12 @@ async def test_media_threads_render_valid_gemini_and_converse_bodies(tk: AsyncTh
     thread = await tk.open_thread(settings={"instructions": "Look closely."})
     image = {"type": "image", "data": png_base64(64, 48), "mediaType": "image/png"}
     pdf = {"type": "file", "data": base64.b64encode(b"%PDF-1.4 tiny").decode(), "mediaType": "application/pdf", "filename": "report v2.pdf"}
-    await thread.append(
-        [
-            {"type": "message", "role": "user", "content": [{"type": "text", "text": "What is this?"}, image, pdf], "iteration": 0},
-            {"type": "tool_call", "toolName": "screenshot", "toolCallId": "shot_1", "args": {}, "iteration": 1},
-            {"type": "tool_result", "toolCallId": "shot_1", "result": "taken", "content": [image], "iteration": 1},
-        ]
-    )
+    events: list[Any] = [
+        {"type": "message", "role": "user", "content": [{"type": "text", "text": "What is this?"}, image, pdf], "iteration": 0},
+        {"type": "tool_call", "toolName": "screenshot", "toolCallId": "shot_1", "args": {}, "iteration": 1},
+        {"type": "tool_result", "toolCallId": "shot_1", "result": "taken", "content": [image], "iteration": 1},
+    ]
+    await thread.append(events)
     gemini = await thread.render_gemini()
     validate_gemini(dict(gemini))
     assert [list(p) for p in gemini["contents"][-1]["parts"]] == [["functionResponse"], ["inlineData"]]
