@@ -78,7 +78,7 @@ impl Gen {
             );
             self.push(|rng| json!({"type": "human_input_received", "response": rng.prose(5, 80)}));
         }
-        if it % 25 == 0 {
+        if it.is_multiple_of(25) {
             let summarized: Vec<u64> = (it - 24..=it - 5).collect();
             self.push(
                 |rng| json!({"type": "summary", "summarizedIterations": summarized, "summary": rng.prose(300, 900)}),

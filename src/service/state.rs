@@ -580,7 +580,7 @@ mod tests {
             }
             3 => json!({"type": "tool_result", "toolCallId": id, "result": {"n": n}, "iteration": n}),
             4 => {
-                json!({"type": "error", "error": "failed", "recoverable": n % 2 == 0, "toolCallId": id, "iteration": n})
+                json!({"type": "error", "error": "failed", "recoverable": n.is_multiple_of(2), "toolCallId": id, "iteration": n})
             }
             5 => json!({"type": "human_input_requested", "question": "why?", "iteration": n}),
             // A compaction round of one summary: the view is rewritten.
