@@ -13,6 +13,11 @@
 //! Then prompt-caching rows of their own ([`cache_rows`]): XML context mode in cacheable
 //! blocks, on Anthropic and on OpenAI; and OpenAI chat and Responses with `cacheControl`,
 //! replayed under GPT-5.6's breakpoint rules.
+//!
+//! Each strategy is also rendered as `bedrock-converse` with `cacheControl: "auto"` and replayed
+//! under Bedrock's rules for Claude (Anthropic's, at `cachePoint` blocks). And a computer-use run
+//! of its own ([`screenshot_rows`], word `screenshot`): one ~1,000-token screenshot a step, on
+//! Anthropic with `media: {keepImages: 10}` and without.
 
 #[path = "support/thread_gen.rs"]
 mod thread_gen;
@@ -23,7 +28,7 @@ mod prompt_cache;
 #[path = "support/rolling_host.rs"]
 mod rolling_host;
 
-use prompt_cache::{AnthropicCache, OpenAiBreakpointCache, OpenAiCache, Usage};
+use prompt_cache::{AnthropicCache, BedrockCache, OpenAiBreakpointCache, OpenAiCache, Usage};
 use prompt_cache::{ANTHROPIC_READ, ANTHROPIC_WRITE, OPENAI_READ, OPENAI_WRITE};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -135,6 +140,8 @@ fn steps(count: usize) -> Vec<Vec<Value>> {
 struct Run {
     anthropic: Usage,
     openai: Usage,
+    /// The same strategy rendered as `bedrock-converse` with `cacheControl: "auto"`.
+    bedrock: Usage,
     summarizer_calls: u64,
     seconds: f64,
 }
@@ -144,10 +151,11 @@ fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> Run {
     let instructions = "You are a careful coding agent. ".repeat(100);
     server.call("thread/open", json!({"threadId": "run", "settings": {"instructions": instructions}}));
     let (mut anthropic, mut openai) = (AnthropicCache::default(), OpenAiCache::default());
+    let mut bedrock = BedrockCache::default();
     let started = std::time::Instant::now();
     let mut summarizer_calls = 0;
     let mut rounds = rolling_host::Rounds::default();
-    let mut peaks = (0u64, 0u64);
+    let mut peaks = (0u64, 0u64, 0u64);
     for step in steps {
         server.call("thread/append", json!({"threadId": "run", "events": step}));
         if let Strategy::Rolling(format) = strategy {
@@ -186,12 +194,18 @@ fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> Run {
         );
         openai.send(&chat["messages"]);
         peaks.1 = peaks.1.max(rolling_host::request_tokens(&chat));
+        let converse = server.call(
+            "thread/render",
+            json!({"threadId": "run", "format": "bedrock-converse", "options": strategy.options(true)}),
+        );
+        bedrock.send(&converse);
+        peaks.2 = peaks.2.max(rolling_host::request_tokens(&converse));
     }
     summarizer_calls += rounds.calls();
     // Peak context in the bound's own measure: the request body's tokens.
-    let (mut anthropic, mut openai) = (anthropic.total, openai.total);
-    (anthropic.peak, openai.peak) = peaks;
-    Run { anthropic, openai, summarizer_calls, seconds: started.elapsed().as_secs_f64() }
+    let (mut anthropic, mut openai, mut bedrock) = (anthropic.total, openai.total, bedrock.0.total);
+    (anthropic.peak, openai.peak, bedrock.peak) = peaks;
+    Run { anthropic, openai, bedrock, summarizer_calls, seconds: started.elapsed().as_secs_f64() }
 }
 
 fn main() {
@@ -222,6 +236,13 @@ fn main() {
             run.summarizer_calls,
         );
         row(strategy, "OpenAI chat", run.openai, Replay::OpenAiAutomatic.cost(&run.openai), run.summarizer_calls);
+        row(
+            strategy,
+            "Bedrock Converse, auto cachePoints",
+            run.bedrock,
+            Replay::Anthropic.cost(&run.bedrock),
+            run.summarizer_calls,
+        );
         eprintln!("{}: {:.1} s", strategy.name(), run.seconds);
     }
     if wanted(Strategy::Rolling("anthropic")) {
@@ -231,6 +252,94 @@ fn main() {
     if only.is_none() || only.as_deref() == Some("cache") {
         cache_rows(&binary, &steps);
     }
+    // The screenshot run: with every strategy, or alone with the word `screenshot`.
+    if only.is_none() || only.as_deref() == Some("screenshot") {
+        screenshot_rows(&binary, count);
+    }
+}
+
+/// Images kept with their bytes in the screenshot run.
+const KEEP_IMAGES: u64 = 10;
+
+/// A PNG whose header says 750×1000 (1,000 tokens by Anthropic's rule, which reads the size
+/// only), made distinct by `salt`: a screenshot's cost without a screenshot's bytes.
+fn screenshot_png(salt: usize) -> String {
+    use base64::Engine as _;
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    bytes.extend_from_slice(&750u32.to_be_bytes());
+    bytes.extend_from_slice(&1000u32.to_be_bytes());
+    bytes.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    bytes.extend_from_slice(format!("screenshot {salt}").as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Step `i` of a computer-use run: a note, a `click` call whose result holds a screenshot.
+fn screenshot_step(i: usize) -> Value {
+    let image = json!({"type": "image", "data": screenshot_png(i), "mediaType": "image/png"});
+    json!([
+        {"type": "message", "role": "assistant", "content": format!("Step {i}: clicking the next control."), "iteration": i},
+        {"type": "tool_call", "toolName": "click", "toolCallId": format!("click_{i}"), "args": {"x": i % 750, "y": i % 1000}, "iteration": i},
+        {"type": "tool_result", "toolCallId": format!("click_{i}"), "result": "clicked",
+         "content": [{"type": "text", "text": format!("The screen after click {i}:")}, image], "iteration": i},
+    ])
+}
+
+/// Image blocks with bytes in an Anthropic request.
+fn images_in(request: &Value) -> usize {
+    match request {
+        Value::Object(fields) => {
+            let own = usize::from(fields.get("type") == Some(&json!("image")) && fields["source"]["type"] == "base64");
+            own + fields.values().map(images_in).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(images_in).sum(),
+        _ => 0,
+    }
+}
+
+/// A computer-use run of `count` steps, one ~1,000-token screenshot each, rendered as the
+/// Anthropic request with `cacheControl: "auto"` after every step, with `media: {keepImages}`
+/// and without (every image every step).
+fn screenshot_rows(binary: &str, count: usize) {
+    let started = std::time::Instant::now();
+    let mut server = Server::start(binary);
+    let instructions = "You operate a desktop app through clicks; look at each screenshot. ".repeat(50);
+    server.call("thread/open", json!({"threadId": "shots", "settings": {"instructions": instructions}}));
+    let first =
+        json!([{"type": "message", "role": "user", "content": "Fill in the form and submit it.", "iteration": 0}]);
+    server.call("thread/append", json!({"threadId": "shots", "events": first}));
+    let kept_options = json!({"cacheControl": "auto", "media": {"keepImages": KEEP_IMAGES}});
+    let every_options = json!({"cacheControl": "auto"});
+    let (mut kept, mut every) = (AnthropicCache::default(), AnthropicCache::default());
+    let (mut kept_images, mut every_images) = (0usize, 0usize);
+    for i in 1..=count {
+        server.call("thread/append", json!({"threadId": "shots", "events": screenshot_step(i)}));
+        let request =
+            server.call("thread/render", json!({"threadId": "shots", "format": "anthropic", "options": kept_options}));
+        kept_images = kept_images.max(images_in(&request));
+        kept.send(&request);
+        let request =
+            server.call("thread/render", json!({"threadId": "shots", "format": "anthropic", "options": every_options}));
+        every_images = every_images.max(images_in(&request));
+        every.send(&request);
+    }
+    let every_uncached = every.total.input as f64;
+    println!("\n{count} steps, one 750×1000 screenshot (1,000 tokens) each; Anthropic, `cacheControl: \"auto\"`\n");
+    println!("| request | images a request, at most | input tokens | read from cache | written | cost | cost against every image uncached |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (label, usage, images) in
+        [("`media: {keepImages: 10}`", kept.total, kept_images), ("every image every step", every.total, every_images)]
+    {
+        let cost = Replay::Anthropic.cost(&usage);
+        println!(
+            "| {label} | {images} | {} | {} ({:.1}%) | {} | {cost:.3}× | {:.3}× |",
+            usage.input,
+            usage.read,
+            usage.read_share() * 100.0,
+            usage.written,
+            cost * usage.input as f64 / every_uncached,
+        );
+    }
+    eprintln!("screenshot run: {:.1} s", started.elapsed().as_secs_f64());
 }
 
 /// One row of the strategies' table.
@@ -261,6 +370,13 @@ fn rolling_rows(binary: &str, steps: &[Vec<Value>]) {
         "Anthropic, auto breakpoints",
         on_anthropic.anthropic,
         Replay::Anthropic.cost(&on_anthropic.anthropic),
+        on_anthropic.summarizer_calls,
+    );
+    row(
+        strategy,
+        "Bedrock Converse, auto cachePoints (planned on the Anthropic request)",
+        on_anthropic.bedrock,
+        Replay::Anthropic.cost(&on_anthropic.bedrock),
         on_anthropic.summarizer_calls,
     );
     let on_openai = run(binary, Strategy::Rolling("openai-chat"), steps);

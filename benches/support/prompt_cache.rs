@@ -8,6 +8,11 @@
 //!   is the longest cached prefix that ends on a block boundary within the 20 blocks that end
 //!   at a breakpoint (its own included: the documentation's "about 20", read conservatively); each breakpoint writes the prefix up to it; prefixes under 1,024 tokens
 //!   are not cached. Read 0.1×, write 1.25× (5-minute TTL), the rest 1×.
+//! - Bedrock Converse, Claude models ([`BedrockCache`]): Anthropic's rules at `cachePoint`
+//!   blocks (at most 4 checkpoints, 1,024 tokens at least for Claude Sonnet and Opus, read
+//!   0.1×, write 1.25×).
+//! - Images carried as base64 bytes count as Anthropic counts them (`⌈w·h/750⌉` after fitting,
+//!   from the header's size), not as their base64 text ([`image_tokens`]).
 //! - OpenAI: automatic; the longest prefix shared with an earlier request, when it is 1,024
 //!   tokens or more, is read from the cache in 128-token steps, at 0.1× (GPT-5's cached-input
 //!   price); no write premium.
@@ -89,6 +94,49 @@ impl Counts {
     fn tokens(&mut self, key: u64, text: &str) -> u64 {
         *self.0.entry(key).or_insert_with(|| bpe_openai::o200k_base().count(text) as u64)
     }
+
+    /// A block's tokens: its JSON text's, but an image's bytes count as the image, by
+    /// Anthropic's rule from the size its header states ([`image_tokens`]), not as base64 text.
+    fn block_tokens(&mut self, key: u64, role: &str, block: &Value) -> u64 {
+        *self.0.entry(key).or_insert_with(|| {
+            let mut block = block.clone();
+            let images = image_tokens(&mut block);
+            bpe_openai::o200k_base().count(&format!("{role}:{block}")) as u64 + images
+        })
+    }
+}
+
+/// The tokens of the images `value` carries as base64 bytes (an Anthropic `source.data`, a
+/// Bedrock `source.bytes`, …), each by Anthropic's rule for its header's width and height; their
+/// strings are emptied so the text count leaves them out.
+pub fn image_tokens(value: &mut Value) -> u64 {
+    match value {
+        Value::Object(fields) => {
+            let mut tokens = 0;
+            for (key, field) in fields.iter_mut() {
+                if let (true, Some(size)) =
+                    (key == "data" || key == "bytes", field.as_str().and_then(base64_image_size))
+                {
+                    tokens += threadkeeper::context::MediaTokenRule::Anthropic.image_tokens(Some(size), false);
+                    *field = Value::String(String::new());
+                } else {
+                    tokens += image_tokens(field);
+                }
+            }
+            tokens
+        }
+        Value::Array(items) => items.iter_mut().map(image_tokens).sum(),
+        _ => 0,
+    }
+}
+
+/// The width and height of the image whose base64 bytes are `data`, from its header.
+fn base64_image_size(data: &str) -> Option<(u64, u64)> {
+    use base64::Engine as _;
+    let head = data.get(..data.len().min(64) / 4 * 4)?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(head).ok()?;
+    let (width, height) = threadkeeper::media::sniff::image_size(&bytes)?;
+    Some((u64::from(width), u64::from(height)))
 }
 
 /// Anthropic's cache over a run of Messages API request bodies (`{system?, messages}`).
@@ -128,16 +176,58 @@ pub fn anthropic_blocks(request: &Value) -> Vec<CachedBlock> {
     blocks
 }
 
+/// A Bedrock Converse request's blocks in order (`{system?, messages}`): each `system` entry,
+/// then each message's content blocks; a `cachePoint` block is no block of its own but makes
+/// the block before it a breakpoint, as Anthropic's `cache_control` does on the block itself.
+pub fn bedrock_blocks(request: &Value) -> Vec<CachedBlock> {
+    let mut blocks: Vec<CachedBlock> = Vec::new();
+    let mut push = |role: &str, block: &Value| {
+        if block.get("cachePoint").is_some() {
+            if let Some(before) = blocks.last_mut() {
+                before.breakpoint = true;
+            }
+            return;
+        }
+        blocks.push(CachedBlock { role: role.to_owned(), block: block.clone(), breakpoint: false });
+    };
+    for block in request["system"].as_array().into_iter().flatten() {
+        push("system", block);
+    }
+    for message in request["messages"].as_array().into_iter().flatten() {
+        let role = message["role"].as_str().unwrap_or_default();
+        for block in message["content"].as_array().into_iter().flatten() {
+            push(role, block);
+        }
+    }
+    blocks
+}
+
+/// Bedrock's cache for Claude models over a run of Converse request bodies: Anthropic's rules
+/// (the same checkpoints, minimum, lookback and prices), at its `cachePoint` blocks.
+#[derive(Default)]
+pub struct BedrockCache(pub AnthropicCache);
+
+impl BedrockCache {
+    pub fn send(&mut self, request: &Value) -> Usage {
+        self.0.send_blocks(bedrock_blocks(request))
+    }
+}
+
 impl AnthropicCache {
     /// Accounts one request body; returns its usage (also added to `total`).
     pub fn send(&mut self, request: &Value) -> Usage {
+        self.send_blocks(anthropic_blocks(request))
+    }
+
+    /// Accounts one request given as its blocks.
+    pub fn send_blocks(&mut self, request_blocks: Vec<CachedBlock>) -> Usage {
         // (prefix hash, prefix tokens, breakpoint) per block, in order.
         let mut blocks: Vec<(u64, u64, bool)> = Vec::new();
         let (mut prefix, mut tokens) = (0u64, 0u64);
-        for CachedBlock { role, block, breakpoint } in anthropic_blocks(request) {
+        for CachedBlock { role, block, breakpoint } in request_blocks {
             let text = format!("{role}:{block}");
             let key = hash_of(&text);
-            tokens += self.counts.tokens(key, &text);
+            tokens += self.counts.block_tokens(key, &role, &block);
             prefix = chain(prefix, key);
             blocks.push((prefix, tokens, breakpoint));
         }

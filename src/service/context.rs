@@ -269,7 +269,7 @@ pub(super) fn tokens_of(
         return count;
     }
     let mode = options.context_mode.or(state.record.settings.context_mode).unwrap_or_default();
-    media_tokens::with_media(count, &events, mode == ContextMode::Xml, rule, tokenizer)
+    media_tokens::with_media(count, &events, mode == ContextMode::Xml, rule, tokenizer, options.provider.keep_images)
 }
 
 fn count_now(

@@ -11,10 +11,12 @@ use crate::context::rolling::{
     RollingMarker,
 };
 use crate::context::{iteration_number, BudgetChoice, Tokenizer};
+use crate::event::{AgentEvent, EventKind};
 use crate::media::bytes::NO_MEDIA;
+use crate::media::{Part, PartSource};
 use crate::store::ThreadRecord;
 use crate::xml::{serialize_thread_to_xml, XmlOptions};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 /// What a rolling plan measures and against what (`thread/planCompaction`, strategy `rolling`).
@@ -52,6 +54,10 @@ pub struct PlannedStep {
     pub first: f64,
     pub last: f64,
     pub prompt: String,
+    /// The media parts of the iterations a summarize step covers, in order, so the host's
+    /// summary can name them (a merge's summaries named theirs): `{iteration, type,
+    /// mediaType, blob | url, size?}`. Empty for a thread without media.
+    pub media: Vec<Value>,
 }
 
 /// `thread/planCompaction` with strategy `rolling`.
@@ -144,7 +150,7 @@ fn plan_now(state: &mut ThreadState, budget: &RollingBudget, cancel: &Cancellati
                 target_tokens(room),
             );
             let (first, last) = (merged[0].first, merged[merged.len() - 1].last);
-            Some(PlannedStep { step: RollingStep::Merge { rounds }, first, last, prompt })
+            Some(PlannedStep { step: RollingStep::Merge { rounds }, first, last, prompt, media: Vec::new() })
         }
         None => summarize_step(state, budget, cancel)?,
     };
@@ -190,7 +196,38 @@ fn summarize_step(
     let document =
         serialize_thread_to_xml(&events, &XmlOptions { response_prefix: None, escape: budget.options.escape });
     let prompt = summarize_prompt(first, last, target_tokens(budget.summary_room()), &document);
-    Ok(Some(PlannedStep { step: RollingStep::Summarize { first, last }, first, last, prompt }))
+    let media = covered_media(&events);
+    Ok(Some(PlannedStep { step: RollingStep::Summarize { first, last }, first, last, prompt, media }))
+}
+
+/// What [`PlannedStep::media`] lists of `events`' message and tool-result parts.
+fn covered_media(events: &[AgentEvent]) -> Vec<Value> {
+    let mut listed = Vec::new();
+    for event in events {
+        let parts = match event.kind() {
+            EventKind::Message { content, .. } => content.parts(),
+            EventKind::ToolResult { content, .. } => content,
+            _ => None,
+        };
+        for part in Part::all(parts.unwrap_or_default()) {
+            let Part::Media(media) = part else { continue };
+            let mut entry = Map::new();
+            entry
+                .insert("iteration".into(), Value::Number(iteration_number(event.iteration().as_f64().unwrap_or(0.0))));
+            entry.insert("type".into(), media.kind.as_str().into());
+            entry.insert("mediaType".into(), media.media_type_or_default().into());
+            match media.source {
+                PartSource::Blob(id) => entry.insert("blob".into(), id.into()),
+                PartSource::Url(url) => entry.insert("url".into(), url.into()),
+                PartSource::Data(_) => None,
+            };
+            if let Some(size) = media.size() {
+                entry.insert("size".into(), size.into());
+            }
+            listed.push(Value::Object(entry));
+        }
+    }
+    listed
 }
 
 fn view_cuts(state: &ThreadState) -> ViewCuts {

@@ -353,7 +353,8 @@ impl ThreadState {
             ContextMode::Standard => {
                 let builder = self.standard();
                 let system = builder.system_message(view.instructions);
-                let entries = builder.entries(view.dangling);
+                let entries =
+                    providers::keep_images::apply_or_keep(builder.entries(view.dangling), view.provider.keep_images);
                 let mut messages: Vec<Cow<'_, StoredMessage>> =
                     system.iter().map(|message| with_media_blocks(message, view.media)).collect();
                 messages.extend(with_reasoning_blocks(&entries, view.media));
@@ -362,6 +363,7 @@ impl ThreadState {
             ContextMode::Xml => {
                 let named = self.view_media_parts();
                 let mut messages = self.messages(mode, view);
+                let named = providers::keep_images::after_document(&named, view.provider.keep_images);
                 let media_after = providers::xml_media_parts(&named, view.media);
                 if let Some(document) = messages.last_mut().filter(|_| !media_after.is_empty()) {
                     let mut parts = vec![serde_json::json!({"type": "text", "text": document.content_text()})];
@@ -406,7 +408,10 @@ impl ThreadState {
                 let entries = builder.entries(view.dangling);
                 let options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..options };
                 match kept {
-                    Some(kept) => providers::pydantic_ai::to_json(system, &entries, kept, view.media, false),
+                    Some(kept) => {
+                        let entries = providers::keep_images::apply_or_keep(entries, options.keep_images);
+                        providers::pydantic_ai::to_json(system, &entries, kept, view.media, false)
+                    }
                     None => providers::to_json(provider, system, &entries, &options, view.media, false),
                 }
             }

@@ -19,6 +19,7 @@ mod fresh_fork;
 mod host_session_media;
 mod host_sessions;
 mod inverse;
+mod keep_images;
 mod kept_media;
 mod langchain_reasoning;
 mod mcp;

@@ -98,3 +98,30 @@ async def test_render_bedrock_converse_is_a_valid_converse_input(tk: AsyncThread
     blobs = [b["reasoningContent"]["redactedContent"] for m in decoded["messages"] for b in m["content"] if "redactedContent" in b.get("reasoningContent", {})]
     assert blobs == [base64.b64decode(golden_events("bedrock_thinking_tool_loop")[8]["redactedData"])]
     validate_converse(dict(request))
+
+
+def png_base64(width: int, height: int) -> str:
+    """A PNG header saying ``width``×``height`` (what the server reads of an image)."""
+    header = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + width.to_bytes(4, "big") + height.to_bytes(4, "big")
+    return base64.b64encode(header + bytes([8, 6, 0, 0, 0, 0, 0, 0, 0])).decode()
+
+
+async def test_media_threads_render_valid_gemini_and_converse_bodies(tk: AsyncThreadKeeper) -> None:
+    thread = await tk.open_thread(settings={"instructions": "Look closely."})
+    image = {"type": "image", "data": png_base64(64, 48), "mediaType": "image/png"}
+    pdf = {"type": "file", "data": base64.b64encode(b"%PDF-1.4 tiny").decode(), "mediaType": "application/pdf", "filename": "report v2.pdf"}
+    events: list[Any] = [
+        {"type": "message", "role": "user", "content": [{"type": "text", "text": "What is this?"}, image, pdf], "iteration": 0},
+        {"type": "tool_call", "toolName": "screenshot", "toolCallId": "shot_1", "args": {}, "iteration": 1},
+        {"type": "tool_result", "toolCallId": "shot_1", "result": "taken", "content": [image], "iteration": 1},
+    ]
+    await thread.append(events)
+    gemini = await thread.render_gemini()
+    validate_gemini(dict(gemini))
+    assert [list(p) for p in gemini["contents"][-1]["parts"]] == [["functionResponse"], ["inlineData"]]
+    converse = await thread.render_bedrock_converse(boto3=True)
+    validate_converse(dict(converse))
+    blocks = converse["messages"][0]["content"]
+    assert blocks[1]["image"]["format"] == "png" and isinstance(blocks[1]["image"]["source"]["bytes"], bytes)
+    assert blocks[2]["document"]["name"] == "report v2"
+    validate_converse(dict(await thread.render_bedrock_converse(cache_control="auto", boto3=True)))

@@ -22,6 +22,7 @@ use super::Tokenizer;
 use crate::event::{AgentEvent, EventKind};
 use crate::media::parts::Media;
 use crate::media::{MediaKind, Part};
+use crate::providers::keep_images::KeepImages;
 
 /// How media parts are counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
@@ -101,16 +102,19 @@ impl MediaTokenRule {
 /// The count of a render carrying the media of `events`, from `count`, the tokens of the same
 /// render without bytes. Standard mode: each media part's placeholder text out, its rule's
 /// tokens in. XML mode (`xml_mode`): the placeholders stay in the document and each blob's
-/// media follow it once, so only the rule's tokens are added.
+/// media follow it once, so only the rule's tokens are added. Under `keep`
+/// (`options.media.keepImages`) the images before the frontier go as their placeholders, as
+/// the render writes them, and count as that text.
 pub fn with_media(
     count: u64,
     events: &[AgentEvent],
     xml_mode: bool,
     rule: MediaTokenRule,
     tokenizer: Tokenizer,
+    keep: Option<KeepImages>,
 ) -> u64 {
     let mut seen = std::collections::HashSet::new();
-    let (mut added, mut removed) = (0u64, 0u64);
+    let mut carried = Vec::new();
     for event in events {
         let parts = match event.kind() {
             EventKind::Message { content, .. } => content.parts(),
@@ -122,11 +126,21 @@ pub fn with_media(
             if xml_mode && !media.blob().is_some_and(|id| seen.insert(id.to_owned())) {
                 continue;
             }
-            let Some(tokens) = rule.tokens(&media) else { continue };
-            added += tokens;
-            if !xml_mode {
-                removed += tokenizer.count(&media.placeholder());
-            }
+            carried.push(media);
+        }
+    }
+    let images = carried.iter().filter(|media| media.kind == MediaKind::Image).count();
+    let mut hidden = keep.map_or(0, |keep| keep.frontier(images));
+    let (mut added, mut removed) = (0u64, 0u64);
+    for media in carried {
+        if hidden > 0 && media.kind == MediaKind::Image {
+            hidden -= 1;
+            continue;
+        }
+        let Some(tokens) = rule.tokens(&media) else { continue };
+        added += tokens;
+        if !xml_mode {
+            removed += tokenizer.count(&media.placeholder());
         }
     }
     count.saturating_sub(removed) + added

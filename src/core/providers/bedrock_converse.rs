@@ -7,6 +7,7 @@
 //! | human | `{text}`, user |
 //! | ai | `{text}` when it has text, then `{toolUse: {toolUseId, name, input}}` per call, assistant |
 //! | tool | `{toolResult: {toolUseId, content: [{json}] or [{text}], status?: "error"}}`, user |
+//! | media parts with their bytes | `{image: {format, source: {bytes}}}` (PNG, JPEG, GIF, WebP), `{document: {format, name, source: {bytes}}}` (PDF, CSV, HTML, TXT, MD, Word, Excel), in the message or in `toolResult.content` |
 //! | reasoning of Bedrock's | `{reasoningContent: {reasoningText: {text, signature}}}` or `{reasoningContent: {redactedContent}}`, first in the next assistant message |
 //! | other reasoning | left out |
 //!
@@ -20,7 +21,10 @@
 //! after the last rolling summary, and after the blocks the lookback rules pick; at most four.
 
 use super::cache_points::{anchors, BlockSpot, MAX_BREAKPOINTS};
+use super::media_parts::{self, Carried};
 use super::reasoning::{Reasoning, Replay, Vendor};
+use crate::media::parts::Media;
+use crate::media::{MediaBytes, MediaKind};
 use crate::messages::{is_blank, Entry, MessageType, StoredMessage, OPENING_TEXT};
 use crate::messages::{IdMap, IdRule};
 use serde::Serialize;
@@ -64,13 +68,34 @@ pub enum Block<'a> {
     ToolResult(ToolResult<'a>),
     ReasoningContent(ReasoningContent<'a>),
     CachePoint(CachePoint),
+    Image(Image),
+    Document(Document),
+}
+
+/// `{format, source: {bytes}}`: the JSON wire form carries the bytes as base64.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Image {
+    pub format: &'static str,
+    pub source: Source,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Document {
+    pub format: &'static str,
+    pub name: String,
+    pub source: Source,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Source {
+    pub bytes: String,
 }
 
 impl Block<'_> {
     /// Whether a cache point may follow it: not reasoning, not an empty result.
     fn markable(&self) -> bool {
         match self {
-            Block::Text(_) | Block::ToolUse(_) => true,
+            Block::Text(_) | Block::ToolUse(_) | Block::Image(_) | Block::Document(_) => true,
             Block::ToolResult(result) => !result.content.is_empty(),
             Block::ReasoningContent(_) | Block::CachePoint(_) => false,
         }
@@ -99,6 +124,8 @@ pub struct ToolResult<'a> {
 pub enum ResultContent<'a> {
     Text(Cow<'a, str>),
     Json(Value),
+    Image(Image),
+    Document(Document),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -123,7 +150,12 @@ pub struct CachePoint {
 
 const CACHE_POINT: Block<'static> = Block::CachePoint(CachePoint { kind: "default" });
 
-pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], replay: &Replay) -> Request<'a> {
+pub fn project<'a>(
+    system: Option<&'a str>,
+    entries: &'a [Entry<'a>],
+    media: &'a MediaBytes,
+    replay: &Replay,
+) -> Request<'a> {
     let mut ids = IdMap::new(IdRule::ANTHROPIC);
     let mut messages: Vec<Message<'a>> = Vec::new();
     // Reasoning waits here for the assistant message it opens; a user message first drops it.
@@ -136,7 +168,7 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], replay: &R
                 continue;
             }
         };
-        let Some((role, mut blocks)) = project_message(message, &mut ids) else { continue };
+        let Some((role, mut blocks)) = project_message(message, media, &mut ids) else { continue };
         if role == Role::Assistant {
             blocks.splice(0..0, reasoning.drain(..));
         }
@@ -164,11 +196,12 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], replay: &R
 pub fn project_cached<'a>(
     system: Option<&'a str>,
     entries: &'a [Entry<'a>],
+    media: &'a MediaBytes,
     cache: CacheControl,
     stable_prefix: usize,
     replay: &Replay,
 ) -> Request<'a> {
-    let mut request = project(system, entries, replay);
+    let mut request = project(system, entries, media, replay);
     if cache == CacheControl::Auto {
         place_cache_points(&mut request, stable_prefix);
     }
@@ -243,11 +276,19 @@ fn reasoning_block(reasoning: Reasoning<'_>) -> Option<Block<'_>> {
 }
 
 /// The role and non-empty blocks of one message; `None` when it has nothing to say.
-fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Option<(Role, Vec<Block<'a>>)> {
+fn project_message<'a>(
+    message: &'a StoredMessage,
+    media: &'a MediaBytes,
+    ids: &mut IdMap<'a>,
+) -> Option<(Role, Vec<Block<'a>>)> {
+    let pieces = media_parts::native_of(message, media, |part, carried| carried_form(part, carried).is_some());
     let content = message.content_text();
     let text = (!is_blank(&content)).then(|| Block::Text(content.clone()));
     let (role, blocks) = match message.message_type {
-        MessageType::Human | MessageType::System => (Role::User, text.into_iter().collect()),
+        MessageType::Human | MessageType::System => match pieces {
+            Some(pieces) => (Role::User, media_blocks(pieces)),
+            None => (Role::User, text.into_iter().collect()),
+        },
         MessageType::Ai => {
             let calls = message.tool_calls().iter().map(|call| {
                 Block::ToolUse(ToolUse {
@@ -260,9 +301,13 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Optio
         }
         MessageType::Tool => {
             let is_error = message.data.extra.get("status").and_then(Value::as_str) == Some("error");
+            let content = match pieces {
+                Some(pieces) => media_blocks(pieces).into_iter().filter_map(Block::into_result_content).collect(),
+                None => result_content(content, is_error),
+            };
             let result = ToolResult {
                 tool_use_id: ids.get(message.data.tool_call_id.as_deref().unwrap_or_default()),
-                content: result_content(content, is_error),
+                content,
                 status: is_error.then_some("error"),
             };
             (Role::User, vec![Block::ToolResult(result)])
@@ -270,6 +315,98 @@ fn project_message<'a>(message: &'a StoredMessage, ids: &mut IdMap<'a>) -> Optio
         MessageType::Other(_) => return None,
     };
     (!blocks.is_empty()).then_some((role, blocks))
+}
+
+impl<'a> Block<'a> {
+    /// The block as a `toolResult` content item, for the kinds one takes.
+    fn into_result_content(self) -> Option<ResultContent<'a>> {
+        match self {
+            Block::Text(text) => Some(ResultContent::Text(text)),
+            Block::Image(image) => Some(ResultContent::Image(image)),
+            Block::Document(document) => Some(ResultContent::Document(document)),
+            _ => None,
+        }
+    }
+}
+
+/// What a media part goes out as: Converse takes bytes (not URLs) of these formats.
+enum Form {
+    Image(&'static str),
+    Document(&'static str),
+}
+
+fn carried_form(part: &Media<'_>, carried: &Carried<'_>) -> Option<Form> {
+    if carried.is_url() {
+        return None;
+    }
+    let essence = media_parts::essence(part);
+    if part.kind == MediaKind::Image {
+        return match essence.as_str() {
+            "image/png" => Some(Form::Image("png")),
+            "image/jpeg" | "image/jpg" => Some(Form::Image("jpeg")),
+            "image/gif" => Some(Form::Image("gif")),
+            "image/webp" => Some(Form::Image("webp")),
+            _ => None,
+        };
+    }
+    if part.kind != MediaKind::File {
+        return None;
+    }
+    let format = match essence.as_str() {
+        "application/pdf" => "pdf",
+        "text/csv" => "csv",
+        "text/html" => "html",
+        "text/plain" => "txt",
+        "text/markdown" => "md",
+        "application/msword" => "doc",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => "docx",
+        "application/vnd.ms-excel" => "xls",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => "xlsx",
+        _ => return None,
+    };
+    Some(Form::Document(format))
+}
+
+/// Text and media pieces as blocks, blank text left out.
+fn media_blocks(pieces: Vec<media_parts::Piece<'_>>) -> Vec<Block<'_>> {
+    let blocks = media_parts::parts_of(
+        pieces,
+        |text| (!is_blank(&text)).then_some(Block::Text(text)),
+        |part, carried| {
+            let source = Source { bytes: carried.base64_or_url() };
+            Some(match carried_form(part, carried).expect("carried parts have a form") {
+                Form::Image(format) => Block::Image(Image { format, source }),
+                Form::Document(format) => Block::Document(Document { format, name: document_name(part), source }),
+            })
+        },
+    );
+    blocks.into_iter().flatten().collect()
+}
+
+/// A document's `name` as Converse allows it (letters, digits, single spaces, hyphens,
+/// parentheses, square brackets): the file's name without its extension, others as hyphens.
+fn document_name(part: &Media<'_>) -> String {
+    let file = media_parts::filename_of(part);
+    let stem = file.rsplit_once('.').map_or(file.as_str(), |(stem, _)| stem);
+    let mut name = String::new();
+    for c in stem.chars() {
+        let c = if c.is_ascii_alphanumeric() || "-()[]".contains(c) {
+            c
+        } else if c.is_whitespace() {
+            ' '
+        } else {
+            '-'
+        };
+        if !(c == ' ' && (name.is_empty() || name.ends_with(' '))) {
+            name.push(c);
+        }
+    }
+    let name = name.trim_end().to_owned();
+    if name.is_empty() {
+        "document".to_owned()
+    } else {
+        name
+    }
 }
 
 /// A JSON object result as `{json}`, other text as `{text}`, a blank one as nothing.

@@ -6,6 +6,7 @@
 //! | human | `{text}`, user |
 //! | ai | `{text, thoughtSignature?}` when it has text, then `{functionCall: {id, name, args}, thoughtSignature?}` per call, model |
 //! | tool | `{functionResponse: {id, name, response}}`, user |
+//! | media parts with their bytes | `{inlineData: {mimeType, data}}` (images, PDFs, audio), in the message; a tool result's right after its `functionResponse`, in the same user content |
 //! | reasoning of Google's | `{text, thought: true, thoughtSignature?}`, first in the next model content |
 //! | other reasoning | left out |
 //!
@@ -23,9 +24,12 @@
 //! before signatures were kept. Such a call gets [`Options::placeholder`], one of the two
 //! values Google documents for this.
 
+use super::media_parts::{self, Carried};
 use super::reasoning::{Reasoning, Vendor};
 use super::ProviderOptions;
 use crate::event::THOUGHT_SIGNATURE_KEY;
+use crate::media::parts::Media;
+use crate::media::{MediaBytes, MediaKind};
 use crate::messages::{is_blank, Entry, MessageType, StoredMessage, OPENING_TEXT};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -65,6 +69,8 @@ pub struct Part<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub inline_data: Option<InlineData<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thought: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub function_call: Option<FunctionCall<'a>>,
@@ -72,6 +78,18 @@ pub struct Part<'a> {
     pub function_response: Option<FunctionResponse<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<&'a str>,
+    /// A tool result's media, which goes with the `functionResponse` before it (function
+    /// responses cannot hold inline data in every Gemini version).
+    #[serde(skip)]
+    pub of_response: bool,
+}
+
+/// `{mimeType, data}`: the bytes as base64.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InlineData<'a> {
+    pub mime_type: &'a str,
+    pub data: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -120,7 +138,12 @@ pub struct Options {
     pub placeholder: Placeholder,
 }
 
-pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], options: &ProviderOptions) -> Request<'a> {
+pub fn project<'a>(
+    system: Option<&'a str>,
+    entries: &'a [Entry<'a>],
+    options: &ProviderOptions,
+    media: &'a MediaBytes,
+) -> Request<'a> {
     let mut contents: Vec<Content<'a>> = Vec::new();
     // Thoughts wait here for the model content they open; a user content first drops them.
     let mut thoughts: Vec<Part<'a>> = Vec::new();
@@ -135,7 +158,7 @@ pub fn project<'a>(system: Option<&'a str>, entries: &'a [Entry<'a>], options: &
                 continue;
             }
         };
-        let Some((role, mut parts)) = project_message(message, &mut calls) else { continue };
+        let Some((role, mut parts)) = project_message(message, media, &mut calls) else { continue };
         if role == Role::Model {
             parts.splice(0..0, thoughts.drain(..));
         }
@@ -189,13 +212,16 @@ fn signature(extra: &crate::messages::Extra) -> Option<&str> {
 /// The role and parts of one message; `None` when it has nothing to say.
 fn project_message<'a>(
     message: &'a StoredMessage,
+    media: &'a MediaBytes,
     calls: &mut HashMap<&'a str, (&'a str, usize)>,
 ) -> Option<(Role, Vec<Part<'a>>)> {
+    let pieces = media_parts::native_of(message, media, takes);
     let content = message.content_text();
     let (role, parts) = match message.message_type {
-        MessageType::Human | MessageType::System => {
-            (Role::User, (!is_blank(&content)).then(|| text_part(content)).into_iter().collect())
-        }
+        MessageType::Human | MessageType::System => match pieces {
+            Some(pieces) => (Role::User, media_parts_of(pieces, false)),
+            None => (Role::User, (!is_blank(&content)).then(|| text_part(content)).into_iter().collect()),
+        },
         MessageType::Ai => {
             let text = (!is_blank(&content))
                 .then(|| Part { thought_signature: signature(&message.data.extra), ..text_part(content) });
@@ -215,15 +241,48 @@ fn project_message<'a>(
             let id = message.data.tool_call_id.as_deref().unwrap_or_default();
             let name = calls.get(id).map_or("", |(name, _)| name);
             let is_error = message.data.extra.get("status").and_then(Value::as_str) == Some("error");
-            let response = FunctionResponse { id, name, response: response_value(&content, is_error) };
-            (Role::User, vec![Part { function_response: Some(response), ..Part::default() }])
+            // With media carried, the response holds the text parts and the media follow it.
+            let (text, media_parts) = match pieces {
+                Some(pieces) => {
+                    let parts = media_parts_of(pieces, true);
+                    let (media, text): (Vec<_>, Vec<_>) = parts.into_iter().partition(|p| p.inline_data.is_some());
+                    let text: Vec<String> = text.into_iter().filter_map(|p| p.text.map(Cow::into_owned)).collect();
+                    (Cow::Owned(text.join("\n")), media)
+                }
+                None => (content, Vec::new()),
+            };
+            let response = FunctionResponse { id, name, response: response_value(&text, is_error) };
+            let mut parts = vec![Part { function_response: Some(response), ..Part::default() }];
+            parts.extend(media_parts);
+            (Role::User, parts)
         }
         MessageType::Other(_) => return None,
     };
     (!parts.is_empty()).then_some((role, parts))
 }
 
-/// A function response's `response`, which Gemini takes as an object.
+/// Gemini takes images, PDFs and audio as inline bytes (a URL needs its Files API: named).
+fn takes(part: &Media<'_>, carried: &Carried<'_>) -> bool {
+    !carried.is_url()
+        && match part.kind {
+            MediaKind::Image | MediaKind::Audio => true,
+            MediaKind::File => media_parts::is_pdf(part),
+        }
+}
+
+/// Text and media pieces as parts, blank text left out; `of_response` marks a tool result's.
+fn media_parts_of(pieces: Vec<media_parts::Piece<'_>>, of_response: bool) -> Vec<Part<'_>> {
+    let parts = media_parts::parts_of(
+        pieces,
+        |text| (!is_blank(&text)).then(|| text_part(text)),
+        |part, carried| {
+            let inline_data = InlineData { mime_type: media_parts::media_type(part), data: carried.base64_or_url() };
+            Some(Part { inline_data: Some(inline_data), of_response, ..Part::default() })
+        },
+    );
+    parts.into_iter().flatten().collect()
+}
+
 fn response_value(content: &str, is_error: bool) -> Value {
     if is_error {
         return Value::Object(Map::from_iter([("error".to_owned(), Value::String(content.to_owned()))]));
@@ -236,17 +295,29 @@ fn response_value(content: &str, is_error: bool) -> Value {
 
 /// Puts a content's function responses in the order of their calls (they lead the content:
 /// the repaired entries answer every call before anything else comes).
-fn order_responses(parts: &mut [Part<'_>], calls: &HashMap<&str, (&str, usize)>) {
-    let responses = parts.iter().take_while(|p| p.function_response.is_some()).count();
-    let place = |part: &Part<'_>| part.function_response.as_ref().and_then(|r| calls.get(r.id)).map(|(_, at)| *at);
-    parts[..responses].sort_by_key(place);
+fn order_responses(parts: &mut Vec<Part<'_>>, calls: &HashMap<&str, (&str, usize)>) {
+    let responses = parts.iter().take_while(|p| p.function_response.is_some() || p.of_response).count();
+    // Each response moves with the media that follow it.
+    let mut groups: Vec<Vec<Part<'_>>> = Vec::new();
+    for part in parts.drain(..responses) {
+        match groups.last_mut() {
+            Some(group) if part.of_response => group.push(part),
+            _ => groups.push(vec![part]),
+        }
+    }
+    let place =
+        |group: &Vec<Part<'_>>| group[0].function_response.as_ref().and_then(|r| calls.get(r.id)).map(|(_, at)| *at);
+    groups.sort_by_key(place);
+    parts.splice(0..0, groups.into_iter().flatten());
 }
 
 /// Gives the first call of each step of the current turn `placeholder` when it has no signature
 /// of its own. The current turn starts after the last user content holding anything but
 /// function responses.
 fn sign_current_turn<'a>(contents: &mut [Content<'a>], placeholder: &'a str) {
-    let is_user_text = |c: &Content<'_>| c.role == Role::User && c.parts.iter().any(|p| p.function_response.is_none());
+    let is_user_text = |c: &Content<'_>| {
+        c.role == Role::User && c.parts.iter().any(|p| p.function_response.is_none() && !p.of_response)
+    };
     let start = contents.iter().rposition(is_user_text).map_or(0, |at| at + 1);
     for content in contents[start..].iter_mut().filter(|c| c.role == Role::Model) {
         if let Some(first_call) = content.parts.iter_mut().find(|p| p.function_call.is_some()) {

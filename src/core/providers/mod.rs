@@ -27,6 +27,7 @@ pub mod anthropic;
 pub mod bedrock_converse;
 pub mod cache_points;
 pub mod gemini;
+pub mod keep_images;
 pub mod media_parts;
 pub mod openai_cache;
 pub mod openai_chat;
@@ -123,6 +124,9 @@ pub struct ProviderOptions {
     pub gemini: gemini::Options,
     /// `bedrock-converse` only: `cachePoint` blocks.
     pub bedrock_cache: bedrock_converse::CacheControl,
+    /// Every format that carries image bytes: only the newest images go with them
+    /// (`options.media.keepImages`, [`keep_images`]).
+    pub keep_images: Option<keep_images::KeepImages>,
 }
 
 impl ProviderOptions {
@@ -168,10 +172,11 @@ pub fn project_with<'a>(
         Provider::PydanticAi => {
             ProviderRequest::PydanticAi(pydantic_ai::project(system, entries, pydantic_ai::Kept::default(), media))
         }
-        Provider::Gemini => ProviderRequest::Gemini(gemini::project(system, entries, options)),
+        Provider::Gemini => ProviderRequest::Gemini(gemini::project(system, entries, options, media)),
         Provider::BedrockConverse => ProviderRequest::BedrockConverse(bedrock_converse::project_cached(
             system,
             entries,
+            media,
             options.bedrock_cache,
             options.stable_prefix,
             &options.replay,
@@ -201,6 +206,10 @@ pub fn to_json(
         let options = ProviderOptions { replay: reasoning::Replay::default(), ..*options };
         return to_json(provider, system, &kept, &options, media, pretty);
     }
+    if let Some(kept) = options.keep_images.and_then(|keep| keep_images::apply(entries, keep)) {
+        let options = ProviderOptions { keep_images: None, ..*options };
+        return to_json(provider, system, &kept, &options, media, pretty);
+    }
     let request = project_with(provider, system, entries, options, media);
     let text = if pretty { serde_json::to_string_pretty(&request) } else { serde_json::to_string(&request) };
     text.expect("projections serialize")
@@ -221,7 +230,7 @@ pub fn xml_to_json(
     options: &ProviderOptions,
     pretty: bool,
 ) -> String {
-    let media_after = &xml_media_parts(media_after, media);
+    let media_after = &xml_media_parts(&keep_images::after_document(media_after, options.keep_images), media);
     let request = match provider {
         Provider::Anthropic => match options.cache_control {
             anthropic::CacheControl::Auto { ttl } => {
@@ -333,6 +342,7 @@ pub fn render_request_with_media(
                     reasoning::ReasoningReplay::None => entries.into_iter().filter(|e| e.message().is_some()).collect(),
                     reasoning::ReasoningReplay::Auto => entries,
                 };
+                let entries = keep_images::apply_or_keep(entries, provider_options.keep_images);
                 return pydantic_ai::to_json(system, &entries, pydantic_ai::Kept::of(events), media, pretty);
             }
             let provider_options = ProviderOptions { stable_prefix: builder.leading_summaries(), ..*provider_options };

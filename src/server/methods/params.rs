@@ -5,6 +5,7 @@ use super::cache_control::{provider_options, CacheFormat};
 use crate::context::Tokenizer;
 use crate::messages::{ContextMode, DanglingToolCalls};
 use crate::providers::gemini::{self, Placeholder};
+use crate::providers::keep_images::KeepImages;
 use crate::providers::reasoning::{ModelFamily, ReasoningReplay, Replay};
 use crate::providers::Provider;
 use crate::server::errors::invalid_params;
@@ -56,6 +57,8 @@ pub(super) struct RenderOptionsParams {
     cache_control: Option<Value>,
     /// How counts measure media parts (`anthropic`, `openai-tiles`, `openai-patches`, …).
     media_tokens: Option<crate::context::MediaTokenRule>,
+    /// What media a render carries (`keepImages`).
+    media: Option<MediaParams>,
     /// Provider formats only: which reasoning goes back.
     reasoning: Option<ReasoningReplay>,
     /// Provider formats only: the model the request is for (its family filters reasoning).
@@ -64,6 +67,26 @@ pub(super) struct RenderOptionsParams {
     thought_signature_placeholder: Option<Placeholder>,
     /// Render within a token budget (`thread/render` only).
     pub(super) budget: Option<BudgetParams>,
+}
+
+/// `options.media`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct MediaParams {
+    /// Checked by [`keep_images`], for a message naming the range.
+    keep_images: Option<Value>,
+}
+
+/// `options.media.keepImages`: an integer from 1 to [`KeepImages::MAX`].
+fn keep_images(media: Option<&MediaParams>) -> RpcResult<Option<KeepImages>> {
+    let Some(value) = media.and_then(|media| media.keep_images.as_ref()) else { return Ok(None) };
+    match value.as_u64().and_then(KeepImages::new) {
+        Some(keep) => Ok(Some(keep)),
+        None => Err(invalid_params(
+            "options.media.keepImages",
+            &format!("expected an integer from 1 to {}, found {value}", KeepImages::MAX),
+        )),
+    }
 }
 
 /// `thread/render`'s `options.budget`.
@@ -104,6 +127,7 @@ pub(super) fn render_args(format: Format, o: RenderOptionsParams) -> RpcResult<(
         reasoning: o.reasoning.unwrap_or_default(),
         model: o.model.as_deref().map(ModelFamily::of).unwrap_or_default(),
     };
+    provider.keep_images = keep_images(o.media.as_ref())?;
     provider.gemini = gemini::Options { placeholder: o.thought_signature_placeholder.unwrap_or_default() };
     let format = match format {
         Format::Xml => RenderFormat::Xml,

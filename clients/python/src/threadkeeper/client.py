@@ -123,14 +123,27 @@ def render_options(
 
 
 def _decode_blobs(messages: list[Any]) -> None:
-    """Bedrock's blobs (``redactedContent``) as the bytes boto3 takes, in place."""
+    """Bedrock's blobs (``redactedContent``, the ``source.bytes`` of image and document blocks,
+    in messages and tool results) as the bytes boto3 takes, in place."""
     import base64
+
+    def decode_media(block: Any) -> None:
+        for kind in ("image", "document"):
+            media = block.get(kind) if isinstance(block, dict) else None
+            source = media.get("source") if isinstance(media, dict) else None
+            if isinstance(source, dict) and isinstance(source.get("bytes"), str):
+                source["bytes"] = base64.b64decode(source["bytes"])
 
     for message in messages:
         for block in message["content"]:
             reasoning = block.get("reasoningContent")
             if isinstance(reasoning, dict) and isinstance(reasoning.get("redactedContent"), str):
                 reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
+            decode_media(block)
+            result = block.get("toolResult")
+            if isinstance(result, dict):
+                for item in result.get("content") or []:
+                    decode_media(item)
 
 
 def _with_cache_fields(request: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -524,8 +537,9 @@ class AsyncThread:
         """The thread as Amazon Bedrock Converse ``{"messages", "system"?}`` (JSON wire form).
 
         ``client.converse(modelId=..., **request)``. With ``cache_control="auto"`` it carries
-        ``cachePoint`` blocks. The wire form carries ``redactedContent`` as base64 text; boto3
-        takes a blob as bytes, so pass ``boto3=True`` to get it decoded.
+        ``cachePoint`` blocks. The wire form carries ``redactedContent`` and the ``source.bytes``
+        of image and document blocks as base64 text; boto3 takes a blob as bytes, so pass
+        ``boto3=True`` to get them decoded.
         """
         result = await self.render(
             "bedrock-converse",

@@ -700,7 +700,8 @@ class BedrockMessage(TypedDict):
 
 class BedrockConverseRequest(TypedDict):
     """``{messages, system?}``: ``client.converse(modelId=..., **request)`` (boto3 wants
-    ``redactedContent`` as bytes: ``render_bedrock_converse(boto3=True)`` decodes it)."""
+    ``redactedContent`` and media ``source.bytes`` as bytes: ``render_bedrock_converse(boto3=True)``
+    decodes them)."""
 
     messages: list[BedrockMessage]
     system: NotRequired[list[BedrockContentBlock]]

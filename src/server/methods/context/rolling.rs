@@ -57,6 +57,9 @@ struct StepParams {
     rounds: Option<Vec<u64>>,
     #[serde(rename = "prompt")]
     _prompt: Option<String>,
+    /// Echoed from the plan, not needed back.
+    #[serde(rename = "media")]
+    _media: Option<Value>,
     version: Option<u64>,
 }
 
@@ -104,7 +107,7 @@ pub(super) async fn plan(params: &Params<'static>, ctx: &Context) -> RpcResult<V
 }
 
 fn step_json(planned: PlannedStep, version: u64) -> Value {
-    match planned.step {
+    let mut step = match planned.step {
         RollingStep::Summarize { first, last } => json!({
             "kind": "summarize",
             "iterations": [iteration_number(first), iteration_number(last)],
@@ -117,7 +120,12 @@ fn step_json(planned: PlannedStep, version: u64) -> Value {
             "prompt": planned.prompt,
             "version": version,
         }),
+    };
+    // Only threads with media get the list, so other plans keep their bytes.
+    if !planned.media.is_empty() {
+        step["media"] = Value::Array(planned.media);
     }
+    step
 }
 
 pub(super) async fn compact(params: &Params<'static>, ctx: &Context) -> RpcResult<Value> {
