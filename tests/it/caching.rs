@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 #[path = "../../benches/support/prompt_cache.rs"]
 #[allow(dead_code)]
-mod prompt_cache;
+pub(crate) mod prompt_cache;
 use prompt_cache::{anthropic_blocks, AnthropicCache, ANTHROPIC_READ, ANTHROPIC_WRITE};
 use prompt_cache::{openai_blocks, OpenAiBreakpointCache, OpenAiCache, OPENAI_READ, OPENAI_WRITE};
 

@@ -299,4 +299,21 @@ fn the_command_line_exports_media_inline_or_beside_the_document_and_imports_both
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the file's bytes are not blob"));
+
+    // A document that names a path for its blob instead of a content address reads nothing
+    // outside the folder: the file beside it is never opened, the import is refused whole.
+    std::fs::write(dir.path().join("secret"), &image).unwrap();
+    let hex = &id_of(&image)["sha256:".len()..];
+    let text = std::fs::read_to_string(&doc).unwrap();
+    assert!(text.contains(hex), "the dir export names its blob");
+    let escaping = dir.path().join("escaping.yaml");
+    std::fs::write(&escaping, text.replace(hex, "../secret")).unwrap();
+    let other = format!("sqlite:{}", dir.path().join("escaping.db").display());
+    let out = cli(&["import", "--from", "yaml", "--store", &other, "--thread", "m", "--blobs-dir"]
+        .into_iter()
+        .chain([blobs.to_str().unwrap(), escaping.to_str().unwrap()])
+        .collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut server = Server::start(Wire::Ndjson, &other);
+    assert_eq!(server.ok("thread/list", json!({}))["threads"], json!([]), "nothing stored");
 }

@@ -333,7 +333,6 @@ fn counts_take_media_by_the_providers_rule() {
     let by_tiles = tokens("openai-chat", None) - tokens("openai-chat", Some("text"));
     assert!((765 - 60..765).contains(&by_tiles), "{by_tiles}");
     assert_eq!(tokens("anthropic", Some("openai-tiles")) - text, by_tiles);
-    drop(tokens);
     // A budget the placeholder would fit drops the image's iteration.
     let budgeted = s.ok(
         "thread/render",

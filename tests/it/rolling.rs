@@ -6,9 +6,8 @@
 use crate::support::{Server, Wire};
 use serde_json::{json, Value};
 
-#[path = "../../benches/support/prompt_cache.rs"]
-#[allow(dead_code)]
-mod prompt_cache;
+// The one copy of the replayed caching rules, compiled once in this test crate.
+use crate::caching::prompt_cache;
 #[path = "../../benches/support/rolling_host.rs"]
 mod rolling_host;
 
@@ -27,7 +26,7 @@ fn step_events(i: u64) -> Vec<Value> {
         json!({"type": "tool_call", "toolName": "read_file", "toolCallId": format!("call_{i}"), "args": {"path": format!("src/file_{i}.rs")}, "iteration": i}),
         json!({"type": "tool_result", "toolCallId": format!("call_{i}"), "result": body, "iteration": i}),
     ];
-    if i % 7 == 0 {
+    if i.is_multiple_of(7) {
         events.push(json!({"type": "tool_call", "toolName": "run_tests", "toolCallId": format!("test_{i}"), "args": {}, "iteration": i}));
         events.push(json!({"type": "error", "error": "exit code 101 'quoted'", "recoverable": true, "toolCallId": format!("test_{i}"), "iteration": i}));
     }
