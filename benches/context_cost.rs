@@ -28,11 +28,13 @@ mod prompt_cache;
 #[path = "support/rolling_host.rs"]
 mod rolling_host;
 
+#[path = "support/pipe_server.rs"]
+mod pipe_server;
+
+use pipe_server::Server;
 use prompt_cache::{AnthropicCache, BedrockCache, OpenAiBreakpointCache, OpenAiCache, Usage};
 use prompt_cache::{ANTHROPIC_READ, ANTHROPIC_WRITE, OPENAI_READ, OPENAI_WRITE};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 const MAX_TOKENS: u64 = 30_000;
 const DROP_TO: u64 = 18_000;
@@ -40,49 +42,6 @@ const DROP_TO: u64 = 18_000;
 const ROLLING_SUMMARY_WORDS: usize = 60;
 const SUMMARY: &str =
     "The agent read and edited files, ran the tests and fixed what failed; one call timed out and was retried. ";
-
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Server {
-    fn start(binary: &str) -> Server {
-        let mut child = Command::new(binary)
-            .args(["serve", "--store", "memory"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {binary}: {e} (cargo build --release first)"));
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut server = Server { child, stdin, stdout, next_id: 0 };
-        server.call("initialize", json!({"clientInfo": {"name": "context-cost"}}));
-        server
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let request = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
-        writeln!(self.stdin, "{request}").unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let mut answer: Value = serde_json::from_str(&line).unwrap();
-        match answer.get_mut("result") {
-            Some(result) => result.take(),
-            None => panic!("{method}: {answer}"),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[derive(Clone, Copy)]
 enum Strategy {
@@ -147,7 +106,7 @@ struct Run {
 }
 
 fn run(binary: &str, strategy: Strategy, steps: &[Vec<Value>]) -> Run {
-    let mut server = Server::start(binary);
+    let mut server = Server::start(binary, "memory", "context-cost");
     let instructions = "You are a careful coding agent. ".repeat(100);
     server.call("thread/open", json!({"threadId": "run", "settings": {"instructions": instructions}}));
     let (mut anthropic, mut openai) = (AnthropicCache::default(), OpenAiCache::default());
@@ -301,7 +260,7 @@ fn images_in(request: &Value) -> usize {
 /// and without (every image every step).
 fn screenshot_rows(binary: &str, count: usize) {
     let started = std::time::Instant::now();
-    let mut server = Server::start(binary);
+    let mut server = Server::start(binary, "memory", "context-cost");
     let instructions = "You operate a desktop app through clicks; look at each screenshot. ".repeat(50);
     server.call("thread/open", json!({"threadId": "shots", "settings": {"instructions": instructions}}));
     let first =
@@ -502,7 +461,7 @@ fn cache_rows(binary: &str, steps: &[Vec<Value>]) {
 }
 
 fn run_cache_renders(binary: &str, strategy: Strategy, steps: &[Vec<Value>], renders: &[CacheRender]) -> Vec<Usage> {
-    let mut server = Server::start(binary);
+    let mut server = Server::start(binary, "memory", "context-cost");
     let instructions = "You are a careful coding agent. ".repeat(100);
     server.call("thread/open", json!({"threadId": "run", "settings": {"instructions": instructions}}));
     enum Cache {

@@ -20,11 +20,14 @@ mod thread_gen;
 #[path = "support/search_text.rs"]
 mod search_text;
 
+#[path = "support/pipe_server.rs"]
+mod pipe_server;
+
+use pipe_server::Server;
 use rusqlite::Connection;
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use serde_json::json;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use threadkeeper::event_log::{EventLog, EventLogBuilder};
 use threadkeeper::store::search::indexed_words;
@@ -199,50 +202,6 @@ fn replace_index_with_sink(db: &Path) {
     .unwrap();
 }
 
-/// The real server on the store, one `thread/search` at a time.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Server {
-    fn start(binary: &Path, db: &Path) -> Server {
-        let mut child = Command::new(binary)
-            .args(["serve", "--store", &format!("sqlite:{}", db.display())])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e} (cargo build --release first)", binary.display()));
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut server = Server { child, stdin, stdout, next_id: 0 };
-        server.call("initialize", json!({"clientInfo": {"name": "search-bench"}}));
-        server
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let request = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
-        writeln!(self.stdin, "{request}").unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let mut answer: Value = serde_json::from_str(&line).unwrap();
-        match answer.get_mut("result") {
-            Some(result) => result.take(),
-            None => panic!("{method}: {answer}"),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 struct Latencies {
     /// Per query, every timed round.
     per_query: Vec<Vec<Duration>>,
@@ -251,7 +210,11 @@ struct Latencies {
 }
 
 fn query_latencies(root: &Path, db: &Path, queries: &[search_text::BenchQuery]) -> Latencies {
-    let mut server = Server::start(&root.join("target/release/threadkeeper"), db);
+    let mut server = Server::start(
+        &root.join("target/release/threadkeeper").display().to_string(),
+        &format!("sqlite:{}", db.display()),
+        "search-bench",
+    );
     let mut search = |q: &str| server.call("thread/search", json!({"query": q, "limit": 20}));
     let hits = queries.iter().map(|q| search(&q.query)["hits"].as_array().unwrap().len()).collect();
     let mut per_query = vec![Vec::new(); queries.len()];

@@ -11,8 +11,9 @@ use crate::context::rolling::{
     RollingMarker,
 };
 use crate::context::{iteration_number, BudgetChoice, Tokenizer};
-use crate::event::{AgentEvent, EventKind};
+use crate::event::AgentEvent;
 use crate::media::bytes::NO_MEDIA;
+use crate::media::parts::parts_of;
 use crate::media::{Part, PartSource};
 use crate::store::ThreadRecord;
 use crate::xml::{serialize_thread_to_xml, XmlOptions};
@@ -204,12 +205,7 @@ fn summarize_step(
 fn covered_media(events: &[AgentEvent]) -> Vec<Value> {
     let mut listed = Vec::new();
     for event in events {
-        let parts = match event.kind() {
-            EventKind::Message { content, .. } => content.parts(),
-            EventKind::ToolResult { content, .. } => content,
-            _ => None,
-        };
-        for part in Part::all(parts.unwrap_or_default()) {
+        for part in Part::all(parts_of(event)) {
             let Part::Media(media) = part else { continue };
             let mut entry = Map::new();
             entry

@@ -19,7 +19,8 @@
 //! placeholder text.
 
 use super::Tokenizer;
-use crate::event::{AgentEvent, EventKind};
+use crate::event::AgentEvent;
+use crate::media::parts::parts_of;
 use crate::media::parts::Media;
 use crate::media::{MediaKind, Part};
 use crate::providers::keep_images::KeepImages;
@@ -116,12 +117,7 @@ pub fn with_media(
     let mut seen = std::collections::HashSet::new();
     let mut carried = Vec::new();
     for event in events {
-        let parts = match event.kind() {
-            EventKind::Message { content, .. } => content.parts(),
-            EventKind::ToolResult { content, .. } => content,
-            _ => None,
-        };
-        for part in Part::all(parts.unwrap_or_default()) {
+        for part in Part::all(parts_of(event)) {
             let Part::Media(media) = part else { continue };
             if xml_mode && !media.blob().is_some_and(|id| seen.insert(id.to_owned())) {
                 continue;

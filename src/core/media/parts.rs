@@ -199,16 +199,22 @@ pub fn blobs_named(parts: &[Value]) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The content parts of an event that can hold them: a message's parts, a tool result's
+/// `content`; none for any other event or a message of plain text.
+pub fn parts_of(event: &crate::event::AgentEvent) -> &[Value] {
+    match event.kind() {
+        crate::event::EventKind::Message { content, .. } => content.parts(),
+        crate::event::EventKind::ToolResult { content, .. } => content,
+        _ => None,
+    }
+    .unwrap_or_default()
+}
+
 /// The blob ids named by the parts of `events` (messages' and tool results' `content`).
 pub fn blobs_of_events(events: &[crate::event::AgentEvent]) -> Vec<BlobId> {
     let mut ids = Vec::new();
     for event in events {
-        let parts = match event.kind() {
-            crate::event::EventKind::Message { content, .. } => content.parts(),
-            crate::event::EventKind::ToolResult { content, .. } => content,
-            _ => None,
-        };
-        for id in parts.into_iter().flat_map(blobs_named) {
+        for id in blobs_named(parts_of(event)) {
             if let Ok(id) = BlobId::parse(id) {
                 ids.push(id);
             }
@@ -225,12 +231,7 @@ pub fn media_named_once<'a>(events: impl IntoIterator<Item = &'a crate::event::A
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for event in events {
-        let parts = match event.kind() {
-            crate::event::EventKind::Message { content, .. } => content.parts(),
-            crate::event::EventKind::ToolResult { content, .. } => content,
-            _ => None,
-        };
-        for part in parts.into_iter().flatten() {
+        for part in parts_of(event) {
             if let Part::Media(media) = Part::of(part) {
                 if media.blob().is_some_and(|id| seen.insert(id.to_owned())) {
                     out.push(part.clone());

@@ -9,8 +9,9 @@
 //!
 //! Images are keyed by blob id: one thumbnail however many parts name the same blob.
 
-use crate::event::{AgentEvent, EventKind};
+use crate::event::AgentEvent;
 use crate::media::bytes::data_url;
+use crate::media::parts::parts_of;
 use crate::media::thumbnail::{decodable, thumbnail};
 use crate::media::{MediaKind, Part};
 use serde::Serialize;
@@ -53,12 +54,7 @@ pub fn images_named(events: &[AgentEvent]) -> Vec<ImageBlob> {
     let mut seen = std::collections::HashSet::new();
     let mut images = Vec::new();
     for event in events {
-        let parts = match event.kind() {
-            EventKind::Message { content, .. } => content.parts(),
-            EventKind::ToolResult { content, .. } => content,
-            _ => None,
-        };
-        for part in parts.into_iter().flat_map(|parts| parts.iter()) {
+        for part in parts_of(event) {
             let Part::Media(media) = Part::of(part) else { continue };
             let Some(id) = media.blob() else { continue };
             if media.kind == MediaKind::Image && seen.insert(id) {
