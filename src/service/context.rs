@@ -4,6 +4,7 @@
 //! upstream would hold after its summarization rounds. Here the host asks what that list
 //! costs, what upstream would summarize next, records a round, or renders within a budget.
 
+use super::budget::{budget_item, tokens_of, Budget, BudgetedRender};
 use super::kept_cut::{render_keeping_cut, replays_little};
 use super::state::{Cancelled, ThreadState};
 use super::{now_ms, OFFLOAD_RENDERS_FROM_EVENTS};
@@ -12,11 +13,9 @@ use crate::context::{
     choose_dropped, drop_points, iteration_number, plan_compaction, summarizer_prompt, summary_event, BudgetChoice,
     BudgetItem, CompactionMarker, CompactionPlan, DropPoints, Tokenizer,
 };
-use crate::context::{media_tokens, MediaTokenRule};
 use crate::event::AgentEvent;
 use crate::event_log::EventLog;
 use crate::media::bytes::NO_MEDIA;
-use crate::messages::ContextMode;
 use crate::store::ThreadRecord;
 use serde_json::{Number, Value};
 use std::collections::HashMap;
@@ -37,24 +36,6 @@ pub struct CompactionPlanned {
     pub needed: bool,
     pub tokens: u64,
     pub iterations: Vec<(Number, String)>,
-}
-
-/// A render's token budget.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Budget {
-    pub max_tokens: u64,
-    pub tokenizer: Tokenizer,
-    /// Keep the cut until the rendering would exceed `max_tokens`, then drop to this many
-    /// (see [`super::kept_cut`]); `None` finds the fewest iterations to drop at every render.
-    pub drop_to: Option<u64>,
-}
-
-/// A render that fits its budget, and what it left out to fit.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BudgetedRender {
-    pub rendered: Rendered,
-    pub dropped: Vec<Number>,
-    pub tokens: u64,
 }
 
 impl ThreadService {
@@ -236,42 +217,6 @@ fn list(iterations: &[f64]) -> String {
     iterations.iter().map(|&i| show(i)).collect::<Vec<_>>().join(", ")
 }
 
-/// The model input of a rendering, as the tokenizer sees it: the text of a text format, the
-/// JSON text of a message format.
-pub(super) fn model_input(rendered: &Rendered) -> &str {
-    match rendered {
-        Rendered::Xml { text, .. } | Rendered::Text { text, .. } => text,
-        Rendered::Messages { json, .. } | Rendered::Provider { json, .. } => json,
-        Rendered::XmlDelta { lines, .. } => lines,
-    }
-}
-
-/// The tokens of `rendered`, a rendering of `state`: its model input's, with the media parts a
-/// provider or messages rendering carries counted by their rule
-/// ([`crate::context::media_tokens`]) instead of as their placeholder text.
-pub(super) fn tokens_of(
-    state: &ThreadState,
-    format: RenderFormat,
-    options: &RenderOptions,
-    tokenizer: Tokenizer,
-    rendered: &Rendered,
-) -> u64 {
-    let count = tokenizer.count(model_input(rendered));
-    let name = match format {
-        // XML and text renders name media and never carry them: their text is what counts.
-        RenderFormat::Xml | RenderFormat::Text => return count,
-        RenderFormat::Messages => "messages",
-        RenderFormat::Provider(provider) => provider.name(),
-    };
-    let rule = options.media_tokens.unwrap_or_else(|| MediaTokenRule::default_for(name));
-    let events = state.view_events_with_parts();
-    if events.is_empty() {
-        return count;
-    }
-    let mode = options.context_mode.or(state.record.settings.context_mode).unwrap_or_default();
-    media_tokens::with_media(count, &events, mode == ContextMode::Xml, rule, tokenizer, options.provider.keep_images)
-}
-
 fn count_now(
     state: &mut ThreadState,
     format: RenderFormat,
@@ -424,14 +369,5 @@ impl ViewCuts {
             .filter(|(_, &(iteration, is_summary))| !is_summary && range.contains(&(iteration + 0.0)))
             .map(|(at, _)| self.view.parse(at).expect("positions are in the view"))
             .collect()
-    }
-}
-
-pub(super) fn budget_item(event: &AgentEvent) -> BudgetItem<'_> {
-    let links_a_call = matches!(event.event_type(), "tool_call" | "tool_result" | "error");
-    BudgetItem {
-        iteration: event.iteration().as_f64().unwrap_or(0.0),
-        is_summary: event.event_type() == "summary",
-        tool_call_id: event.fields().get("toolCallId").and_then(Value::as_str).filter(|_| links_a_call),
     }
 }

@@ -10,7 +10,7 @@
 //! the cut after them, and the window's own state with its renderers. A render after an
 //! append replays only the new steps, each one rendering the window incrementally.
 
-use super::context::budget_item;
+use super::budget::{budget_item, tokens_of};
 use super::state::ThreadState;
 use super::{render_with_renderers, Budget, BudgetedRender, RenderFormat, RenderOptions, Rendered};
 use super::{ServiceError, ServiceResult};
@@ -178,7 +178,7 @@ impl KeptCut {
         window_state.record.version = state.record.version;
         let rendered =
             render_with_renderers(window_state, self.key.format, self.key.options.clone(), &NO_MEDIA, cancel)?;
-        let tokens = super::context::tokens_of(window_state, self.key.format, &self.key.options, tokenizer, &rendered);
+        let tokens = tokens_of(window_state, self.key.format, &self.key.options, tokenizer, &rendered);
         Ok((rendered, tokens))
     }
 }

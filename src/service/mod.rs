@@ -5,6 +5,7 @@
 //! it with one lane per thread); the per-thread mutex only guards against the rest.
 
 mod blobs;
+mod budget;
 pub use blobs::BlobsForm;
 mod context;
 mod documents;
@@ -31,7 +32,8 @@ use crate::store::{
 };
 use crate::turns::TurnError;
 use crate::xml::EscapeMode;
-pub use context::{Budget, BudgetedRender, CompactionPlanned, TokenCount};
+pub use budget::{Budget, BudgetedRender};
+pub use context::{CompactionPlanned, TokenCount};
 pub use documents::{read_turn, write_turn, NOT_IMPORTABLE};
 use lru::Lru;
 pub use rolling::{PlannedStep, RollingBudget, RollingPlan, RollingStep};

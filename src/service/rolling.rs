@@ -128,7 +128,7 @@ impl ThreadService {
 
 fn plan_now(state: &mut ThreadState, budget: &RollingBudget, cancel: &CancellationToken) -> ServiceResult<RollingPlan> {
     let rendered = render_now(state, budget.format, budget.options.clone(), &NO_MEDIA, cancel)?;
-    let tokens = super::context::tokens_of(state, budget.format, &budget.options, budget.tokenizer, &rendered);
+    let tokens = super::budget::tokens_of(state, budget.format, &budget.options, budget.tokenizer, &rendered);
     drop(rendered);
     let live = live_summaries(state, budget.tokenizer);
     let mut plan = RollingPlan {

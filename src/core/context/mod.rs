@@ -18,6 +18,7 @@ pub mod rolling;
 pub mod tokenizer;
 pub mod upstream;
 pub mod view;
+pub mod view_item;
 
 pub use budget::{advance_cut, choose_dropped, drop_points, BudgetChoice, BudgetItem, CutStep, DropPoints};
 pub use estimate::{estimate_from_len, estimate_tokens, utf16_len};

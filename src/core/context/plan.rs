@@ -6,7 +6,7 @@
 //! With no iteration `<= cutoff` upstream returns the thread unchanged.
 
 use super::upstream::{upstream_json, CompactionMarker, COMPACTION_FIELD};
-use super::view::ViewItem;
+use super::view_item::ViewItem;
 use crate::event::AgentEvent;
 use serde_json::{json, Map, Number, Value};
 

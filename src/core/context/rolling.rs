@@ -15,7 +15,7 @@
 //! upstream's rounds. Nothing leaves the log.
 
 use super::upstream::{iteration_number, COMPACTION_FIELD};
-use super::view::ViewItem;
+use super::view_item::ViewItem;
 use crate::event::AgentEvent;
 use serde_json::{json, Map, Value};
 

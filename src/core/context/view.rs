@@ -11,6 +11,7 @@
 use super::estimate::estimate_from_len;
 use super::rolling::{self, rolling_marker, RollingMarker};
 use super::upstream::{compaction_marker, upstream_json_len, CompactionMarker};
+pub use super::view_item::ViewItem;
 use crate::event::AgentEvent;
 
 /// What an event did to the view.
@@ -20,19 +21,6 @@ pub enum ViewChange {
     Appended,
     /// A compaction round rewrote the list: renders built from the old one are stale.
     Rewritten,
-}
-
-/// One event of the view.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ViewItem {
-    /// Where the event is in the log.
-    pub position: usize,
-    pub iteration: f64,
-    pub is_summary: bool,
-    /// Upstream's estimate of the event: `estimateTokens(JSON.stringify(event))`.
-    pub upstream_tokens: u64,
-    /// The round of a live rolling summary (see [`super::rolling`]).
-    pub rolling_round: Option<u64>,
 }
 
 /// A compaction round's marker, of either strategy.

@@ -2,8 +2,8 @@
 //! with `keepBlockForms`), so a history gives each block back as it was written: see
 //! [`crate::messages::block_forms`], which reads them.
 
-use super::kept_media::split_exact;
 use super::media_blocks::{media_parts, Form};
+use crate::media::ingest::split_exact;
 use crate::messages::block_forms::BLOCK_FORM_KEY;
 use serde_json::{json, Value};
 

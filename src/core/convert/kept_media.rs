@@ -15,9 +15,8 @@ use super::from_messages::KEPT_ITEM_KEY;
 use super::input_fields::fault;
 use crate::event::{json_type, AgentEvent, EventError};
 use crate::media::bytes::to_base64;
-use crate::media::ingest::BASE64;
+use crate::media::ingest::split_exact;
 use crate::media::{BlobId, MediaBytes};
-use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 /// The event field that says where a kept item's media bytes were replaced by blob ids.
@@ -57,21 +56,6 @@ fn part_datas(fields: &Map<String, Value>) -> Vec<(String, String, BlobId)> {
             Some((data.to_owned(), prefix, BlobId::of(&bytes)))
         })
         .collect()
-}
-
-/// A data string's prefix (the `data:...;base64,` header, or nothing) and bytes, when the
-/// standard padded base64 of those bytes is exactly what follows the prefix.
-pub(super) fn split_exact(data: &str) -> Option<(String, Vec<u8>)> {
-    let (prefix, encoded) = match data.strip_prefix("data:") {
-        Some(rest) => {
-            let comma = rest.find(',')?;
-            rest[..comma].ends_with(";base64").then_some(())?;
-            data.split_at("data:".len() + comma + 1)
-        }
-        None => ("", data),
-    };
-    let bytes = BASE64.decode(encoded).ok().filter(|bytes| !bytes.is_empty())?;
-    (to_base64(&bytes) == encoded).then(|| (prefix.to_owned(), bytes))
 }
 
 fn replace_datas(value: &mut Value, datas: &[(String, String, BlobId)], at: &mut String, refs: &mut Vec<Value>) {

@@ -276,6 +276,21 @@ fn invalid(path: &str, reason: String) -> IngestError {
     IngestError::Invalid { path: path.to_owned(), reason }
 }
 
+/// A data string's prefix (the `data:...;base64,` header, or nothing) and bytes, when the
+/// standard padded base64 of those bytes is exactly what follows the prefix.
+pub fn split_exact(data: &str) -> Option<(String, Vec<u8>)> {
+    let (prefix, encoded) = match data.strip_prefix("data:") {
+        Some(rest) => {
+            let comma = rest.find(',')?;
+            rest[..comma].ends_with(";base64").then_some(())?;
+            data.split_at("data:".len() + comma + 1)
+        }
+        None => ("", data),
+    };
+    let bytes = BASE64.decode(encoded).ok().filter(|bytes| !bytes.is_empty())?;
+    (super::bytes::to_base64(&bytes) == encoded).then(|| (prefix.to_owned(), bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
