@@ -469,6 +469,29 @@ export interface RenderOptions {
    * later (0 ≤ fromEvent ≤ eventCount, else -32602).
    */
   fromEvent?: number;
+  /** How token counts measure media parts (protocol/README.md, "Media in renders"). */
+  mediaTokens?: MediaTokenRule;
+  /** Which images go with their bytes (protocol/README.md, "Keeping the newest images"). */
+  media?: MediaRenderOptions;
+}
+
+/** A provider's published rule for the tokens of an image or PDF (`options.mediaTokens`). */
+export type MediaTokenRule =
+  | "anthropic"
+  | "openai-tiles"
+  | "openai-patches"
+  | "openai-patches-mini"
+  | "openai-patches-nano"
+  | "gemini"
+  | "text";
+
+/**
+ * `options.media`: only the `keepImages` newest images (1–10,000) are sent with their bytes, the
+ * older ones as their placeholder text; the frontier moves in steps, so a cached prefix breaks
+ * at most once per `keepImages + 1` new images.
+ */
+export interface MediaRenderOptions {
+  keepImages: number;
 }
 
 /** Options of `thread.renderXml()`. */

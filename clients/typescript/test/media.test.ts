@@ -120,6 +120,28 @@ describe("content parts", TIME_LIMIT, () => {
     assert.deepEqual((await tk.getBlob(pdf.blob, CALL)).data, new Uint8Array(PDF));
   });
 
+  test("media.keepImages sends the bytes of the newest images only, the older ones as their placeholder", async () => {
+    const thread = await tk.openThread(CALL);
+    const shots = [0, 1, 2, 3, 4].map((seed) => png(4, 3, 100 + seed));
+    await thread.append(
+      shots.flatMap((shot, i) => [
+        { type: "tool_call" as const, toolName: "screenshot", toolCallId: `s${i}`, args: {}, iteration: i },
+        { type: "tool_result" as const, toolCallId: `s${i}`, iteration: i, content: [imagePart(shot)] },
+      ]),
+      CALL,
+    );
+    const carried = (request: unknown) => JSON.stringify(request).match(/"type":"image"/g)?.length ?? 0;
+    const all = await thread.renderAnthropic({ ...CALL });
+    assert.equal(carried(all), 5, "every image with its bytes by default");
+    // Two kept: the frontier stays at 0 up to 4 images, then moves in steps of 3: of 5 images,
+    // the first 3 become placeholders and the newest 2 keep their bytes.
+    const kept = await thread.renderAnthropic({ ...CALL, media: { keepImages: 2 }, mediaTokens: "anthropic" });
+    assert.equal(carried(kept), 2);
+    const text = JSON.stringify(kept);
+    for (const old of shots.slice(0, 3)) assert.ok(text.includes(blobIdOf(old)), "an older image is named by its placeholder");
+    await rejectsWithCode(thread.renderAnthropic({ ...CALL, media: { keepImages: 0 } }), -32602);
+  });
+
   test("a blob put first is named by a part, which gets what the store knows of it", async () => {
     const image = png(6, 1, 3);
     const put = await tk.putBlob(image, CALL);
