@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import struct
 import zlib
 from collections.abc import AsyncIterator, Iterator
@@ -94,6 +95,29 @@ async def test_image_from_bytes_reads_back_as_a_blob_part(tk: AsyncThreadKeeper)
     assert got == BlobContent(blob_id(image), "image/png", len(image), image, 3, 2)
     assert type(got.data) is bytes and got.data == image
     assert await tk.stat_blob(blob_id(image)) == BlobInfo(blob_id(image), "image/png", len(image), 3, 2)
+
+
+async def test_media_keep_images_sends_only_the_newest_images_with_their_bytes(tk: AsyncThreadKeeper) -> None:
+    thread = await tk.open_thread()
+    shots = [png(4, 3, 100 + seed) for seed in range(5)]
+    events: list[Any] = []
+    for i, shot in enumerate(shots):
+        events.append({"type": "tool_call", "toolName": "screenshot", "toolCallId": f"s{i}", "args": {}, "iteration": i})
+        events.append({"type": "tool_result", "toolCallId": f"s{i}", "iteration": i, "content": [image_part(shot)]})
+    await thread.append(events)
+
+    def carried(result: dict[str, Any]) -> int:
+        return json.dumps(result, separators=(",", ":")).count('"type":"image"')
+
+    assert carried(await thread.render("anthropic")) == 5, "every image with its bytes by default"
+    # Two kept: of 5 images the frontier has moved once (steps of 3), so the newest 2 carry bytes.
+    kept = await thread.render("anthropic", media={"keepImages": 2}, media_tokens="anthropic")
+    assert carried(kept) == 2
+    for old in shots[:3]:
+        assert blob_id(old) in json.dumps(kept), "an older image is named by its placeholder"
+    with pytest.raises(ThreadKeeperError) as refused:
+        await thread.render("anthropic", media={"keepImages": 0})
+    assert refused.value.code == ErrorCode.INVALID_PARAMS
 
 
 async def test_parts_from_a_path_a_bytearray_and_a_memoryview(tk: AsyncThreadKeeper, tmp_path: Path) -> None:

@@ -25,6 +25,8 @@ from .types import (
     GeminiRequest,
     ReasoningReplay,
     ThoughtSignaturePlaceholder,
+    MediaRenderOptions,
+    MediaTokenRule,
     AnthropicRender,
     AnthropicRequest,
     AppendResult,
@@ -104,6 +106,8 @@ def render_options(
     reasoning: ReasoningReplay | None = None,
     model: str | None = None,
     thought_signature_placeholder: ThoughtSignaturePlaceholder | None = None,
+    media_tokens: MediaTokenRule | None = None,
+    media: MediaRenderOptions | None = None,
 ) -> dict[str, Any]:
     """The wire form of render options (unset ones left out)."""
     return _drop_none(
@@ -119,6 +123,8 @@ def render_options(
         reasoning=reasoning,
         model=model,
         thoughtSignaturePlaceholder=thought_signature_placeholder,
+        mediaTokens=media_tokens,
+        media=media,
     )
 
 

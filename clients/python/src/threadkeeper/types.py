@@ -939,6 +939,20 @@ class MessagesRenderOptions(TypedDict, total=False):
     dangling_tool_calls: DanglingToolCalls | None
 
 
+#: A provider's published rule for the tokens of an image or PDF (``options.mediaTokens``).
+MediaTokenRule = Literal[
+    "anthropic", "openai-tiles", "openai-patches", "openai-patches-mini", "openai-patches-nano", "gemini", "text"
+]
+
+
+class MediaRenderOptions(TypedDict):
+    """``options.media``: only the ``keepImages`` newest images (1–10,000) go with their bytes, the
+    older ones as their placeholder text; the frontier moves in steps, so a cached prefix breaks
+    at most once per ``keepImages + 1`` new images."""
+
+    keepImages: int
+
+
 class RenderOptions(MessagesRenderOptions, total=False):
     """The keyword options of ``render``, ``tokens``, ``view`` and ``prompt_cli``; ``None`` leaves one unset."""
 
@@ -954,6 +968,11 @@ class RenderOptions(MessagesRenderOptions, total=False):
     model: str | None
     #: Format ``gemini`` only.
     thought_signature_placeholder: ThoughtSignaturePlaceholder | None
+    #: How token counts measure media parts (protocol/README.md, "Media in renders").
+    media_tokens: MediaTokenRule | None
+    #: Which images go with their bytes: ``{"keepImages": N}`` (protocol/README.md, "Keeping the
+    #: newest images").
+    media: MediaRenderOptions | None
 
 
 class IterationTokens(TypedDict):
