@@ -7,6 +7,7 @@
 //! reasoning fixtures (threads no adapter wrote). `UPDATE_GOLDEN=1 cargo test --test it
 //! adapter_reasoning::goldens` rewrites them.
 
+use crate::support::golden::Goldens;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -171,22 +172,15 @@ fn pydantic_ai_thinking_of_no_known_provider_stays_kept_as_before() {
 /// framework's own form: the ai-sdk part's `providerOptions`, pydantic-ai's `thinking` part.
 #[test]
 fn goldens() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/providers");
-    let mut mismatches = Vec::new();
+    let mut goldens = Goldens::new();
     for name in ["thinking_tool_loop", "gemini_parallel_calls", "bedrock_thinking_tool_loop"] {
         let case: Value =
             serde_json::from_str(&fs::read_to_string(dir.join(format!("{name}.events.json"))).unwrap()).unwrap();
         let events = AgentEvent::list_from_values(case["events"].as_array().unwrap().clone()).unwrap();
         for (form, provider) in [("ai-sdk", Provider::AiSdk), ("pydantic-ai", Provider::PydanticAi)] {
-            let text = serde_json::to_string_pretty(&render(&events, provider)).unwrap() + "\n";
-            let path = dir.join(format!("{name}.{form}.json"));
-            if update {
-                fs::write(&path, &text).unwrap();
-            } else if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-                mismatches.push(path.display().to_string());
-            }
+            goldens.check_json(&dir.join(format!("{name}.{form}.json")), &render(&events, provider));
         }
     }
-    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
+    goldens.finish();
 }

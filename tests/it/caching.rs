@@ -3,6 +3,7 @@
 //! renders that extend the previous one — checked by replaying Anthropic's documented
 //! caching rules on a 300-step coding-agent run.
 
+use crate::support::golden::Goldens;
 use crate::support::{Server, Wire};
 use serde_json::{json, Value};
 
@@ -515,8 +516,7 @@ fn cached_request_goldens() {
         (Provider::OpenAiResponses, "openai-responses", openai(Breakpoints::Auto), "openaiResponses"),
         (Provider::OpenAiChat, "openai-chat-implicit", openai(Breakpoints::Implicit), "openaiChat"),
     ];
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut mismatches = Vec::new();
+    let mut goldens = Goldens::new();
     for (provider, form, provider_options, definition) in forms {
         let validator = crate::schemas::validator(&format!("providers.json#/$defs/{definition}"));
         for (mode, mode_name) in [(ContextMode::Standard, "standard"), (ContextMode::Xml, "xml")] {
@@ -524,15 +524,10 @@ fn cached_request_goldens() {
             let text = render_request_with(&events, &options, provider, &provider_options, true) + "\n";
             let body: Value = serde_json::from_str(&text).unwrap();
             assert_eq!(crate::schemas::errors(&validator, &body), Vec::<String>::new(), "{form} {mode_name}");
-            let path = dir.join(format!("steps.{form}.{mode_name}.json"));
-            if update {
-                std::fs::write(&path, &text).unwrap();
-            } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-                mismatches.push(path.display().to_string());
-            }
+            goldens.check(&dir.join(format!("steps.{form}.{mode_name}.json")), &text);
         }
     }
-    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
+    goldens.finish();
 }
 
 /// `threadkeeper render` with the caching flags, on a thread file read from stdin.

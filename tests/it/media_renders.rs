@@ -8,6 +8,7 @@
 //! "events"}`) and `NAME.MODE.FORM.json`. `UPDATE_GOLDEN=1 cargo test --test it media::`
 //! rewrites them; review every changed byte.
 
+use crate::support::golden::Goldens;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::fs;
@@ -111,8 +112,7 @@ fn problems(form: &str, rendered: &Value, sequencing: bool) -> Vec<String> {
 #[test]
 fn media_renders_match_their_goldens() {
     let case = case();
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut mismatches = Vec::new();
+    let mut goldens = Goldens::new();
     for (mode, name) in [(ContextMode::Standard, "standard"), (ContextMode::Xml, "xml")] {
         for form in FORMS {
             if mode == ContextMode::Xml && form == "messages" {
@@ -120,16 +120,10 @@ fn media_renders_match_their_goldens() {
             }
             let options = with_mode(&case.options, mode);
             let rendered = render(&case.events, &options, form, &ProviderOptions::default(), &case.media);
-            let text = serde_json::to_string_pretty(&rendered).unwrap() + "\n";
-            let path = dir().join(format!("media_parts.{name}.{form}.json"));
-            if update {
-                fs::write(&path, &text).unwrap();
-            } else if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-                mismatches.push(path.display().to_string());
-            }
+            goldens.check_json(&dir().join(format!("media_parts.{name}.{form}.json")), &rendered);
         }
     }
-    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
+    goldens.finish();
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! "events": [...]}`) and, per form, `NAME.FORM.json` with the exact expected bytes.
 //! `UPDATE_GOLDEN=1 cargo test --test it providers::provider_goldens` rewrites them; review every changed byte.
 
+use crate::support::golden::Goldens;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -581,21 +582,14 @@ fn claude_code_threads_leave_no_call_interrupted() {
 
 #[test]
 fn provider_goldens() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut mismatches = Vec::new();
+    let mut goldens = Goldens::new();
     for fixture in fixtures("providers") {
         for form in FORMS {
             let rendered = render(&fixture.events, &fixture.options, form);
-            let text = serde_json::to_string_pretty(&rendered).unwrap() + "\n";
-            let path = fixture.dir.join(format!("{}.{form}.json", fixture.name));
-            if update {
-                fs::write(&path, &text).unwrap();
-            } else if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-                mismatches.push(path.display().to_string());
-            }
+            goldens.check_json(&fixture.dir.join(format!("{}.{form}.json", fixture.name)), &rendered);
         }
     }
-    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
+    goldens.finish();
 }
 
 #[test]

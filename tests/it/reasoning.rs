@@ -7,6 +7,7 @@
 
 use crate::providers::{all_fixtures, check_anthropic, fixtures, host_session_fixtures, variants};
 use crate::schemas::{errors, validator};
+use crate::support::golden::Goldens;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::fs;
@@ -178,21 +179,14 @@ fn check_bedrock(body: &Value) -> Result<(), String> {
 
 #[test]
 fn new_format_goldens() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut mismatches = Vec::new();
+    let mut goldens = Goldens::new();
     for fixture in fixtures("providers") {
         for (form, provider, _) in NEW_FORMS {
             let rendered = render_with(&fixture.events, &fixture.options, provider, &ProviderOptions::default());
-            let text = serde_json::to_string_pretty(&rendered).unwrap() + "\n";
-            let path = fixture.dir.join(format!("{}.{form}.json", fixture.name));
-            if update {
-                fs::write(&path, &text).unwrap();
-            } else if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-                mismatches.push(path.display().to_string());
-            }
+            goldens.check_json(&fixture.dir.join(format!("{}.{form}.json", fixture.name)), &rendered);
         }
     }
-    assert!(mismatches.is_empty(), "golden mismatches (UPDATE_GOLDEN=1 rewrites):\n{}", mismatches.join("\n"));
+    goldens.finish();
 }
 
 #[test]

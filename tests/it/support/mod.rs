@@ -8,6 +8,7 @@
 #[macro_use]
 pub mod conformance;
 pub mod events;
+pub mod golden;
 pub mod media;
 pub mod postgres;
 pub mod vectors;
