@@ -65,9 +65,9 @@ impl From<DocumentFormat> for threadkeeper::turns::Format {
 /// `export --format`: the stored thread's document, written out.
 fn export_document(args: &ExportArgs, format: DocumentFormat) -> i32 {
     let thread_id = args.thread.as_deref().expect("clap requires --thread with --format");
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match super::command_runtime() {
         Ok(runtime) => runtime,
-        Err(e) => return super::finish(Err(format!("cannot start the runtime: {e}"))),
+        Err(message) => return super::finish(Err(message)),
     };
     let written = runtime.block_on(async {
         let spec = args.store.clone().unwrap_or_default();
@@ -123,10 +123,7 @@ struct Thread {
 fn read(args: &ExportArgs) -> Result<(tokio::runtime::Runtime, OtlpSettings, Thread), String> {
     let settings = OtlpSettings::resolve(args.otlp.as_deref(), &Default::default(), args.otlp_capture_content)?
         .expect("an endpoint was given");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = super::command_runtime()?;
     let (options, events, fallback_ms) = match &args.file {
         Some(file) => {
             let name = display_name(file);

@@ -66,9 +66,9 @@ impl Host {
 }
 
 pub fn run(args: ImportArgs) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match super::command_runtime() {
         Ok(runtime) => runtime,
-        Err(e) => return super::finish(Err(format!("cannot start the runtime: {e}"))),
+        Err(message) => return super::finish(Err(message)),
     };
     let status = runtime.block_on(async {
         let stop = threadkeeper::server::stop_signal();

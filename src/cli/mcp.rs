@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use threadkeeper::mcp::{serve_stdio, AllowedDirs, McpServer};
 use threadkeeper::service::{Limits, ThreadService};
-use threadkeeper::store::{open_store_with, PostgresOptions, StoreError, StoreSpec};
+use threadkeeper::store::{open_store_with, PostgresOptions, StoreSpec};
 
 #[derive(Args, Debug)]
 pub struct McpArgs {
@@ -35,10 +35,10 @@ pub fn run(args: McpArgs) -> i32 {
             return 2;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match super::serving_runtime() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("threadkeeper: cannot start the runtime: {e}");
+        Err(message) => {
+            eprintln!("threadkeeper: {message}");
             return 1;
         }
     };
@@ -49,11 +49,7 @@ pub fn run(args: McpArgs) -> i32 {
         {
             Ok(store) => store,
             Err(e) => {
-                let reason = match e {
-                    StoreError::Unavailable(reason) => reason,
-                    other => other.to_string(),
-                };
-                eprintln!("threadkeeper: cannot open the store {spec}: {reason}");
+                eprintln!("threadkeeper: {}", super::cannot_open_store(&spec, e));
                 return 2;
             }
         };

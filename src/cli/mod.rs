@@ -75,6 +75,29 @@ fn finish(result: Result<String, String>) -> i32 {
     }
 }
 
+/// The runtime of a command that does one job and ends: one thread is all it needs.
+fn command_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(runtime_error)
+}
+
+/// The runtime of a command that serves until it is stopped (`serve`, `mcp`, `view --serve`).
+fn serving_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(runtime_error)
+}
+
+fn runtime_error(e: std::io::Error) -> String {
+    format!("cannot start the runtime: {e}")
+}
+
+/// Why a store given on the command line could not be opened, as the command says it.
+fn cannot_open_store(spec: &threadkeeper::store::StoreSpec, e: threadkeeper::store::StoreError) -> String {
+    let reason = match e {
+        threadkeeper::store::StoreError::Unavailable(reason) => reason,
+        other => other.to_string(),
+    };
+    format!("cannot open the store {spec}: {reason}")
+}
+
 /// Runs the command; returns the process exit status.
 pub fn run(cli: Cli) -> i32 {
     match cli.command {

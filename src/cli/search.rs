@@ -30,10 +30,7 @@ pub fn run(args: SearchArgs) -> i32 {
 }
 
 fn search(args: &SearchArgs) -> Result<String, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = super::command_runtime()?;
     let spec = args.store.clone().unwrap_or_default();
     let results = runtime.block_on(async {
         let store = open_store(&spec, 1).await.map_err(|e| format!("cannot open the store {spec}: {e}"))?;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use threadkeeper::otel::{LiveExport, LiveLimits, OtlpSettings};
 use threadkeeper::server::{self, ServerConfig, TracingCapability};
 use threadkeeper::service::{Limits, ThreadService};
-use threadkeeper::store::{open_store_with, PostgresOptions, StoreError, StoreSpec};
+use threadkeeper::store::{open_store_with, PostgresOptions, StoreSpec};
 use threadkeeper::turns::Limits as DocumentLimits;
 
 #[derive(Args, Debug, Clone)]
@@ -105,10 +105,10 @@ pub fn run(args: ServeArgs) -> i32 {
             max_expansion: args.max_document_expansion,
         },
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match super::serving_runtime() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("threadkeeper: cannot start the runtime: {e}");
+        Err(message) => {
+            eprintln!("threadkeeper: {message}");
             return 1;
         }
     };
@@ -123,11 +123,7 @@ pub fn run(args: ServeArgs) -> i32 {
     let store = match runtime.block_on(open_store_with(&spec, limits.max_threads_in_memory as u64, postgres)) {
         Ok(store) => store,
         Err(e) => {
-            let reason = match e {
-                StoreError::Unavailable(reason) => reason,
-                other => other.to_string(),
-            };
-            eprintln!("threadkeeper: cannot open the store {spec}: {reason}");
+            eprintln!("threadkeeper: {}", super::cannot_open_store(&spec, e));
             runtime.shutdown_background();
             return 2;
         }

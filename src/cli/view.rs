@@ -179,10 +179,7 @@ fn with_pictures(events: Vec<AgentEvent>) -> Result<(Vec<AgentEvent>, PageMedia)
 }
 
 fn stored_page(thread_id: &str, args: &ViewArgs) -> Result<String, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = super::command_runtime()?;
     let spec = args.store.clone().unwrap_or_default();
     runtime.block_on(async {
         let store = open_store(&spec, 1).await.map_err(|e| format!("cannot open the store {spec}: {e}"))?;

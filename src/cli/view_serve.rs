@@ -25,9 +25,9 @@ pub fn run(args: &LiveSettings, options: RenderOptions) -> i32 {
         Some(token) => token.clone(),
         None => viewer::new_token(),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match super::serving_runtime() {
         Ok(runtime) => runtime,
-        Err(e) => return super::finish(Err(format!("cannot start the runtime: {e}"))),
+        Err(message) => return super::finish(Err(message)),
     };
     let spec = args.store.clone().unwrap_or_default();
     let status = runtime.block_on(async {
