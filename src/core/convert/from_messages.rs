@@ -335,21 +335,20 @@ impl Events<'_> {
         let mut map = Map::new();
         map.insert("type".into(), event_type.into());
         map.extend(fields.into_iter().map(|(key, value)| (key.to_owned(), value)));
+        self.push_record(map);
+    }
+
+    /// The iteration (and timestamp) of this conversion, on an event's fields.
+    fn stamp_time(&self, map: &mut Map<String, Value>) {
         map.insert("iteration".into(), Value::Number(self.stamp.iteration.clone()));
         if let Some(timestamp) = &self.stamp.timestamp {
             map.insert("timestamp".into(), Value::Number(timestamp.clone()));
         }
-        self.origin.stamp(&mut map);
-        self.keep_item(&mut map);
-        self.events.push(AgentEvent::from_map(map, "event").expect("converted events have their fields"));
     }
 
     /// An event made elsewhere, stamped with the iteration (and timestamp) of this conversion.
     fn push_fields(&mut self, mut map: Map<String, Value>) {
-        map.insert("iteration".into(), Value::Number(self.stamp.iteration.clone()));
-        if let Some(timestamp) = &self.stamp.timestamp {
-            map.insert("timestamp".into(), Value::Number(timestamp.clone()));
-        }
+        self.stamp_time(&mut map);
         // An event made elsewhere that kept no item describes its item itself.
         if !self.items.is_empty() {
             self.keep_item(&mut map);
@@ -384,10 +383,7 @@ impl Events<'_> {
 
     /// An event whose own fields are made already, stamped as [`Self::push`] stamps.
     fn push_record(&mut self, mut map: Map<String, Value>) {
-        map.insert("iteration".into(), Value::Number(self.stamp.iteration.clone()));
-        if let Some(timestamp) = &self.stamp.timestamp {
-            map.insert("timestamp".into(), Value::Number(timestamp.clone()));
-        }
+        self.stamp_time(&mut map);
         self.origin.stamp(&mut map);
         self.keep_item(&mut map);
         self.events.push(AgentEvent::from_map(map, "event").expect("converted events have their fields"));
