@@ -165,6 +165,26 @@ def test_media_in_every_block_form_matches_in_memory_history_and_is_kept_as_blob
     assert all(data not in events for data in (PNG, PDF, WAV))
 
 
+def test_media_through_a_runnable_with_message_history_loop_matches_in_memory_history(tk: ThreadKeeper) -> None:
+    """LangChain's own loop: RunnableWithMessageHistory reads the history, calls the model with
+    the image turn, and writes the turn and the answer back, into each history alike."""
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    reference = InMemoryChatMessageHistory()
+    thread = tk.open_thread("lc-media-loop")
+    ours = ThreadChatMessageHistory(thread)
+    histories: dict[str, Any] = {"ours": ours, "reference": reference}
+    for session in histories:
+        model = GenericFakeChatModel(messages=iter([AIMessage("A red square.", id="m1"), AIMessage("Still red.", id="m2")]))
+        loop = RunnableWithMessageHistory(model, lambda session_id: histories[session_id])
+        config: Any = {"configurable": {"session_id": session}}
+        loop.invoke([MEDIA_STEPS[0][0]], config=config)
+        loop.invoke([HumanMessage([{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}], id="h2")], config=config)
+    assert len(reference.messages) == 4
+    assert_same_messages(ours.messages, reference.messages)
+    assert PNG not in repr(thread.events()), "the image is a blob, not base64 in an event"
+
+
 async def test_async_reads_match_too(tk: ThreadKeeper) -> None:
     ours, reference = ThreadChatMessageHistory(tk.open_thread("lc-ref-async")), InMemoryChatMessageHistory()
     for step in STEPS:
