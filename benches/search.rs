@@ -30,11 +30,16 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use threadkeeper::event_log::{EventLog, EventLogBuilder};
-use threadkeeper::store::search::indexed_words;
 use threadkeeper::store::{OpenThread, SqliteStore, Store};
 
-/// Threads appended in each measurement of the append rate (the first ones of the corpus).
+/// Threads appended in each measurement of the append rate (the first ones of the corpus),
+/// a thread per append.
 const RATE_SAMPLE_THREADS: usize = 1_000;
+/// Threads appended as an agent loop does, a step's few events per append (each one a
+/// transaction and an fsync, so fewer threads).
+const LOOP_SAMPLE_THREADS: usize = 100;
+/// Events per append in the agent-loop measurement.
+const EVENTS_PER_STEP: usize = 4;
 /// Timed rounds over the query set (after one untimed warm-up round).
 const QUERY_ROUNDS: usize = 10;
 /// Timed `rg` runs per query (the median is reported).
@@ -61,16 +66,30 @@ fn main() {
 
     // The store the queries run on, built with its index as the server keeps it.
     let db = work.join("threads.db");
+    let store = SqliteStore::open(&db).unwrap();
     let built = Instant::now();
-    runtime.block_on(append_all(&SqliteStore::open(&db).unwrap(), &thread_events));
+    runtime.block_on(append_all(&store, &thread_events, per_thread));
     let build_time = built.elapsed();
-    println!("built the store in {:.1} s ({:.0} events/s, with the index)", secs(build_time), rate(events, build_time));
+    let indexing = Instant::now();
+    let indexed = runtime.block_on(store.index_pending()).unwrap();
+    let index_time = indexing.elapsed();
+    drop(store);
+    println!(
+        "built the store in {:.1} s ({:.0} events/s), then indexed its {indexed} pending events in {:.1} s ({:.0} events/s)",
+        secs(build_time),
+        rate(events, build_time),
+        secs(index_time),
+        rate(indexed as usize, index_time)
+    );
     for (t, lines) in thread_events.iter().enumerate() {
         std::fs::write(work.join(format!("jsonl/t{t:05}.jsonl")), lines.join("\n") + "\n").unwrap();
     }
 
     let sizes = index_sizes(&db, &thread_events);
-    let rates = append_rates(&runtime, &work, &thread_events[..RATE_SAMPLE_THREADS.min(threads)]);
+    let rates = [
+        append_rates(&runtime, &work, &thread_events[..RATE_SAMPLE_THREADS.min(threads)], per_thread),
+        append_rates(&runtime, &work, &thread_events[..LOOP_SAMPLE_THREADS.min(threads)], EVENTS_PER_STEP),
+    ];
     let queries = corpus.queries(&search_text::trace_id(threads as u64 / 2, 0));
     let latencies = query_latencies(root, &db, &queries);
     let rg = rg_times(&work.join("jsonl"), &queries);
@@ -108,12 +127,15 @@ fn event_log(lines: &[String]) -> EventLog {
     builder.finish()
 }
 
-/// Opens each thread and appends all its events in one append (one transaction, one fsync).
-async fn append_all(store: &SqliteStore, threads: &[Vec<String>]) {
+/// Opens each thread and appends its events `per_append` at a time (each append one
+/// transaction and one fsync).
+async fn append_all(store: &SqliteStore, threads: &[Vec<String>], per_append: usize) {
     for (t, lines) in threads.iter().enumerate() {
         let thread_id = format!("t{t:05}");
         store.open(OpenThread { thread_id: thread_id.clone(), now: 1, ..OpenThread::default() }).await.unwrap();
-        store.append(&thread_id, Some(0), &event_log(lines), 2).await.unwrap();
+        for (i, step) in lines.chunks(per_append).enumerate() {
+            store.append(&thread_id, Some(i as u64), &event_log(step), 2).await.unwrap();
+        }
     }
 }
 
@@ -145,61 +167,50 @@ fn index_sizes(db: &Path, threads: &[Vec<String>]) -> Sizes {
 
 struct Rates {
     events: usize,
+    per_append: usize,
+    /// The appends into a store as it is: their events left pending for the index.
     with_index: Duration,
-    /// The same appends into a store whose FTS5 table is replaced by a view that drops rows.
-    fts_dropped: Duration,
-    /// Making the indexed words of the same events, in this process.
-    tokenize: Duration,
+    /// Indexing those events afterwards, as the store does in a pause (one transaction).
+    catch_up: Duration,
+    /// The same appends into a store with no search index at all (its FTS5 table and the
+    /// partial index of pending threads dropped).
+    without_index: Duration,
 }
 
-impl Rates {
-    /// Without the index: the FTS5-less run minus the words it still made.
-    fn without_index(&self) -> Duration {
-        self.fts_dropped.saturating_sub(self.tokenize)
-    }
-}
-
-/// Append rates on the same events with and without the index. The store has no switch for
-/// its index (every SQLite store is searchable), so "without" is measured honestly in two
-/// parts: the same appends into a store whose `search_index` FTS5 table is replaced by a view
-/// whose INSERT trigger does nothing (SQLite's index work is gone, but the store still makes
-/// each event's words), minus the time making those words takes, measured alone. Best of two
-/// rounds each, interleaved, so a burst of load on the machine does not favour one side.
-fn append_rates(runtime: &tokio::runtime::Runtime, work: &Path, sample: &[Vec<String>]) -> Rates {
+/// Append rates on the same events with and without the index, `per_append` events an
+/// append. Best of two rounds each, interleaved, so a burst of load on the machine does not
+/// favour one side.
+fn append_rates(runtime: &tokio::runtime::Runtime, work: &Path, sample: &[Vec<String>], per_append: usize) -> Rates {
     let events = sample.iter().map(Vec::len).sum();
     let mut best = [Duration::MAX; 3];
     for round in 0..2 {
-        for (slot, drop_fts) in [(0, false), (1, true)] {
+        for (slot, without) in [(0, false), (2, true)] {
             let db = work.join(format!("rate-{round}-{slot}.db"));
             drop(SqliteStore::open(&db).unwrap());
-            if drop_fts {
-                replace_index_with_sink(&db);
+            if without {
+                remove_index(&db);
             }
             let store = SqliteStore::open(&db).unwrap();
             let started = Instant::now();
-            runtime.block_on(append_all(&store, sample));
+            runtime.block_on(append_all(&store, sample, per_append));
             best[slot] = best[slot].min(started.elapsed());
+            if !without {
+                let started = Instant::now();
+                runtime.block_on(store.index_pending()).unwrap();
+                best[1] = best[1].min(started.elapsed());
+            }
             drop(store);
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
             }
         }
-        let started = Instant::now();
-        let words: usize = sample.iter().flatten().map(|line| indexed_words(line).join(" ").len()).sum();
-        std::hint::black_box(words);
-        best[2] = best[2].min(started.elapsed());
     }
-    Rates { events, with_index: best[0], fts_dropped: best[1], tokenize: best[2] }
+    Rates { events, per_append, with_index: best[0], catch_up: best[1], without_index: best[2] }
 }
 
-fn replace_index_with_sink(db: &Path) {
+fn remove_index(db: &Path) {
     let conn = Connection::open(db).unwrap();
-    conn.execute_batch(
-        "DROP TABLE search_index;
-         CREATE VIEW search_index (rowid, words) AS SELECT NULL, NULL WHERE 0;
-         CREATE TRIGGER search_index_sink INSTEAD OF INSERT ON search_index BEGIN SELECT 1; END;",
-    )
-    .unwrap();
+    conn.execute_batch("DROP TABLE search_index; DROP INDEX threads_pending_index;").unwrap();
 }
 
 struct Latencies {
@@ -265,7 +276,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 fn report(
     events: usize,
     sizes: &Sizes,
-    rates: &Rates,
+    rates: &[Rates],
     queries: &[search_text::BenchQuery],
     latencies: &Latencies,
     rg: Option<&[(Duration, u64)]>,
@@ -320,22 +331,16 @@ fn report(
         mb(sizes.events),
         mb(sizes.file)
     );
-    println!(
-        "appends ({} events, a thread per append): with the index {:.0} events/s; FTS5 table dropped {:.0} events/s \
-         (with / dropped {:.2}); making the words alone {:.2} s",
-        rates.events,
-        rate(rates.events, rates.with_index),
-        rate(rates.events, rates.fts_dropped),
-        rates.fts_dropped.as_secs_f64() / rates.with_index.as_secs_f64(),
-        secs(rates.tokenize),
-    );
-    match rates.without_index() {
-        // The words alone took longer than the whole run that made them: load noise.
-        without if without.is_zero() => println!("without the index: not measurable in this run (load)"),
-        without => println!(
-            "without the index {:.0} events/s; with / without {:.2}",
-            rate(rates.events, without),
-            without.as_secs_f64() / rates.with_index.as_secs_f64()
-        ),
+    for r in rates {
+        println!(
+            "appends ({} events, {} an append): with the index {:.0} events/s, without it {:.0} events/s \
+             (with / without {:.2}); indexing them afterwards {:.0} events/s",
+            r.events,
+            r.per_append,
+            rate(r.events, r.with_index),
+            rate(r.events, r.without_index),
+            r.without_index.as_secs_f64() / r.with_index.as_secs_f64(),
+            rate(r.events, r.catch_up),
+        );
     }
 }

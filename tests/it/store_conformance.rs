@@ -141,7 +141,11 @@ fn an_existing_sqlite_store_gets_a_search_index_on_open() {
     });
     // Back to schema 3: no index, as an older server left the file.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE search_index; PRAGMA user_version = 3;").unwrap();
+    conn.execute_batch(
+        "DROP INDEX threads_pending_index; ALTER TABLE threads DROP COLUMN indexed_count;
+         DROP TABLE search_index; PRAGMA user_version = 3;",
+    )
+    .unwrap();
     drop(conn);
     runtime.block_on(async {
         let store = SqliteStore::open(&path).unwrap();

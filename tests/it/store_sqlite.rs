@@ -197,7 +197,7 @@ fn a_database_from_a_newer_version_is_refused_untouched() {
     assert_eq!(
         stderr.trim_end(),
         format!(
-            "threadkeeper: cannot open the store {}: database {} has schema version 99, newer than the 4 this \
+            "threadkeeper: cannot open the store {}: database {} has schema version 99, newer than the 5 this \
              threadkeeper understands; refusing to open it (use a newer threadkeeper)",
             sqlite(&path),
             path.display()
@@ -477,14 +477,16 @@ fn a_database_of_schema_2_gains_the_blob_tables_and_keeps_its_threads() {
         // The file as a threadkeeper of schema 2 left it (no blob tables, no search index).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE blob_names; DROP TABLE blobs; DROP TABLE search_index; PRAGMA user_version = 2;",
+            "DROP TABLE blob_names; DROP TABLE blobs; DROP TABLE search_index;
+             DROP INDEX threads_pending_index; ALTER TABLE threads DROP COLUMN indexed_count;
+             PRAGMA user_version = 2;",
         )
         .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
     let version: i64 =
         rusqlite::Connection::open(&path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     let (record, events) = runtime.block_on(store.events_from("t", 0)).unwrap();
     assert_eq!((record.version, events.len()), (1, 1));
     let blob = image(1, 1_000);
@@ -497,4 +499,72 @@ fn a_database_of_schema_2_gains_the_blob_tables_and_keeps_its_threads() {
 fn blobs_survive_a_restart_and_go_with_the_last_thread() {
     let dir = tempfile::tempdir().unwrap();
     crate::support::media::blobs_survive_a_restart_and_go_with_the_last_thread(&sqlite(&dir.path().join("t.db")), "t");
+}
+
+/// Events whose words the search index does not hold yet (see `pending_index`).
+fn pending_events(path: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("SELECT coalesce(sum(event_count - indexed_count), 0) FROM threads", [], |r| r.get(0)).unwrap()
+}
+
+/// Waits (up to 10 s) for the server to have indexed everything while idle.
+fn wait_until_indexed(path: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while pending_events(path) > 0 {
+        assert!(std::time::Instant::now() < deadline, "still {} events pending after 10 s idle", pending_events(path));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+fn quokka(iteration: u64) -> Value {
+    json!({"type": "message", "iteration": iteration, "role": "user", "content": format!("a quokka, {iteration}")})
+}
+
+fn hits(server: &mut Server, query: &str) -> Vec<(String, u64)> {
+    let found = server.ok("thread/search", json!({"query": query, "limit": 100}));
+    let mut hits: Vec<(String, u64)> = found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["threadId"].as_str().unwrap().to_owned(), h["eventIndex"].as_u64().unwrap()))
+        .collect();
+    hits.sort();
+    hits
+}
+
+#[test]
+fn the_search_index_catches_up_while_the_server_is_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("threads.db");
+    let mut server = Server::start(Wire::Ndjson, &sqlite(&path));
+    server.ok("thread/open", json!({"threadId": "idle"}));
+    for n in 0..20 {
+        server.ok("thread/append", json!({"threadId": "idle", "events": [quokka(n), quokka(n)]}));
+    }
+    server.ok("thread/fork", json!({"threadId": "idle", "newThreadId": "idle-fork"}));
+    wait_until_indexed(&path);
+    let found = hits(&mut server, "quokka");
+    assert_eq!(found.len(), 80, "the thread's 40 events and the fork's 40");
+    server.ok("thread/pop", json!({"threadId": "idle", "count": 10}));
+    assert_eq!(hits(&mut server, "quokka").len(), 70, "popped events are no longer found");
+    assert!(server.stop().success());
+}
+
+#[test]
+fn events_left_pending_by_a_stopped_process_are_found_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("threads.db");
+    let mut first = Server::start(Wire::Ndjson, &sqlite(&path));
+    first.ok("thread/open", json!({"threadId": "left"}));
+    first.ok("thread/append", json!({"threadId": "left", "events": [quokka(1), quokka(2)]}));
+    assert!(first.stop().success());
+    // As a process killed before its pause would leave the file: nothing of it indexed.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DELETE FROM search_index; UPDATE threads SET indexed_count = 0;").unwrap();
+    drop(conn);
+    assert_eq!(pending_events(&path), 2);
+    let mut next = Server::start(Wire::Ndjson, &sqlite(&path));
+    assert_eq!(hits(&mut next, "quokka"), [("left".to_owned(), 0), ("left".to_owned(), 1)]);
+    assert_eq!(pending_events(&path), 0, "the search indexed what it found pending");
+    assert!(next.stop().success());
 }

@@ -21,6 +21,7 @@ mod search;
 use super::changes::ChangeSignal;
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
+use super::search::WindowedPage;
 use super::{
     AppendBlobs, Appended, ForkPoint, ForkThread, OpenThread, Popped, SearchPage, SearchRequest, Store, StoreError,
     StoreKind, StoreResult, ThreadRecord,
@@ -753,19 +754,31 @@ impl Store for PostgresStore {
         async move {
             let client = self.db.client().await?;
             let statement = client.prepare_cached(search::SEARCH_SQL).await.map_err(pg_error)?;
-            let (query, limit, offset) = search::params(&request);
-            self.db.count();
-            let rows = client
-                .query(
-                    &statement,
-                    &[&query, &request.types, &request.since, &request.until, &request.thread_ids, &limit, &offset],
-                )
-                .await
-                .map_err(pg_error)?;
-            let mut hits: Vec<_> = rows.iter().map(search::hit).collect();
-            let more = hits.len() > request.limit;
-            hits.truncate(request.limit);
-            Ok(SearchPage { hits, more })
+            let query = search::tsquery(&request.query);
+            let mut page = WindowedPage::new(&request);
+            while let Some(slice) = page.next_slice() {
+                let [take, skip, window, first] = search::slice_params(slice);
+                self.db.count();
+                let rows = client
+                    .query(
+                        &statement,
+                        &[
+                            &query,
+                            &request.types,
+                            &request.since,
+                            &request.until,
+                            &request.thread_ids,
+                            &take,
+                            &skip,
+                            &window,
+                            &first,
+                        ],
+                    )
+                    .await
+                    .map_err(pg_error)?;
+                page.add(slice, rows.iter().map(search::hit));
+            }
+            Ok(page.finish())
         }
         .boxed()
     }

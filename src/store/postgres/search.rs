@@ -9,7 +9,7 @@
 //! text reaches `to_tsquery` or any parser. Ranking is `ts_rank_cd` (normalized by length).
 
 use crate::search::{Query, Term};
-use crate::store::search::{indexed_words, SearchRequest, StoredHit, BUILD_PROGRESS_EVERY};
+use crate::store::search::{indexed_words, StoredHit, WindowSlice, BUILD_PROGRESS_EVERY, RANK_WINDOW};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tokio_postgres::Row;
@@ -112,18 +112,27 @@ pub(super) async fn build(tx: &deadpool_postgres::Transaction<'_>) -> Result<(),
     Ok(())
 }
 
-/// The statement of a search: the page and one more hit, ranked; ties in thread creation
-/// order, then event order. Type and time filters read the event's JSON.
+/// The statement of one ranking window's slice (see [`RANK_WINDOW`]): the window's matches,
+/// newest first (`$8` of them after `$9`), then the slice of their ranking (`$6` after `$7`);
+/// ties in thread creation order, then event order. Type and time filters read the event's
+/// JSON. Only the window's events are ranked: `ts_rank_cd` reads each one's vector.
 pub(super) const SEARCH_SQL: &str = "
-SELECT t.thread_id, e.seq, e.body, ts_rank_cd(e.search, q, 1)::float8 AS score
-FROM threadkeeper_events e
-JOIN threadkeeper_threads t ON t.thread_key = e.thread_key,
-     CAST($1::text AS tsquery) AS q
-WHERE e.search @@ q
-  AND ($2::text[] IS NULL OR (e.body::jsonb ->> 'type') = ANY($2::text[]))
-  AND ($3::float8 IS NULL OR (e.body::jsonb ->> 'timestamp')::float8 >= $3::float8)
-  AND ($4::float8 IS NULL OR (e.body::jsonb ->> 'timestamp')::float8 < $4::float8)
-  AND ($5::text[] IS NULL OR t.thread_id = ANY($5::text[]))
+WITH win AS (
+    SELECT e.thread_key, e.seq
+    FROM threadkeeper_events e
+    JOIN threadkeeper_threads t ON t.thread_key = e.thread_key
+    WHERE e.search @@ CAST($1::text AS tsquery)
+      AND ($2::text[] IS NULL OR (e.body::jsonb ->> 'type') = ANY($2::text[]))
+      AND ($3::float8 IS NULL OR (e.body::jsonb ->> 'timestamp')::float8 >= $3::float8)
+      AND ($4::float8 IS NULL OR (e.body::jsonb ->> 'timestamp')::float8 < $4::float8)
+      AND ($5::text[] IS NULL OR t.thread_id = ANY($5::text[]))
+    ORDER BY e.thread_key DESC, e.seq DESC
+    LIMIT $8 OFFSET $9
+)
+SELECT t.thread_id, e.seq, e.body, ts_rank_cd(e.search, CAST($1::text AS tsquery), 1)::float8 AS score
+FROM win
+JOIN threadkeeper_events e ON e.thread_key = win.thread_key AND e.seq = win.seq
+JOIN threadkeeper_threads t ON t.thread_key = e.thread_key
 ORDER BY score DESC, e.thread_key, e.seq
 LIMIT $6 OFFSET $7";
 
@@ -131,8 +140,10 @@ pub(super) fn hit(row: &Row) -> StoredHit {
     StoredHit { thread_id: row.get(0), event_index: row.get::<_, i64>(1) as u64, body: row.get(2), score: row.get(3) }
 }
 
-pub(super) fn params(request: &SearchRequest) -> (String, i64, i64) {
-    (tsquery(&request.query), request.limit as i64 + 1, request.offset as i64)
+/// The statement's parameters for one slice, after the query and the filters:
+/// `($6, $7, $8, $9)`.
+pub(super) fn slice_params(slice: WindowSlice) -> [i64; 4] {
+    [slice.take as i64, slice.skip as i64, RANK_WINDOW as i64, slice.first_match() as i64]
 }
 
 #[cfg(test)]

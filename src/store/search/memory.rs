@@ -2,7 +2,7 @@
 //! to the events holding it. A fork shares its prefix's words (`Arc`) and rebuilds only the
 //! postings; a pop takes the popped events off the postings' ends.
 
-use super::{SearchRequest, StoredHit};
+use super::{SearchRequest, StoredHit, RANK_WINDOW};
 use crate::search::bm25::{score, Corpus};
 use crate::search::{Query, SearchableEvent, Term};
 use std::collections::BTreeMap;
@@ -117,7 +117,8 @@ pub(crate) struct Searched<'a> {
 }
 
 /// All hits of `request` over `threads` (every thread of the store, for the statistics),
-/// ranked, the page's worth; and whether more follow.
+/// ranked in windows of the newest matches ([`RANK_WINDOW`]), the page's worth; and whether
+/// more follow.
 pub(crate) fn search(threads: &[Searched<'_>], request: &SearchRequest) -> (Vec<StoredHit>, bool) {
     let query: &Query = &request.query;
     let required: Vec<&Term> = query.required().collect();
@@ -150,13 +151,18 @@ pub(crate) fn search(threads: &[Searched<'_>], request: &SearchRequest) -> (Vec<
             ranked.push((relevance, thread.serial, seq, t));
         }
     }
-    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    // Windows of the newest matches first (see RANK_WINDOW), then relevance within each.
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+    let window = |newest_first: usize| newest_first / RANK_WINDOW;
+    let mut ranked: Vec<(usize, (f64, u64, u32, usize))> =
+        ranked.into_iter().enumerate().map(|(i, hit)| (window(i), hit)).collect();
+    ranked.sort_by(|(wa, a), (wb, b)| wa.cmp(wb).then(b.0.total_cmp(&a.0)).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     let more = ranked.len() > request.offset + request.limit;
     let hits = ranked
         .into_iter()
         .skip(request.offset)
         .take(request.limit)
-        .map(|(relevance, _, seq, t)| StoredHit {
+        .map(|(_, (relevance, _, seq, t))| StoredHit {
             thread_id: threads[t].thread_id.to_owned(),
             event_index: seq as u64,
             score: relevance,

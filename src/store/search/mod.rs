@@ -16,6 +16,95 @@ pub const MAX_SEARCH_LIMIT: usize = 100;
 /// Hits past this many are not reached by paging (a cursor further on is refused).
 pub const MAX_SEARCH_OFFSET: usize = 10_000;
 
+/// Matches are ranked in windows of this many, newest first: the newest [`RANK_WINDOW`]
+/// matching events (the newest thread first, its last event first) ranked by relevance, then
+/// the next [`RANK_WINDOW`], and so on. A query with fewer matches is ranked by relevance
+/// alone. Every store windows the same way, so a window holds the same events in each; and
+/// a store ranks a page's window, never every match of a word found in most events (FTS5 has
+/// no top-k: `ORDER BY bm25() LIMIT 20` scores them all).
+pub const RANK_WINDOW: usize = 1_000;
+
+/// The part of one ranking window a page takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowSlice {
+    /// The window's number: 0 holds the newest [`RANK_WINDOW`] matches.
+    pub window: usize,
+    /// Hits of the window's ranking to skip, then to take.
+    pub skip: usize,
+    pub take: usize,
+}
+
+impl WindowSlice {
+    /// Matches (newest first) before the window.
+    pub fn first_match(&self) -> usize {
+        self.window * RANK_WINDOW
+    }
+}
+
+/// The window slices that hold hits `offset..offset + count` of the ranking, in order.
+pub fn window_slices(offset: usize, count: usize) -> Vec<WindowSlice> {
+    let mut slices = Vec::new();
+    let (mut at, end) = (offset, offset + count);
+    while at < end {
+        let window = at / RANK_WINDOW;
+        let stop = ((window + 1) * RANK_WINDOW).min(end);
+        slices.push(WindowSlice { window, skip: at - window * RANK_WINDOW, take: stop - at });
+        at = stop;
+    }
+    slices
+}
+
+/// A page and one more hit (to tell whether more follow), gathered window slice by window
+/// slice ([`window_slices`]) from a store that ranks one slice at a time.
+pub struct WindowedPage {
+    slices: std::vec::IntoIter<WindowSlice>,
+    hits: Vec<StoredHit>,
+    limit: usize,
+    done: bool,
+}
+
+impl WindowedPage {
+    pub fn new(request: &SearchRequest) -> Self {
+        let slices = window_slices(request.offset, request.limit + 1).into_iter();
+        WindowedPage { slices, hits: Vec::new(), limit: request.limit, done: false }
+    }
+
+    /// The next slice to rank, until the page is full or a window ran short.
+    pub fn next_slice(&mut self) -> Option<WindowSlice> {
+        if self.done {
+            return None;
+        }
+        self.slices.next()
+    }
+
+    /// The hits of the slice [`WindowedPage::next_slice`] gave, best first.
+    pub fn add(&mut self, slice: WindowSlice, hits: impl IntoIterator<Item = StoredHit>) {
+        let before = self.hits.len();
+        self.hits.extend(hits);
+        // A window with fewer matches than asked for is the last one.
+        self.done = self.hits.len() - before < slice.take;
+    }
+
+    pub fn finish(mut self) -> SearchPage {
+        let more = self.hits.len() > self.limit;
+        self.hits.truncate(self.limit);
+        SearchPage { hits: self.hits, more }
+    }
+}
+
+/// [`WindowedPage`] for a store that ranks a slice synchronously.
+pub fn page_by_windows<E>(
+    request: &SearchRequest,
+    mut ranked_slice: impl FnMut(WindowSlice) -> Result<Vec<StoredHit>, E>,
+) -> Result<SearchPage, E> {
+    let mut page = WindowedPage::new(request);
+    while let Some(slice) = page.next_slice() {
+        let hits = ranked_slice(slice)?;
+        page.add(slice, hits);
+    }
+    Ok(page.finish())
+}
+
 /// What to look for, and where.
 #[derive(Clone, Debug)]
 pub struct SearchRequest {
@@ -63,7 +152,8 @@ pub struct StoredHit {
     pub body: String,
 }
 
-/// One page of hits, best first; ties in thread creation order, then event order.
+/// One page of hits, best first within each window of [`RANK_WINDOW`] (ties in thread
+/// creation order, then event order).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SearchPage {
     pub hits: Vec<StoredHit>,
@@ -78,3 +168,19 @@ pub fn indexed_words(body: &str) -> Vec<String> {
 
 /// How often a build of a whole index reports progress (events).
 pub const BUILD_PROGRESS_EVERY: u64 = 50_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_takes_one_window_or_the_ends_of_two() {
+        assert_eq!(window_slices(0, 21), [WindowSlice { window: 0, skip: 0, take: 21 }]);
+        assert_eq!(
+            window_slices(990, 21),
+            [WindowSlice { window: 0, skip: 990, take: 10 }, WindowSlice { window: 1, skip: 0, take: 11 }]
+        );
+        assert_eq!(window_slices(2_000, 1), [WindowSlice { window: 2, skip: 0, take: 1 }]);
+        assert!(window_slices(5, 0).is_empty());
+    }
+}

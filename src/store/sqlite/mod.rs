@@ -14,6 +14,8 @@
 //! and deletes that name, share or free them.
 
 mod blobs;
+mod idle_indexing;
+mod pending_index;
 mod search;
 
 use super::changes::{bump, ChangeSignal};
@@ -35,7 +37,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `PRAGMA user_version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Marks the file as ours (`PRAGMA application_id`, "TkTh").
 const APPLICATION_ID: i64 = 0x546b_5468;
@@ -72,6 +74,8 @@ const MIGRATIONS: &[&str] = &[
     blobs::MIGRATION,
     // 3 → 4: the search index (see `search`), built from the events in the same transaction.
     search::MIGRATION,
+    // 4 → 5: appends leave their events pending for the index (see `pending_index`).
+    pending_index::MIGRATION,
 ];
 
 /// How long a write waits for another process holding the database lock.
@@ -88,6 +92,8 @@ struct Shared {
     path: PathBuf,
     /// `None` after a failure: the next call reopens the file.
     conn: Mutex<Option<Open>>,
+    /// Catching the search index up between writes.
+    idle_indexing: idle_indexing::IdleIndexing,
 }
 
 /// The connection and the file it has open.
@@ -117,7 +123,23 @@ impl SqliteStore {
     /// Blocks; call it before serving or from a blocking context.
     pub fn open(path: &Path) -> StoreResult<Self> {
         let open = Open { conn: connect(path, true)?, file: file_id(path) };
-        Ok(SqliteStore { shared: Arc::new(Shared { path: path.to_owned(), conn: Mutex::new(Some(open)) }) })
+        let pending = pending_index::has_pending(&open.conn).map_err(unavailable(path))?;
+        let idle_indexing =
+            if pending { idle_indexing::IdleIndexing::pending_from_start() } else { Default::default() };
+        Ok(SqliteStore {
+            shared: Arc::new(Shared { path: path.to_owned(), conn: Mutex::new(Some(open)), idle_indexing }),
+        })
+    }
+
+    /// Indexes every event still pending for search (see `pending_index`), in batches; how
+    /// many. Searches do this themselves; this is for a caller that wants it done now.
+    pub fn index_pending(&self) -> BoxFuture<'static, StoreResult<u64>> {
+        self.call(|conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let caught_up = pending_index::catch_up(&tx, u64::MAX)?;
+            tx.commit()?;
+            Ok(caught_up.indexed)
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -129,11 +151,35 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, Fail> + Send + 'static,
     ) -> BoxFuture<'static, StoreResult<T>> {
+        self.call_then(false, f)
+    }
+
+    /// [`SqliteStore::call`] for a write that leaves events pending for the search index.
+    fn call_leaving_pending<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, Fail> + Send + 'static,
+    ) -> BoxFuture<'static, StoreResult<T>> {
+        self.call_then(true, f)
+    }
+
+    fn call_then<T: Send + 'static>(
+        &self,
+        leaves_pending: bool,
+        f: impl FnOnce(&mut Connection) -> Result<T, Fail> + Send + 'static,
+    ) -> BoxFuture<'static, StoreResult<T>> {
         let shared = self.shared.clone();
         async move {
-            tokio::task::spawn_blocking(move || shared.with_connection(f))
-                .await
-                .map_err(|e| StoreError::Unavailable(format!("database task failed: {e}")))?
+            let result = tokio::task::spawn_blocking({
+                let shared = shared.clone();
+                move || shared.with_connection(f)
+            })
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("database task failed: {e}")))?;
+            if leaves_pending && result.is_ok() {
+                shared.idle_indexing.wrote();
+            }
+            idle_indexing::start_if_needed(&shared);
+            result
         }
         .boxed()
     }
@@ -417,7 +463,6 @@ fn append_events(
             insert.execute(params![key, count + i as i64, body])?;
         }
     }
-    search::index_events(conn, key, count, events.iter())?;
     let (version, count) = (version + 1, count + events.len() as i64);
     set_version(conn, key, version, count, now)?;
     Ok((key, Appended { version: version as u64, event_count: count as u64, updated_at: now }))
@@ -500,7 +545,7 @@ impl Store for SqliteStore {
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let thread_id = thread_id.to_owned();
         let events = events.clone();
-        self.call(move |conn| {
+        self.call_leaving_pending(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let (_, appended) = append_events(&tx, &thread_id, expected_version, &events, now)?;
             // Returns once the commit is on disk (synchronous = FULL).
@@ -520,7 +565,7 @@ impl Store for SqliteStore {
         let thread_id = thread_id.to_owned();
         let events = events.clone();
         let blobs = blobs.clone();
-        self.call(move |conn| {
+        self.call_leaving_pending(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let (key, appended) = append_events(&tx, &thread_id, expected_version, &events, now)?;
             // A missing blob returns before the commit: dropping the transaction undoes the events.
@@ -573,7 +618,7 @@ impl Store for SqliteStore {
                 }
             }
             tx.prepare_cached("DELETE FROM events WHERE thread_key = ?1 AND seq >= ?2")?.execute(params![key, keep])?;
-            search::forget_events(&tx, key, keep, event_count)?;
+            pending_index::forget_from(&tx, key, keep)?;
             set_version(&tx, key, version + 1, keep, now)?;
             tx.commit()?;
             Ok(Popped {
@@ -586,7 +631,8 @@ impl Store for SqliteStore {
     }
 
     fn fork(&self, request: ForkThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
-        self.call(move |conn| {
+        // The fork's events are pending for the index, like appended ones.
+        self.call_leaving_pending(move |conn| {
             let metadata = request.metadata.as_ref().map(encode_json).transpose()?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let Some((source, version, event_count)) = select_current(&tx, &request.source_id)? else {
@@ -617,7 +663,6 @@ impl Store for SqliteStore {
                     params![key, version, prefix as i64],
                 )?;
             }
-            search::index_fork(&tx, source, key, prefix as i64)?;
             blobs::copy_names(&tx, source, key)?;
             let record = select_record(&tx, &request.thread_id)?
                 .ok_or_else(|| StoreError::Unavailable("the fork vanished while it was made".into()))?;
@@ -654,10 +699,10 @@ impl Store for SqliteStore {
         let thread_id = thread_id.to_owned();
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let Some((key, _, event_count)) = select_current(&tx, &thread_id)? else {
+            let Some((key, _, _)) = select_current(&tx, &thread_id)? else {
                 return Ok(false);
             };
-            search::forget_events(&tx, key, 0, event_count)?;
+            pending_index::forget_from(&tx, key, 0)?;
             for table in ["events", "versions"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE thread_key = ?1"), [key])?;
             }
@@ -670,10 +715,18 @@ impl Store for SqliteStore {
 
     fn search(&self, request: SearchRequest) -> BoxFuture<'_, StoreResult<SearchPage>> {
         self.call(move |conn| {
-            // One read transaction: the matches and the events they name agree.
+            // One transaction: the matches and the events they name agree, and nothing is
+            // appended between the catch-up and the search.
             let tx = conn.transaction()?;
-            let (hits, more) = search::search(&tx, &request)?;
-            Ok(SearchPage { hits, more })
+            if !pending_index::has_pending(&tx)? {
+                return Ok(search::search(&tx, &request)?);
+            }
+            drop(tx);
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            pending_index::catch_up(&tx, u64::MAX)?;
+            let page = search::search(&tx, &request)?;
+            tx.commit()?;
+            Ok(page)
         })
     }
 

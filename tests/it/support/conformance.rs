@@ -162,6 +162,8 @@ macro_rules! conformance_suite {
             search_filters_by_thread_type_and_time,
             search_follows_pops_forks_compaction_and_deletes,
             search_pages_cover_every_hit_once_best_first,
+            search_ranks_windows_of_the_newest_matches,
+            another_instance_finds_what_was_just_appended,
             hostile_queries_never_fail_or_change_the_store,
             hostile_query_text_gets_hits_or_a_clear_error_and_changes_nothing,
         );

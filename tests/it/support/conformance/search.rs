@@ -238,6 +238,83 @@ pub async fn search_pages_cover_every_hit_once_best_first(b: Backing) {
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
 }
 
+/// Every hit of `request`, page by page (100 a page), in the order the store ranks them.
+async fn all_pages(store: &dyn Store, request: SearchRequest) -> Vec<(String, u64, f64)> {
+    let mut hits = Vec::new();
+    loop {
+        let page = store.search(SearchRequest { limit: 100, offset: hits.len(), ..request.clone() }).await.unwrap();
+        hits.extend(page.hits.into_iter().map(|h| (h.thread_id, h.event_index, h.score)));
+        if !page.more {
+            return hits;
+        }
+    }
+}
+
+/// Matches are ranked in windows of the newest RANK_WINDOW (newest thread first, its last
+/// event first), with type filters applied before the windowing: each window holds the same
+/// events in every store, best first within it.
+pub async fn search_ranks_windows_of_the_newest_matches(b: Backing) {
+    use threadkeeper::store::search::RANK_WINDOW;
+    let store = &*b.store;
+    // 2,600 matches: two full windows and part of a third; every other event a message.
+    let sizes = [("w-old", 1_000u64), ("w-mid", 1_000), ("w-new", 600)];
+    for (thread, size) in sizes {
+        open(store, thread, T0).await;
+        let events: Vec<StoredEvent> = (0..size)
+            .map(|i| {
+                let text = format!(
+                    "{}filler words {}",
+                    "needle ".repeat(1 + (i % 5) as usize),
+                    "pad ".repeat((i % 7) as usize)
+                );
+                if i % 2 == 0 {
+                    at(1_000 + i, json!({"type": "message", "role": "user", "content": text}))
+                } else {
+                    at(1_000 + i, json!({"type": "error", "error": text, "recoverable": true}))
+                }
+            })
+            .collect();
+        append(store, thread, None, &events).await;
+    }
+    let newest_first = |types: Option<&str>| -> Vec<(String, u64)> {
+        let mut all = Vec::new();
+        for (thread, size) in sizes.iter().rev() {
+            for i in (0..*size).rev() {
+                if types.is_none() || i % 2 == 0 {
+                    all.push((thread.to_string(), i));
+                }
+            }
+        }
+        all
+    };
+    for types in [None, Some("message")] {
+        let r = SearchRequest { types: types.map(|t| vec![t.to_owned()]), ..request("needle") };
+        let hits = all_pages(store, r).await;
+        let matches = newest_first(types);
+        assert_eq!(hits.len(), matches.len(), "{types:?}: every match once");
+        for (w, (window, expected)) in hits.chunks(RANK_WINDOW).zip(matches.chunks(RANK_WINDOW)).enumerate() {
+            let got: Hits = window.iter().map(|(t, i, _)| (t.clone(), *i)).collect();
+            let want: Hits = expected.iter().cloned().collect();
+            assert_eq!(got, want, "{types:?}: window {w} holds the newest matches after the ones before");
+            assert!(window.windows(2).all(|p| p[0].2 >= p[1].2), "{types:?}: window {w} is best first");
+        }
+    }
+}
+
+/// A search answers for events appended through another instance of the store (another
+/// process on the same database) just before, as for its own.
+pub async fn another_instance_finds_what_was_just_appended(b: Backing) {
+    let Some(another) = b.another().await else { return };
+    let store = &*b.store;
+    open(store, "fresh", T0).await;
+    append(store, "fresh", None, &[at(1_000, json!({"type": "message", "role": "user", "content": "quokka sighted"}))])
+        .await;
+    let hits = search(&*another, request("quokka")).await;
+    assert_eq!(hits, Hits::from([("fresh".to_owned(), 0)]));
+    store.pop("fresh", None, 1, T0).await.unwrap();
+    assert!(search(&*another, request("quokka")).await.is_empty(), "a popped event is no longer found");
+}
+
 pub async fn hostile_queries_never_fail_or_change_the_store(b: Backing) {
     let store = &*b.store;
     load(store).await;
