@@ -4,14 +4,15 @@
 //! - query latency, p50 and p99, over a fixed set of queries (common and rare words, phrases,
 //!   prefixes, exclusions) asked of the real server (`target/release/threadkeeper serve --store
 //!   sqlite:…`, NDJSON over pipes, `thread/search` with `limit: 20`);
-//! - append throughput with and without the index, on the same events (see [`append_rates`]
-//!   for how "without" is measured: the store has no option to switch its index off);
+//! - append throughput with and without the index, on the same events, a thread per append
+//!   and an agent step per append, and the rate at which the pending events are indexed
+//!   afterwards (see [`append_rates`]);
 //! - the index's size against the size of the text it indexes;
 //! - the anchor: the same threads as JSON Lines files (one event a line) and `rg` running the
 //!   same queries over the directory, timed per query (skipped when `rg` is not installed).
 //!
 //! The store is built by appending to the store directly (one append of a whole thread per
-//! transaction), not through the server. Run with `bench/search [THREADS] [EVENTS_PER_THREAD]`.
+//! transaction), not through the server, then its pending events are indexed. Run with `bench/search [THREADS] [EVENTS_PER_THREAD]`.
 //! Files go to `target/bench-search/` and are removed at the end (`KEEP=1` keeps them).
 
 #[path = "support/thread_gen.rs"]
