@@ -221,7 +221,9 @@ class AsyncThread:
     async def render(self, format: RenderFormat, *, timeout: float | None = None, **options: Unpack[RenderOptions]) -> dict[str, Any]:
         """The full ``thread/render`` result; ``options`` as in :func:`render_xml`, plus ``budget``
         (``{"maxTokens", "dropTo"?, "tokenizer"?}``: the result then has ``dropped`` and ``tokens``)
-        and ``cache_control`` (formats ``anthropic``, ``openai-chat`` and ``openai-responses``)."""
+        and ``cache_control`` (formats ``anthropic``, ``openai-chat`` and ``openai-responses``).
+        ``media`` and ``media_tokens`` as in :meth:`render_messages` (``media_tokens`` then also
+        decides what the budget counts an image or PDF as)."""
         wire = render_options(**options)
         params: dict[str, Any] = {"threadId": self.id, "format": format}
         if wire:
@@ -238,6 +240,8 @@ class AsyncThread:
         instructions: str | None = None,
         group_tool_calls: bool | None = None,
         incremental: bool = False,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> str:
         """The ``<thread>`` XML document, with the response prefix (option, else setting) appended.
@@ -251,9 +255,18 @@ class AsyncThread:
         refuses the delta because the thread now has fewer events than kept, or reports a lower
         version than the kept lines were rendered at, the object drops what it kept and renders
         from the first event again.
+
+        ``media`` and ``media_tokens`` are accepted as :meth:`render` takes them; the document names
+        every media part by its placeholder, so they change nothing here.
         """
         options: dict[str, Any] = dict(
-            response_prefix=response_prefix, escape=escape, context_mode=context_mode, instructions=instructions, group_tool_calls=group_tool_calls
+            response_prefix=response_prefix,
+            escape=escape,
+            context_mode=context_mode,
+            instructions=instructions,
+            group_tool_calls=group_tool_calls,
+            media=media,
+            media_tokens=media_tokens,
         )
         if incremental:
             async with self._xml_lock:
@@ -269,6 +282,8 @@ class AsyncThread:
         context_mode: ContextMode | None = None,
         instructions: str | None = None,
         group_tool_calls: bool | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> XmlDelta:
         """The XML delta from event ``from_event`` on (0 ≤ from_event ≤ event count, else -32602).
@@ -284,6 +299,8 @@ class AsyncThread:
             context_mode=context_mode,
             instructions=instructions,
             group_tool_calls=group_tool_calls,
+            media=media,
+            media_tokens=media_tokens,
         )
         return XmlDelta.from_wire(result)
 
@@ -319,9 +336,18 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> list[StoredMessage]:
-        """LangChain stored messages (standard or XML context mode)."""
+        """LangChain stored messages (standard or XML context mode).
+
+        ``media={"keepImages": N}`` sends the bytes of the newest images only, the older ones as
+        their placeholder text, with a frontier that moves in steps so a cached prefix stays put
+        between moves (protocol "Keeping the newest images"); the provider renders take it alike.
+        ``media_tokens`` names the rule token counts measure media by; it goes to the server as
+        :meth:`render` sends it, and counts show only in a render with a ``budget``.
+        """
         result = await self.render(
             "messages",
             timeout=timeout,
@@ -331,6 +357,8 @@ class AsyncThread:
             escape=escape,
             group_tool_calls=group_tool_calls,
             dangling_tool_calls=dangling_tool_calls,
+            media=media,
+            media_tokens=media_tokens,
         )
         messages: list[StoredMessage] = result["messages"]
         return messages
@@ -344,9 +372,15 @@ class AsyncThread:
         escape: EscapeMode | None = None,
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> str:
-        """The messages as one prompt text (``[User]\\n…`` blocks)."""
+        """The messages as one prompt text (``[User]\\n…`` blocks).
+
+        ``media`` and ``media_tokens`` are accepted as :meth:`render` takes them; the text names
+        every media part by its placeholder, so they change nothing here.
+        """
         result = await self.render(
             "text",
             timeout=timeout,
@@ -356,6 +390,8 @@ class AsyncThread:
             escape=escape,
             group_tool_calls=group_tool_calls,
             dangling_tool_calls=dangling_tool_calls,
+            media=media,
+            media_tokens=media_tokens,
         )
         return str(result["text"])
 
@@ -370,6 +406,8 @@ class AsyncThread:
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
         cache_control: Literal["none"] | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> OpenAIChatRequest: ...
 
@@ -384,6 +422,8 @@ class AsyncThread:
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
         cache_control: Literal["auto"] | OpenAICacheControlOptions,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> OpenAIChatCachedRequest: ...
 
@@ -397,6 +437,8 @@ class AsyncThread:
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
         cache_control: OpenAICacheControl | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> OpenAIChatRequest | OpenAIChatCachedRequest:
         """The thread as OpenAI Chat Completions ``messages``: ``{"messages": [...]}``.
@@ -406,9 +448,20 @@ class AsyncThread:
         ``cache_control`` (``"auto"``, or ``{"key"?, "breakpoints"?, "ttl"?}``) the request also
         carries ``prompt_cache_key`` (the thread's) and ``prompt_cache_options``, and with explicit
         breakpoints system, user and tool content is text parts, at most 3 of them breakpoints.
+        ``media`` and ``media_tokens`` as in :meth:`render_messages`.
         """
         result: dict[str, Any] = await self._render_provider(
-            "openai-chat", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout, cache_control
+            "openai-chat",
+            context_mode,
+            instructions,
+            response_prefix,
+            escape,
+            group_tool_calls,
+            dangling_tool_calls,
+            timeout,
+            cache_control,
+            media=media,
+            media_tokens=media_tokens,
         )
         return _with_cache_fields({"messages": result["messages"]}, result)  # type: ignore[return-value]
 
@@ -423,6 +476,8 @@ class AsyncThread:
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
         cache_control: Literal["none"] | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> OpenAIResponsesRequest: ...
 
@@ -437,6 +492,8 @@ class AsyncThread:
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
         cache_control: Literal["auto"] | OpenAICacheControlOptions,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> OpenAIResponsesCachedRequest: ...
 
@@ -450,16 +507,29 @@ class AsyncThread:
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
         cache_control: OpenAICacheControl | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> OpenAIResponsesRequest | OpenAIResponsesCachedRequest:
         """The thread as OpenAI Responses API ``{"instructions"?, "input": [...]}``.
 
         ``client.responses.create(model=..., **request)``. With ``cache_control`` as in
         :meth:`render_openai_chat`; with explicit breakpoints the system prompt is the first input
-        item (a system message) instead of ``instructions``.
+        item (a system message) instead of ``instructions``. ``media`` and ``media_tokens`` as in
+        :meth:`render_messages`.
         """
         result: dict[str, Any] = await self._render_provider(
-            "openai-responses", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout, cache_control
+            "openai-responses",
+            context_mode,
+            instructions,
+            response_prefix,
+            escape,
+            group_tool_calls,
+            dangling_tool_calls,
+            timeout,
+            cache_control,
+            media=media,
+            media_tokens=media_tokens,
         )
         request: dict[str, Any] = {"input": result["input"]}
         if "instructions" in result:
@@ -476,6 +546,8 @@ class AsyncThread:
         group_tool_calls: bool | None = None,
         dangling_tool_calls: DanglingToolCalls | None = None,
         cache_control: CacheControl | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> AnthropicRequest:
         """The thread as Anthropic Messages API ``{"system"?, "messages": [...]}``.
@@ -483,10 +555,21 @@ class AsyncThread:
         ``client.messages.create(model=..., max_tokens=..., **request)``. With ``cache_control``
         (``"auto"``, or ``{"ttl": "5m" | "1h"}``) the request carries prompt-caching breakpoints
         (at most 4, placed so the next step's request reads this one's from the cache) and the
-        system prompt is a list of text blocks; ``"none"``, the default, sends none.
+        system prompt is a list of text blocks; ``"none"``, the default, sends none. ``media`` and
+        ``media_tokens`` as in :meth:`render_messages`.
         """
         result: AnthropicRender = await self._render_provider(
-            "anthropic", context_mode, instructions, response_prefix, escape, group_tool_calls, dangling_tool_calls, timeout, cache_control
+            "anthropic",
+            context_mode,
+            instructions,
+            response_prefix,
+            escape,
+            group_tool_calls,
+            dangling_tool_calls,
+            timeout,
+            cache_control,
+            media=media,
+            media_tokens=media_tokens,
         )
         request: AnthropicRequest = {"messages": result["messages"]}
         if "system" in result:
@@ -503,13 +586,16 @@ class AsyncThread:
         reasoning: ReasoningReplay | None = None,
         model: str | None = None,
         thought_signature_placeholder: ThoughtSignaturePlaceholder | None = None,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> GeminiRequest:
         """The thread as a Gemini ``generateContent`` body ``{"contents", "systemInstruction"?}`` (REST form).
 
         Google's thought parts and signatures go back on the parts they came on; the first
         unsigned call of each step in the current turn gets ``thought_signature_placeholder``
-        (default ``"skip_thought_signature_validator"``; ``"none"`` leaves it unsigned).
+        (default ``"skip_thought_signature_validator"``; ``"none"`` leaves it unsigned). ``media``
+        and ``media_tokens`` as in :meth:`render_messages`.
         """
         result = await self.render(
             "gemini",
@@ -521,6 +607,8 @@ class AsyncThread:
             reasoning=reasoning,
             model=model,
             thought_signature_placeholder=thought_signature_placeholder,
+            media=media,
+            media_tokens=media_tokens,
         )
         request: GeminiRequest = {"contents": result["contents"]}
         if "systemInstruction" in result:
@@ -538,6 +626,8 @@ class AsyncThread:
         model: str | None = None,
         cache_control: Literal["none", "auto"] | None = None,
         boto3: bool = False,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
         timeout: float | None = None,
     ) -> BedrockConverseRequest:
         """The thread as Amazon Bedrock Converse ``{"messages", "system"?}`` (JSON wire form).
@@ -545,7 +635,8 @@ class AsyncThread:
         ``client.converse(modelId=..., **request)``. With ``cache_control="auto"`` it carries
         ``cachePoint`` blocks. The wire form carries ``redactedContent`` and the ``source.bytes``
         of image and document blocks as base64 text; boto3 takes a blob as bytes, so pass
-        ``boto3=True`` to get them decoded.
+        ``boto3=True`` to get them decoded. ``media`` and ``media_tokens`` as in
+        :meth:`render_messages`.
         """
         result = await self.render(
             "bedrock-converse",
@@ -557,6 +648,8 @@ class AsyncThread:
             reasoning=reasoning,
             model=model,
             cache_control=cache_control,
+            media=media,
+            media_tokens=media_tokens,
         )
         request: BedrockConverseRequest = {"messages": result["messages"]}
         if "system" in result:
@@ -576,11 +669,16 @@ class AsyncThread:
         dangling_tool_calls: DanglingToolCalls | None,
         timeout: float | None,
         cache_control: CacheControl | OpenAICacheControl | None = None,
+        *,
+        media: MediaRenderOptions | None = None,
+        media_tokens: MediaTokenRule | None = None,
     ) -> Any:
         return await self.render(
             format,
             timeout=timeout,
             cache_control=cache_control,
+            media=media,
+            media_tokens=media_tokens,
             context_mode=context_mode,
             instructions=instructions,
             response_prefix=response_prefix,

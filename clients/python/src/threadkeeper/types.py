@@ -927,18 +927,6 @@ class CacheControlTtl(TypedDict):
 CacheControl = Union[Literal["none", "auto"], CacheControlTtl]
 
 
-class MessagesRenderOptions(TypedDict, total=False):
-    """The keyword options of a messages render (``render_messages``, ``to_langchain_messages``,
-    ``ThreadChatMessageHistory``); ``None`` leaves one unset."""
-
-    context_mode: ContextMode | None
-    instructions: str | None
-    response_prefix: str | None
-    escape: EscapeMode | None
-    group_tool_calls: bool | None
-    dangling_tool_calls: DanglingToolCalls | None
-
-
 #: A provider's published rule for the tokens of an image or PDF (``options.mediaTokens``).
 MediaTokenRule = Literal[
     "anthropic", "openai-tiles", "openai-patches", "openai-patches-mini", "openai-patches-nano", "gemini", "text"
@@ -951,6 +939,23 @@ class MediaRenderOptions(TypedDict):
     at most once per ``keepImages + 1`` new images."""
 
     keepImages: int
+
+
+class MessagesRenderOptions(TypedDict, total=False):
+    """The keyword options of a messages render (``render_messages``, ``to_langchain_messages``,
+    ``ThreadChatMessageHistory``); ``None`` leaves one unset."""
+
+    context_mode: ContextMode | None
+    instructions: str | None
+    response_prefix: str | None
+    escape: EscapeMode | None
+    group_tool_calls: bool | None
+    dangling_tool_calls: DanglingToolCalls | None
+    #: Which images go with their bytes: ``{"keepImages": N}`` (protocol/README.md, "Keeping the
+    #: newest images").
+    media: MediaRenderOptions | None
+    #: How token counts measure media parts (protocol/README.md, "Media in renders").
+    media_tokens: MediaTokenRule | None
 
 
 class RenderOptions(MessagesRenderOptions, total=False):
@@ -968,11 +973,6 @@ class RenderOptions(MessagesRenderOptions, total=False):
     model: str | None
     #: Format ``gemini`` only.
     thought_signature_placeholder: ThoughtSignaturePlaceholder | None
-    #: How token counts measure media parts (protocol/README.md, "Media in renders").
-    media_tokens: MediaTokenRule | None
-    #: Which images go with their bytes: ``{"keepImages": N}`` (protocol/README.md, "Keeping the
-    #: newest images").
-    media: MediaRenderOptions | None
 
 
 class IterationTokens(TypedDict):

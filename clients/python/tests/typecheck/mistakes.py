@@ -194,3 +194,27 @@ async def media(tk: AsyncThreadKeeper, png: bytes, shot: Path) -> None:
     (await tk.get_blob(info.blob)).data.encode()  # type: ignore[attr-defined]
     # 47. the media type as a positional argument
     await tk.put_blob(png, "image/png")  # type: ignore[call-arg]
+
+
+def media_renders(tk: ThreadKeeper) -> None:
+    thread = tk.open_thread()
+    # What is right type-checks (else the run fails): every format-specific render takes media and media_tokens.
+    thread.render_anthropic(media={"keepImages": 2}, media_tokens="anthropic", cache_control="auto")
+    thread.render_openai_chat(media={"keepImages": 2}, media_tokens="openai-tiles")
+    print(thread.render_openai_chat(media={"keepImages": 2}, cache_control="auto")["prompt_cache_key"])
+    thread.render_openai_responses(media={"keepImages": 2}, media_tokens="openai-patches")
+    thread.render_gemini(media={"keepImages": 2}, media_tokens="gemini")
+    thread.render_bedrock_converse(media={"keepImages": 2}, boto3=True)
+    thread.render_messages(media={"keepImages": 2}, media_tokens="text")
+    thread.render_text(media={"keepImages": 2})
+    thread.render_xml(media={"keepImages": 2}, incremental=True)
+    thread.to_langchain_messages(media={"keepImages": 2})
+    # 48. keepImages in snake case
+    thread.render_anthropic(media={"keep_images": 2})  # type: ignore[arg-type]
+    # 49. keepImages as a string
+    thread.render_gemini(media={"keepImages": "2"})  # type: ignore[arg-type]
+    # 50. a media token rule the server does not know, and a bare count for media
+    thread.render_bedrock_converse(media_tokens="openai")  # type: ignore[arg-type]
+    thread.render_messages(media=2)  # type: ignore[arg-type]
+    # 51. a mistaken option on an overloaded render
+    thread.render_openai_chat(media_tokens="tiles")  # type: ignore[call-overload]
