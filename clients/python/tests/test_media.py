@@ -18,6 +18,7 @@ import pytest
 from conftest import BINARY, MEMORY_ARGS
 
 from threadkeeper import (
+    AsyncThread,
     AsyncThreadKeeper,
     BlobContent,
     BlobInfo,
@@ -118,6 +119,82 @@ async def test_media_keep_images_sends_only_the_newest_images_with_their_bytes(t
     with pytest.raises(ThreadKeeperError) as refused:
         await thread.render("anthropic", media={"keepImages": 0})
     assert refused.value.code == ErrorCode.INVALID_PARAMS
+
+
+async def screenshots_thread(tk: AsyncThreadKeeper, count: int = 5) -> tuple[AsyncThread, list[bytes]]:
+    """A thread of ``count`` screenshot tool calls, each answered by one PNG."""
+    thread = await tk.open_thread()
+    shots = [png(4, 3, 100 + seed) for seed in range(count)]
+    events: list[Any] = []
+    for i, shot in enumerate(shots):
+        events.append({"type": "tool_call", "toolName": "screenshot", "toolCallId": f"s{i}", "args": {}, "iteration": i})
+        events.append({"type": "tool_result", "toolCallId": f"s{i}", "iteration": i, "content": [image_part(shot)]})
+    await thread.append(events)
+    return thread, shots
+
+
+def with_bytes(request: Any, shots: list[bytes]) -> list[bool]:
+    """Per screenshot, whether the request carries its bytes (base64 in every format's wire form)."""
+    text = json.dumps(request)
+    return [base64.b64encode(shot).decode() in text for shot in shots]
+
+
+def request_of(result: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """The request body a format-specific render answers: those keys of the full render result."""
+    return {key: result[key] for key in keys if key in result}
+
+
+#: Of 5 images with keepImages 2 the frontier has moved once (steps of 3): the newest 2 carry bytes.
+NEWEST_TWO = [False, False, False, True, True]
+KEEP_TWO: Any = {"keepImages": 2}
+
+#: Each format-specific render, the format it asks for and the keys of the result it answers.
+FORMAT_RENDERS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("render_anthropic", "anthropic", ("system", "messages")),
+    ("render_openai_chat", "openai-chat", ("messages",)),
+    ("render_openai_responses", "openai-responses", ("instructions", "input")),
+    ("render_gemini", "gemini", ("contents", "systemInstruction")),
+    ("render_bedrock_converse", "bedrock-converse", ("messages", "system")),
+]
+
+
+@pytest.mark.parametrize(("method", "format", "keys"), FORMAT_RENDERS, ids=[format for _, format, _ in FORMAT_RENDERS])
+async def test_format_renders_take_media_as_render_does(tk: AsyncThreadKeeper, method: str, format: Any, keys: tuple[str, ...]) -> None:
+    thread, shots = await screenshots_thread(tk)
+    render = getattr(thread, method)
+    assert with_bytes(await render(), shots) == [True] * 5, "every image with its bytes by default"
+    rule = "gemini" if format == "gemini" else "anthropic"
+    kept = await render(media=KEEP_TWO, media_tokens=rule)
+    assert with_bytes(kept, shots) == NEWEST_TWO
+    assert kept == request_of(await thread.render(format, media=KEEP_TWO, media_tokens=rule), *keys)
+    for old in shots[:3]:
+        assert blob_id(old) in json.dumps(kept), "an older image is named by its placeholder"
+    # Both options reach the server: a bad value of either is refused where it is.
+    with pytest.raises(ThreadKeeperError) as media:
+        await render(media={"keepImages": 0})
+    assert (media.value.code, path_of(media.value)) == (ErrorCode.INVALID_PARAMS, "options.media.keepImages")
+    with pytest.raises(ThreadKeeperError) as rule_refused:
+        await render(media_tokens="tiles")
+    assert (rule_refused.value.code, path_of(rule_refused.value)) == (ErrorCode.INVALID_PARAMS, "options.mediaTokens")
+
+
+async def test_messages_text_and_xml_renders_take_media(tk: AsyncThreadKeeper) -> None:
+    thread, shots = await screenshots_thread(tk)
+    messages = await thread.render_messages(media=KEEP_TWO, media_tokens="anthropic")
+    assert with_bytes(messages, shots) == NEWEST_TWO
+    assert messages == (await thread.render("messages", media=KEEP_TWO, media_tokens="anthropic"))["messages"]
+    # XML mode: the document names every image; the blobs after it are cut by the same rule.
+    in_xml = await thread.render_messages(context_mode="xml", media=KEEP_TWO)
+    assert with_bytes(in_xml, shots) == NEWEST_TWO
+    # text and xml name every part by its placeholder: the options are accepted and change nothing.
+    assert await thread.render_text(media=KEEP_TWO, media_tokens="gemini") == await thread.render_text()
+    assert await thread.render_xml(media=KEEP_TWO, media_tokens="gemini") == await thread.render_xml()
+    assert await thread.render_xml(media=KEEP_TWO, incremental=True) == await thread.render_xml()
+    delta = await thread.render_xml_delta(4, media=KEEP_TWO)
+    assert delta == await thread.render_xml_delta(4)
+    with pytest.raises(ThreadKeeperError) as refused:
+        await thread.render_text(media={"keepImages": 10_001})
+    assert (refused.value.code, path_of(refused.value)) == (ErrorCode.INVALID_PARAMS, "options.media.keepImages")
 
 
 async def test_parts_from_a_path_a_bytearray_and_a_memoryview(tk: AsyncThreadKeeper, tmp_path: Path) -> None:
@@ -251,3 +328,28 @@ def test_blocking_client(blocking: ThreadKeeper, tmp_path: Path) -> None:
     with pytest.raises(ThreadKeeperError) as info:
         blocking.get_blob(blob_id(b"never put"))
     assert info.value.code == ErrorCode.INVALID_PARAMS
+
+
+def test_blocking_format_renders_take_media(blocking: ThreadKeeper) -> None:
+    thread = blocking.open_thread()
+    shots = [png(4, 3, 100 + seed) for seed in range(5)]
+    for i, shot in enumerate(shots):
+        thread.append(
+            [
+                {"type": "tool_call", "toolName": "screenshot", "toolCallId": f"s{i}", "args": {}, "iteration": i},
+                {"type": "tool_result", "toolCallId": f"s{i}", "iteration": i, "content": [image_part(shot)]},
+            ]
+        )
+    for method, format, keys in FORMAT_RENDERS:
+        kept = getattr(thread, method)(media=KEEP_TWO, media_tokens="text")
+        assert with_bytes(kept, shots) == NEWEST_TWO, method
+        assert kept == request_of(thread.render(format, media=KEEP_TWO, media_tokens="text"), *keys), method
+    messages = thread.render_messages(media=KEEP_TWO)
+    assert with_bytes(messages, shots) == NEWEST_TWO
+    assert messages == thread.render("messages", media=KEEP_TWO)["messages"]
+    # boto3's form decodes the bytes that are carried; the older images stay placeholders.
+    decoded = thread.render_bedrock_converse(media=KEEP_TWO, boto3=True)
+    assert repr(decoded).count("\\x89PNG") == 2
+    with pytest.raises(ThreadKeeperError) as refused:
+        thread.render_anthropic(media={"keepImages": 0})
+    assert (refused.value.code, path_of(refused.value)) == (ErrorCode.INVALID_PARAMS, "options.media.keepImages")
