@@ -63,8 +63,12 @@ impl<'a> From<&'a Item> for BudgetItem<'a> {
     }
 }
 
+/// The replays a thread keeps, the most recently used first (attached to its state).
+#[derive(Default)]
+struct KeptCuts(Vec<KeptCut>);
+
 /// Where the replay of one budget stands, kept in the thread's state between renders.
-pub(super) struct KeptCut {
+struct KeptCut {
     key: CutKey,
     /// The view events seen so far, in view order.
     items: Vec<Item>,
@@ -192,7 +196,8 @@ pub(super) fn replays_little(
     budget: Budget,
 ) -> bool {
     const FEW_NEW_EVENTS: usize = 64;
-    state.kept_cuts.iter().any(|kept| {
+    let kept_cuts = state.attached.get::<KeptCuts>().map_or(&[][..], |cuts| &cuts.0);
+    kept_cuts.iter().any(|kept| {
         kept.key.is_for(format, options, budget, &state.record.settings)
             && kept.view_extends(state)
             && state.view().len() - kept.items.len() <= FEW_NEW_EVENTS
@@ -208,16 +213,18 @@ pub(super) fn render_keeping_cut(
     budget: Budget,
     cancel: &CancellationToken,
 ) -> ServiceResult<BudgetedRender> {
+    let kept_cuts = &mut state.attached.get_or_default::<KeptCuts>().0;
     let settings = &state.record.settings;
-    let kept = state.kept_cuts.iter().position(|kept| kept.key.is_for(format, &options, budget, settings));
-    let mut kept = match kept.map(|at| state.kept_cuts.remove(at)) {
+    let kept = kept_cuts.iter().position(|kept| kept.key.is_for(format, &options, budget, settings));
+    let mut kept = match kept.map(|at| kept_cuts.remove(at)) {
         Some(kept) if kept.view_extends(state) => kept,
         _ => KeptCut::new(CutKey { format, options, budget, settings: state.record.settings.clone() }),
     };
     let rendered = replay(&mut kept, state, cancel);
     // The most recently used first; the oldest goes when more are kept than a host needs.
-    state.kept_cuts.insert(0, kept);
-    state.kept_cuts.truncate(KEPT_CUTS);
+    let kept_cuts = &mut state.attached.get_or_default::<KeptCuts>().0;
+    kept_cuts.insert(0, kept);
+    kept_cuts.truncate(KEPT_CUTS);
     rendered
 }
 

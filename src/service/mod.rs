@@ -7,6 +7,7 @@
 mod blobs;
 mod budget;
 pub use blobs::BlobsForm;
+mod attached;
 mod context;
 mod documents;
 mod kept_cut;

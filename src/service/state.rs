@@ -10,6 +10,7 @@
 //! it needs from them and [`ThreadState::release_renderers`] lets it go afterwards, so such a
 //! thread costs time per render in proportion to its length, and memory only while rendering.
 
+use super::attached::Attached;
 use crate::context::{CompactedView, Tokenizer, ViewChange};
 use crate::event::AgentEvent;
 use crate::event_log::{parse_validated, EventLog};
@@ -43,9 +44,9 @@ pub struct ThreadState {
     /// Per escape mode and tokenizer, the measure of each view event's `<event>` line so far
     /// ([`Tokenizer::measure`]): counts after an append measure only the new lines.
     line_measures: Vec<(EscapeMode, Tokenizer, Vec<u64>)>,
-    /// Where each budget that keeps its cut stands, for the next render with the same options
-    /// (a few of them: a host may render the same thread in several formats each step).
-    pub(super) kept_cuts: Vec<super::kept_cut::KeptCut>,
+    /// What renders keep with the thread between calls: where each budget that keeps its cut
+    /// stands (`kept_cut`), for the next render with the same options.
+    pub(super) attached: Attached,
     /// Whether any event names a blob: only then does a render look for the bytes it needs.
     holds_media: bool,
 }
@@ -119,7 +120,7 @@ impl ThreadState {
             standard: None,
             keep_renderers_up_to,
             line_measures: Vec::new(),
-            kept_cuts: Vec::new(),
+            attached: Attached::default(),
             holds_media,
         };
         state.rebuild_injection();

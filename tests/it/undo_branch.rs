@@ -208,8 +208,8 @@ fn a_database_of_schema_1_opens_and_can_pop_and_fork() {
 
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    // Migrated all the way: versions (2), blobs (3), the search index (4).
-    assert_eq!(version, 4);
+    // Migrated all the way: versions (2), blobs (3), the search index (4), its pending list (5).
+    assert_eq!(version, 5);
     let mut server = Server::start(Wire::Ndjson, &store);
     assert_eq!(events_of(&mut server, "old"), sample_events()[..2].to_vec());
     assert_eq!(events_of(&mut server, "g"), sample_events()[..2].to_vec());

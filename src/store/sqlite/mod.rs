@@ -16,6 +16,7 @@
 mod blobs;
 mod idle_indexing;
 mod pending_index;
+mod rank_function;
 mod search;
 
 use super::changes::{bump, ChangeSignal};
@@ -325,6 +326,7 @@ fn connect(path: &Path, create: bool) -> StoreResult<Connection> {
         )));
     }
     conn.pragma_update(None, "synchronous", "FULL").map_err(&err)?;
+    rank_function::register(&conn).map_err(&err)?;
     migrate(&mut conn, path)?;
     Ok(conn)
 }

@@ -10,11 +10,13 @@
 //! the core made rather than its own reading of the text. Queries are built from the parsed
 //! query's words, each quoted ([`fts5_query`]): no user text reaches `MATCH`.
 
+use super::rank_function;
 use crate::search::{Query, Term};
 use crate::store::search::{
     indexed_words, page_by_windows, SearchPage, SearchRequest, StoredHit, BUILD_PROGRESS_EVERY, RANK_WINDOW,
 };
 use rusqlite::{params, Connection};
+use std::sync::LazyLock;
 
 /// Creates the index (schema 3 → 4); [`build`] fills it in the same transaction.
 pub(super) const MIGRATION: &str = "CREATE VIRTUAL TABLE search_index USING fts5(
@@ -81,11 +83,14 @@ pub(crate) fn fts5_query(query: &Query) -> String {
 }
 
 /// One page of hits (and one more, to tell whether more follow), window by window (see
-/// [`RANK_WINDOW`]). Within a window, ranked by `bm25()` (negated, so higher is better); ties
-/// in thread creation order, then event order (the row id's order).
+/// [`RANK_WINDOW`]). Within a window, ranked by `bm25()` (negated, so higher is better), or
+/// for a query of one term by [`rank_function`] (the same order, without counting every
+/// event that holds the term first); ties in thread creation order, then event order (the
+/// row id's order).
 pub(super) fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<SearchPage> {
     let filtered = request.types.is_some() || request.since.is_some() || request.until.is_some();
-    let mut select = conn.prepare_cached(if filtered { FILTERED_WINDOW } else { WINDOW })?;
+    let one_term = request.query.required().count() == 1;
+    let mut select = conn.prepare_cached(&STATEMENTS[usize::from(filtered) * 2 + usize::from(one_term)])?;
     let query = fts5_query(&request.query);
     let (types, thread_ids) = (json_list(&request.types), json_list(&request.thread_ids));
     page_by_windows(request, |slice| {
@@ -118,6 +123,20 @@ fn json_list(list: &Option<Vec<String>>) -> Option<String> {
     list.as_ref().map(|l| serde_json::Value::from(l.clone()).to_string())
 }
 
+/// The four statements: without and with filters, each ranked by `bm25()` and by
+/// [`rank_function`] (a query of one term).
+static STATEMENTS: LazyLock<[String; 4]> = LazyLock::new(|| {
+    let ranked = |template: &str, rank: &str| template.replace("{rank}", rank);
+    let weighted = "-bm25(search_index)";
+    let unweighted = format!("{}(search_index)", rank_function::NAME);
+    [
+        ranked(WINDOW, weighted),
+        ranked(WINDOW, &unweighted),
+        ranked(FILTERED_WINDOW, weighted),
+        ranked(FILTERED_WINDOW, &unweighted),
+    ]
+});
+
 /// The slice of the window's ranking (`?6` hits after `?7`), with the events it names.
 macro_rules! page_of_window {
     () => {
@@ -137,7 +156,7 @@ macro_rules! page_of_window {
 /// parameters.)
 const WINDOW: &str = concat!(
     "WITH win AS (
-        SELECT rowid AS id, -bm25(search_index) AS score
+        SELECT rowid AS id, {rank} AS score
         FROM search_index
         WHERE search_index MATCH ?1
           AND (?5 IS NULL OR (rowid >> 32) IN (
@@ -153,7 +172,7 @@ const WINDOW: &str = concat!(
 /// loop, in its row id order.
 const FILTERED_WINDOW: &str = concat!(
     "WITH win AS (
-        SELECT s.rowid AS id, -bm25(search_index) AS score
+        SELECT s.rowid AS id, {rank} AS score
         FROM search_index s
         CROSS JOIN events e ON e.thread_key = (s.rowid >> 32) AND e.seq = (s.rowid & 4294967295)
         CROSS JOIN threads t ON t.thread_key = e.thread_key
