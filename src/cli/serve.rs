@@ -164,7 +164,7 @@ pub fn run(args: ServeArgs) -> i32 {
     let status = runtime.block_on(async {
         let serving = tokio::spawn(async move {
             let stop = server::stop_signal();
-            server::serve_until(server::stdin_input(), std::io::stdout(), service, config, stop).await
+            server::serve_until(server::stdin_input(), server::stdout_output(), service, config, stop).await
         });
         let status = serving.await.unwrap_or(1);
         if let Some(export) = export {

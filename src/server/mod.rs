@@ -326,6 +326,21 @@ fn release_read_buffer(buffer: &mut BytesMut) {
 /// Answers queued together are written in one go up to about this many bytes.
 const WRITE_BATCH_BYTES: usize = 1 << 20;
 
+/// Standard output for the server's answers, unbuffered: the answers of one batch are framed
+/// into one buffer and go out in one write. `std::io::stdout()` is line-buffered, which cuts an
+/// LSP frame after its header's last newline: the header went out in one write and the body in a
+/// second one at the flush, so the host was woken twice for every answer.
+pub fn stdout_output() -> Box<dyn Write + Send> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Ok(stdout) = std::io::stdout().as_fd().try_clone_to_owned() {
+            return Box::new(std::fs::File::from(stdout));
+        }
+    }
+    Box::new(std::io::stdout())
+}
+
 /// Standard input for the server: read through the runtime's reactor when it is a pipe or a
 /// socket (Python hosts spawn with pipes, Node's libuv with socket pairs), so a request wakes
 /// the task that parses it directly, with no thread in between; any other stdin (a file, a

@@ -545,3 +545,37 @@ mod stdin_kinds {
         check_answers(&output.stdout);
     }
 }
+
+/// Each answer leaves in one write, header and body together, so a host is woken once per
+/// answer (a line-buffered stdout wrote an LSP header, then its body at the flush). Stdout is a
+/// datagram socket here: it keeps each write a message of its own.
+#[cfg(unix)]
+#[test]
+fn an_answer_leaves_in_one_write_header_and_body_together() {
+    use std::io::Write;
+    use std::os::unix::net::UnixDatagram;
+    use std::process::{Command, Stdio};
+    let (host_out, child_out) = UnixDatagram::pair().unwrap();
+    host_out.set_read_timeout(Some(crate::support::ANSWER_TIMEOUT)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_threadkeeper"))
+        .args(["serve", "--store", "memory"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(child_out)))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}});
+    let requests = [serde_json::to_vec(&initialize).unwrap(), escape_request(2, "a < b")];
+    for (request, id) in requests.iter().zip(1..) {
+        stdin.write_all(&lsp_frame(request.len(), request)).unwrap();
+        let mut datagram = vec![0u8; 64 * 1024];
+        let n = host_out.recv(&mut datagram).expect("an answer");
+        let text = std::str::from_utf8(&datagram[..n]).unwrap();
+        let (header, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("one write held only {text:?}"));
+        assert_eq!(header, format!("Content-Length: {}", body.len()), "one write held {text:?}");
+        assert_eq!(serde_json::from_str::<Value>(body).unwrap()["id"], id);
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().code().is_some());
+}

@@ -1,13 +1,19 @@
 /**
  * A small call through the client against the floor under it: the same bytes written to an
  * echo process (`cat`) over the same kind of pipes and read back, from the same event loop.
- * Both run interleaved in rounds, so load on the machine hits both alike; the ratio of the
- * p50s is what the client and the server add to a raw pipe round trip.
+ * The ratio of the p50s is what the client and the server add to a raw pipe round trip.
  *
  *   THREADKEEPER_BIN=target/release/threadkeeper npm run bench:latency
  *
+ * Each peer is called in blocks of BENCH_BLOCK calls (default 50), the blocks rotating within
+ * each round, so load on the machine still falls on all alike while one server at a time is
+ * driven, as a host drives its one server (the others have stopped polling their stdin and
+ * sleep). BENCH_ORDER=calls interleaves call by call instead, the earlier way: every server
+ * then polls after each answer while node drives the other peers, three to five runnable
+ * processes on the cores a host would give one.
+ *
  * With THREADKEEPER_BENCH_BEFORE=<another build of the server> the raw round trip and the client
- * call run against both builds, all interleaved, and both are reported.
+ * call run against both builds, in the same rounds, and both are reported.
  */
 import { spawn as spawnProcess } from "node:child_process";
 import { ThreadKeeper } from "../src/index.js";
@@ -15,6 +21,8 @@ import { encodeFrame } from "../src/framing.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 250);
+const ORDER = process.env.BENCH_ORDER === "calls" ? "calls" : "blocks";
+const BLOCK = Math.max(1, Number(process.env.BENCH_BLOCK ?? 50));
 
 function p(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -62,7 +70,7 @@ function stats(name: string, samples: number[], floor?: number): number {
 }
 
 // THREADKEEPER_BENCH_BEFORE: a second server binary (say, the build before a change), measured in
-// the same interleaved rounds, so that before and after are compared under the same load.
+// the same rounds, so that before and after are compared under the same load.
 const before = process.env.THREADKEEPER_BENCH_BEFORE;
 const tk = await ThreadKeeper.spawn({ args: ["--store", "memory"] });
 const builds = [{ label: before ? "after: " : "", tk, server: rawPeer(tk.binary, ["--store", "memory"]) }];
@@ -102,18 +110,27 @@ for (let i = 0; i < 300; i++) {
 }
 const now = () => process.hrtime.bigint();
 const kinds = measurements.length;
+async function timeCalls(k: number, calls: number): Promise<void> {
+  const [samples, roundTrip] = measurements[k % kinds]!;
+  for (let c = 0; c < calls; c++) {
+    const start = now();
+    await roundTrip();
+    samples.push(Number(now() - start) / 1000);
+  }
+}
 for (let round = 0; round < ROUNDS; round++) {
-  for (let i = 0; i < PER_ROUND; i++) {
-    // Each takes each place in turn, so none always runs right after the same other one.
-    for (let k = 0; k < kinds; k++) {
-      const [samples, roundTrip] = measurements[(i + k) % kinds]!;
-      const start = now();
-      await roundTrip();
-      samples.push(Number(now() - start) / 1000);
+  if (ORDER === "calls") {
+    for (let i = 0; i < PER_ROUND; i++) {
+      // Each takes each place in turn, so none always runs right after the same other one.
+      for (let k = 0; k < kinds; k++) await timeCalls(i + k, 1);
+    }
+  } else {
+    for (let b = 0; b * BLOCK < PER_ROUND; b++) {
+      for (let k = 0; k < kinds; k++) await timeCalls(round + b + k, Math.min(BLOCK, PER_ROUND - b * BLOCK));
     }
   }
 }
-console.log(`${floor.length} round trips each, interleaved:`);
+console.log(`${floor.length} round trips each, ${ORDER === "calls" ? "interleaved call by call" : `in rotating blocks of ${BLOCK}`}:`);
 const echoP50 = stats("raw pipe echo (cat)", floor);
 for (const { label, raw, client } of results) {
   const rawP50 = stats(`${label}raw pipe to the server (no client)`, raw, echoP50);

@@ -4,7 +4,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { CancelledError, ErrorCodes, ThreadKeeperError, TimeoutError } from "./errors.js";
-import { encodeFrame, encodeSizedFrame, FrameDecoder } from "./framing.js";
+import { FrameDecoder, frameText } from "./framing.js";
 
 /** Options every request takes. */
 export interface CallOptions {
@@ -46,8 +46,9 @@ export class Connection {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private closedWith: unknown;
-  /** Frames written in this tick, sent together when it ends (see `send`). */
-  private queued: Buffer[] = [];
+  /** Frames written in this tick, sent together when it ends (see `send`), and their bytes. */
+  private queued: string[] = [];
+  private queuedBytes = 0;
 
   constructor(
     input: Readable,
@@ -92,7 +93,7 @@ export class Connection {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, cleanup: signal || timeoutMs !== undefined ? this.watch(id, method, reject, signal, timeoutMs) : noCleanup });
       if (this.pending.size === 1) this.hooks.onBusy(true);
-      this.send(encodeSizedFrame(json, bytes));
+      this.send(json, bytes);
     });
   }
 
@@ -115,7 +116,8 @@ export class Connection {
   /** Sends a notification (no answer). Nothing is sent once the connection is closed. */
   notify(method: string, params?: unknown): void {
     if (this.closedWith !== undefined) return;
-    this.send(encodeFrame(JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params })));
+    const json = JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
+    this.send(json, Buffer.byteLength(json, "utf8"));
   }
 
   /**
@@ -123,21 +125,25 @@ export class Connection {
    * issued together (an append and the render after it) then cost the server one read and the
    * pipe one wake-up instead of one each, and their order is kept.
    */
-  private send(frame: Buffer): void {
+  private send(json: string, bodyBytes: number): void {
+    // Kept as text: the pipe's stream encodes it once as it writes, instead of a buffer filled here.
+    const frame = frameText(json, bodyBytes);
     this.queued.push(frame);
+    this.queuedBytes += frame.length - json.length + bodyBytes;
     if (this.queued.length === 1) process.nextTick(this.flush);
   }
 
   private readonly flush = (): void => {
     const frames = this.queued;
     if (frames.length === 0) return;
+    const bytes = this.queuedBytes;
     this.queued = [];
-    const bytes = frames.reduce((sum, frame) => sum + frame.length, 0);
+    this.queuedBytes = 0;
     if (frames.length === 1 || bytes > COALESCE_MAX_BYTES) {
       // Large frames are not worth copying together: one write each.
       for (const frame of frames) this.output.write(frame);
     } else {
-      this.output.write(Buffer.concat(frames, bytes));
+      this.output.write(frames.join(""));
     }
   };
 

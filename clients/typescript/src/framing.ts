@@ -15,6 +15,14 @@ export function encodeFrame(json: string): Buffer {
   return encodeSizedFrame(json, Buffer.byteLength(json, "utf8"));
 }
 
+/**
+ * The frame holding `json` as a string, for a stream that encodes it as UTF-8 while it writes
+ * (a socket does, in native code): no buffer made and filled here. `bodyBytes`: `json`'s UTF-8 bytes.
+ */
+export function frameText(json: string, bodyBytes: number): string {
+  return `Content-Length: ${bodyBytes}\r\n\r\n${json}`;
+}
+
 /** `encodeFrame` when the caller has counted `json`'s UTF-8 bytes already. */
 export function encodeSizedFrame(json: string, bodyBytes: number): Buffer {
   const header = `Content-Length: ${bodyBytes}\r\n\r\n`;
@@ -26,6 +34,33 @@ export function encodeSizedFrame(json: string, bodyBytes: number): Buffer {
 
 /** What the server writes: the one header, in this case. */
 const PLAIN_HEADER = /^Content-Length: (\d+)$/;
+/** The server's header up to its number, as bytes: read in place, without a string or a regex. */
+const PLAIN_PREFIX = Buffer.from("Content-Length: ", "latin1");
+const CR = 13;
+const LF = 10;
+const DIGIT_0 = 48;
+/** More digits than a frame length can have: such a header goes the general way (and is refused there). */
+const MAX_PLAIN_DIGITS = 15;
+
+/**
+ * The server's own header block (`Content-Length: N\r\n\r\n`) at the start of `bytes`:
+ * `[body start, body length]`, or undefined for anything else (another header, a block cut by
+ * the chunking), which the general path reads.
+ */
+function plainHeader(bytes: Buffer): [number, number] | undefined {
+  const prefix = PLAIN_PREFIX.length;
+  if (bytes.length < prefix + 5 || bytes.compare(PLAIN_PREFIX, 0, prefix, 0, prefix) !== 0) return undefined;
+  let length = 0;
+  let at = prefix;
+  for (; at < bytes.length && at - prefix < MAX_PLAIN_DIGITS; at++) {
+    const digit = bytes[at]! - DIGIT_0;
+    if (digit < 0 || digit > 9) break;
+    length = length * 10 + digit;
+  }
+  if (at === prefix || at + 4 > bytes.length) return undefined;
+  if (bytes[at] !== CR || bytes[at + 1] !== LF || bytes[at + 2] !== CR || bytes[at + 3] !== LF) return undefined;
+  return [at + 4, length];
+}
 
 /** The number in a header block's Content-Length, or a reason the block is not a header. */
 function contentLength(block: string): number | string {
@@ -71,6 +106,16 @@ export class FrameDecoder {
         rest = rest.subarray(n);
         if (this.filled === this.body.length) this.emitBody();
         continue;
+      }
+      if (this.header.length === 0) {
+        // The usual case: a whole small answer with the server's header, at the chunk's start.
+        const plain = plainHeader(rest);
+        if (plain && rest.length >= plain[0] + plain[1]) {
+          const end = plain[0] + plain[1];
+          this.onBody(rest.toString("utf8", plain[0], end));
+          rest = rest.subarray(end);
+          continue;
+        }
       }
       this.header = this.header.length === 0 ? rest : Buffer.concat([this.header, rest]);
       const length = this.readHeader();

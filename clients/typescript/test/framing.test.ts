@@ -35,6 +35,11 @@ describe("framing", () => {
   test("other headers and any case of Content-Length are read", () => {
     const frame = Buffer.from('content-length: 2\r\nContent-Type: application/json\r\n\r\n{}', "utf8");
     assert.deepEqual(decode(frame, [3]), { bodies: ["{}"], garbage: [] });
+    // The server's own header followed by another line: read the general way, whole or in pieces.
+    const more = Buffer.from('Content-Length: 2\r\nContent-Type: application/json\r\n\r\n{}Content-Length: 1\r\n\r\n1', "utf8");
+    for (const sizes of [[more.length], [1], [21]]) {
+      assert.deepEqual(decode(more, sizes), { bodies: ["{}", "1"], garbage: [] }, `chunks ${sizes.join(",")}`);
+    }
   });
 
   test("garbage is reported and skipped up to the next header; the next frame survives", () => {
