@@ -121,3 +121,43 @@ unsafe fn score(api: &ffi::Fts5ExtensionApi, fts: *mut ffi::Fts5Context) -> Resu
     let tf = f64::from(frequency);
     Ok(tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * f64::from(length) / average.max(1.0))))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Row ids of `query`'s matches, best first by `rank` (ties by row id).
+    fn ranked(conn: &Connection, query: &str, rank: &str) -> Vec<i64> {
+        let sql = format!("SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY {rank}, rowid");
+        let mut select = conn.prepare(&sql).unwrap();
+        select.query_map([query], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+
+    #[test]
+    fn one_term_is_ranked_in_bm25s_order() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(words, content='', contentless_delete=1, detail=full)")
+            .unwrap();
+        register(&conn).unwrap();
+        let texts = [
+            "needle",
+            "needle needle hay",
+            "hay hay hay hay hay needle",
+            "needle in a haystack needle again needle",
+            "a needle pin",
+            "pins and needles",
+            "hay",
+            "needle needle needle needle",
+            "needle pin needle pin",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            conn.execute("INSERT INTO t (rowid, words) VALUES (?1, ?2)", rusqlite::params![i as i64 + 1, text])
+                .unwrap();
+        }
+        for query in ["\"needle\"", "\"needle pin\"", "\"pin\" *", "(\"needle\") NOT \"hay\""] {
+            let ours = ranked(&conn, query, &format!("-{NAME}(t)"));
+            assert_eq!(ours, ranked(&conn, query, "bm25(t)"), "{query}");
+            assert!(!ours.is_empty(), "{query}");
+        }
+    }
+}
