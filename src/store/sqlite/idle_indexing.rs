@@ -7,7 +7,6 @@
 //! search, or a store opened later, catches up instead.
 
 use super::{pending_index, Fail, Shared};
-use rusqlite::TransactionBehavior;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -105,8 +104,5 @@ async fn run(store: Weak<Shared>) {
 
 /// One batch in its own transaction; whether events are still pending.
 fn index_batch(conn: &mut rusqlite::Connection) -> Result<bool, Fail> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let caught_up = pending_index::catch_up(&tx, BATCH)?;
-    tx.commit()?;
-    Ok(caught_up.left)
+    Ok(pending_index::catch_up_now(conn, BATCH)?.left)
 }

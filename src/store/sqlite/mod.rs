@@ -73,7 +73,7 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO versions (thread_key, version, event_count) SELECT thread_key, version, event_count FROM threads;",
     // 2 → 3: blobs, kept once, and which threads name them (see `blobs`); nothing else changes.
     blobs::MIGRATION,
-    // 3 → 4: the search index (see `search`), built from the events in the same transaction.
+    // 3 → 4: the search index (see `search`), filled from the events in the same transaction.
     search::MIGRATION,
     // 4 → 5: appends leave their events pending for the index (see `pending_index`).
     pending_index::MIGRATION,
@@ -135,12 +135,7 @@ impl SqliteStore {
     /// Indexes every event still pending for search (see `pending_index`), in batches; how
     /// many. Searches do this themselves; this is for a caller that wants it done now.
     pub fn index_pending(&self) -> BoxFuture<'static, StoreResult<u64>> {
-        self.call(|conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let caught_up = pending_index::catch_up(&tx, u64::MAX)?;
-            tx.commit()?;
-            Ok(caught_up.indexed)
-        })
+        self.call(|conn| Ok(pending_index::catch_up_now(conn, u64::MAX)?.indexed))
     }
 
     pub fn path(&self) -> &Path {
@@ -364,10 +359,12 @@ fn migrate(conn: &mut Connection, path: &Path) -> StoreResult<()> {
     }
     for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(migration).map_err(&err)?;
-        if from == 3 {
-            search::build(&tx).map_err(&err)?;
-        }
         tracing::info!(path = %path.display(), from, to = from + 1, "migrated the database schema");
+    }
+    // Schema 4 indexed in the append, and the 4 → 5 migration counts its events as indexed;
+    // a database from before the index has none of them indexed.
+    if version < 4 {
+        pending_index::index_everything(&tx).map_err(&err)?;
     }
     tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(&err)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(&err)?;

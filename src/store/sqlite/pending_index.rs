@@ -15,7 +15,7 @@
 
 use super::search::row_id;
 use crate::store::search::{indexed_words, BUILD_PROGRESS_EVERY};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, TransactionBehavior};
 
 /// Schema 4 → 5: the indexed count of each thread (everything, as schema 4 indexed in the
 /// append), and the partial index of the threads with events pending.
@@ -79,6 +79,32 @@ pub(super) fn catch_up(conn: &Connection, budget: u64) -> rusqlite::Result<Caugh
         }
     }
     Ok(CaughtUp { indexed, left: indexed < total })
+}
+
+/// [`catch_up`] in a write transaction of its own, committed.
+pub(super) fn catch_up_now(conn: &mut Connection, budget: u64) -> rusqlite::Result<CaughtUp> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let caught_up = catch_up(&tx, budget)?;
+    tx.commit()?;
+    Ok(caught_up)
+}
+
+/// Indexes every event of a database from before the index (schema 3), inside the migration's
+/// transaction, saying so on stderr.
+pub(super) fn index_everything(conn: &Connection) -> rusqlite::Result<()> {
+    let total: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?;
+    // At warn, which the default log filter shows: a database from before the index is
+    // indexed once, which can take minutes, and the operator should see why the start is slow.
+    // A new database (no events) builds nothing and says nothing.
+    if total > 0 {
+        tracing::warn!(events = total, "building the search index (once, for the events already stored)");
+    }
+    conn.execute("UPDATE threads SET indexed_count = 0", [])?;
+    let built = catch_up(conn, u64::MAX)?;
+    if total > 0 {
+        tracing::warn!(events = built.indexed, "built the search index");
+    }
+    Ok(())
 }
 
 /// Forgets the indexed events of a thread from `keep` on (a pop to `keep` events; a delete

@@ -4,21 +4,21 @@
 //!
 //! The table is contentless (`content=''`, with `contentless_delete=1` so rows can be deleted):
 //! it holds the index alone, not a second copy of the text. A row's id is the event's place,
-//! `thread_key << 32 | seq`, and its one column the event's words ([`indexed_words`]) joined by
-//! spaces. The `ascii` tokenizer splits that text back into exactly those words (it splits at
-//! ASCII spaces and punctuation only, and the words hold neither), so FTS5 matches the words
-//! the core made rather than its own reading of the text. Queries are built from the parsed
+//! `thread_key << 32 | seq`, and its one column the event's words
+//! ([`crate::store::search::indexed_words`]) joined by spaces. The `ascii` tokenizer splits that
+//! text back into exactly those words (it splits at ASCII spaces and punctuation only, and the
+//! words hold neither), so FTS5 matches the words the core made rather than its own reading of
+//! the text. Queries are built from the parsed
 //! query's words, each quoted ([`fts5_query`]): no user text reaches `MATCH`.
 
 use super::rank_function;
 use crate::search::{Query, Term};
-use crate::store::search::{
-    indexed_words, page_by_windows, SearchPage, SearchRequest, StoredHit, BUILD_PROGRESS_EVERY, RANK_WINDOW,
-};
+use crate::store::search::{page_by_windows, SearchPage, SearchRequest, StoredHit, RANK_WINDOW};
 use rusqlite::{params, Connection};
 use std::sync::LazyLock;
 
-/// Creates the index (schema 3 → 4); [`build`] fills it in the same transaction.
+/// Creates the index (schema 3 → 4); [`super::pending_index::index_everything`] fills it in
+/// the migration's transaction.
 pub(super) const MIGRATION: &str = "CREATE VIRTUAL TABLE search_index USING fts5(
         words, content='', contentless_delete=1, tokenize='ascii', detail=full
     );";
@@ -28,33 +28,6 @@ const SEQ_BITS: u32 = 32;
 
 pub(super) fn row_id(key: i64, seq: i64) -> i64 {
     (key << SEQ_BITS) | seq
-}
-
-/// Indexes every event of the file (a database from before the index), reporting counts.
-pub(super) fn build(conn: &Connection) -> rusqlite::Result<()> {
-    let total: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?;
-    // At warn, which the default log filter shows: a database from before the index is
-    // indexed once, which can take minutes, and the operator should see why the start is slow.
-    // A new database (no events) builds nothing and says nothing.
-    if total > 0 {
-        tracing::warn!(events = total, "building the search index (once, for the events already stored)");
-    }
-    let mut select = conn.prepare("SELECT thread_key, seq, body FROM events")?;
-    let mut rows = select.query([])?;
-    let mut insert = conn.prepare("INSERT INTO search_index (rowid, words) VALUES (?1, ?2)")?;
-    let mut done = 0u64;
-    while let Some(row) = rows.next()? {
-        let (key, seq, body): (i64, i64, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
-        insert.execute(params![row_id(key, seq), indexed_words(&body).join(" ")])?;
-        done += 1;
-        if done.is_multiple_of(BUILD_PROGRESS_EVERY) {
-            tracing::warn!(events = done, of = total, "building the search index");
-        }
-    }
-    if total > 0 {
-        tracing::warn!(events = done, "built the search index");
-    }
-    Ok(())
 }
 
 /// An FTS5 string: the text in double quotes, quotes inside doubled.
