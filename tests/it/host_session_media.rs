@@ -7,7 +7,7 @@
 //!
 //! `UPDATE_GOLDEN=1 cargo test --test it host_session_media` rewrites the golden file.
 
-use crate::support::{run_to_end, serve, Server, Wire, ANSWER_TIMEOUT};
+use crate::support::{refused_claude_code_import, serve, Server, Wire, ANSWER_TIMEOUT};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -262,13 +262,7 @@ fn the_command_line_names_a_bad_part_and_follow_stores_appended_media() {
     let claude = fixture(CLAUDE_CODE);
     let bad = dir.path().join("bad.jsonl");
     fs::write(&bad, claude.replacen("\"data\":\"iVBOR", "\"data\":\"%%%%", 1)).unwrap();
-    let (status, stderr) = run_to_end(
-        Command::new(BIN)
-            .args(["import", "--from", "claude-code", "--store", &store, "--thread", "bad"])
-            .arg(&bad)
-            .env_remove("THREADKEEPER_STORE"),
-    );
-    assert_eq!(status.code(), Some(2));
+    let stderr = refused_claude_code_import(&store, &bad);
     let expected = format!("threadkeeper: {}: line 1: message.content[1].source.data: not valid base64", bad.display());
     assert!(stderr.starts_with(&expected), "{stderr}");
 

@@ -9,7 +9,7 @@
 //! `codex/*.jsonl` files under DIR to every check here and there, for sessions kept elsewhere.
 //! `UPDATE_GOLDEN=1 cargo test --test it host_sessions` rewrites the golden files.
 
-use crate::support::{run_to_end, Server, Wire, EXIT_TIMEOUT};
+use crate::support::{refused_claude_code_import, Server, Wire, EXIT_TIMEOUT};
 use crate::viewer::{read_event_with, Viewer};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -443,13 +443,7 @@ fn the_command_line_imports_into_a_store_and_names_a_bad_line() {
         "{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n\nnot json\n",
     )
     .unwrap();
-    let (status, stderr) = run_to_end(
-        Command::new(BIN)
-            .args(["import", "--from", "claude-code", "--store", &store, "--thread", "bad"])
-            .arg(&bad)
-            .env_remove("THREADKEEPER_STORE"),
-    );
-    assert_eq!(status.code(), Some(2));
+    let stderr = refused_claude_code_import(&store, &bad);
     let expected = format!("threadkeeper: {}: line 3: not JSON: ", bad.display());
     assert!(stderr.starts_with(&expected), "{stderr}");
     let mut server = Server::start(Wire::Ndjson, &store);

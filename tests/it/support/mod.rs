@@ -65,6 +65,19 @@ pub fn run_to_end(cmd: &mut Command) -> (ExitStatus, String) {
     (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
+/// `threadkeeper import --from claude-code FILE` into `store` as thread `bad`, which must be
+/// refused (status 2) with nothing stored; its stderr.
+pub fn refused_claude_code_import(store: &str, file: &std::path::Path) -> String {
+    let (status, stderr) = run_to_end(
+        Command::new(env!("CARGO_BIN_EXE_threadkeeper"))
+            .args(["import", "--from", "claude-code", "--store", store, "--thread", "bad"])
+            .arg(file)
+            .env_remove("THREADKEEPER_STORE"),
+    );
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    stderr
+}
+
 /// Runs the command with `input` on its stdin (none: empty) and collects its output, as
 /// `Command::output` does but within [`RUN_TIMEOUT`]: a command that hangs is killed and the
 /// test fails, naming it, instead of waiting forever.
