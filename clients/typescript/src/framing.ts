@@ -20,12 +20,17 @@ export function encodeFrame(json: string): Buffer {
  * (a socket does, in native code): no buffer made and filled here. `bodyBytes`: `json`'s UTF-8 bytes.
  */
 export function frameText(json: string, bodyBytes: number): string {
-  return `Content-Length: ${bodyBytes}\r\n\r\n${json}`;
+  return frameHeader(bodyBytes) + json;
+}
+
+/** The header block this client writes before a body of `bodyBytes` bytes. */
+function frameHeader(bodyBytes: number): string {
+  return `Content-Length: ${bodyBytes}\r\n\r\n`;
 }
 
 /** `encodeFrame` when the caller has counted `json`'s UTF-8 bytes already. */
 export function encodeSizedFrame(json: string, bodyBytes: number): Buffer {
-  const header = `Content-Length: ${bodyBytes}\r\n\r\n`;
+  const header = frameHeader(bodyBytes);
   const frame = Buffer.allocUnsafe(header.length + bodyBytes);
   frame.write(header, 0, "latin1");
   frame.write(json, header.length, "utf8");
