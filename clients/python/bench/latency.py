@@ -11,6 +11,13 @@ from other processes falls on all of them alike.
 
 With THREADKEEPER_BENCH_BEFORE=<another build of the server> the server scenarios run against
 both builds, round by round, and both are reported.
+
+Where the processes run moves a pipe round trip more than anything measured (an idle core of a
+small virtual machine takes tens of microseconds to wake), and the kernel picks anew for every
+process spawned. So the run fixes the placement (Linux), BENCH_PLACEMENT:
+
+    one-core (default)  this process, its threads and every process it spawns on one CPU;
+    free                wherever the kernel puts them.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", 5))
 CALLS = int(os.environ.get("BENCH_CALLS", 1000))
 WARMUP = 200
 TEXT = 'a < b & "c"'
+PLACEMENT = os.environ.get("BENCH_PLACEMENT", "one-core")
+PINNED_CPU = 0
 REQUEST = encode({"jsonrpc": "2.0", "id": 1, "method": "xml/escape", "params": {"text": TEXT}})
 
 
@@ -122,7 +131,20 @@ def p99(samples: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1e6
 
 
+def place() -> str:
+    """Applies BENCH_PLACEMENT before anything is spawned (children and threads inherit it)."""
+    if PLACEMENT not in ("one-core", "free"):
+        raise SystemExit(f"BENCH_PLACEMENT: one-core or free, not {PLACEMENT!r}")
+    if PLACEMENT == "free":
+        return "placed by the kernel"
+    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+        return "placed by the kernel (one-core needs Linux with two CPUs)"
+    os.sched_setaffinity(0, {PINNED_CPU})
+    return f"everything on CPU {PINNED_CPU}"
+
+
 def main() -> None:
+    where = place()
     # THREADKEEPER_BENCH_BEFORE: a second server binary (say, the build before a change), measured
     # in the same rounds, so that before and after are compared under the same load.
     builds = [("", find_binary())]
@@ -141,7 +163,7 @@ def main() -> None:
             blocking_pipe([binary, "--store", "memory"], samples[f"{label}server, blocking pipes"])
             blocking_client(binary, samples[f"{label}blocking client"])
     binaries = ", ".join(f"{label}{binary}" for label, binary in builds)
-    print(f"xml/escape round trips, {ROUNDS} rounds x {CALLS} calls each; {binaries}; load average {os.getloadavg()[0]:.1f}")
+    print(f"xml/escape round trips, {ROUNDS} rounds x {CALLS} calls each, {where}; {binaries}; load average {os.getloadavg()[0]:.1f}")
     for name in names:
         print(f"  {name:32} p50 {p50(samples[name]):6.1f} µs   p99 {p99(samples[name]):7.1f} µs")
     for label, _ in builds:

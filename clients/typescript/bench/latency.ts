@@ -14,8 +14,18 @@
  *
  * With THREADKEEPER_BENCH_BEFORE=<another build of the server> the raw round trip and the client
  * call run against both builds, in the same rounds, and both are reported.
+ *
+ * Where the processes run decides the echo more than anything measured: `cat` woken on node's
+ * core answers in about 15 µs, on the other core of a small virtual machine in 50-70 µs, and the
+ * kernel picks one or the other for the whole run. So the run fixes the placement with `taskset`
+ * (Linux), BENCH_PLACEMENT:
+ *   one-core (default)  node and every peer on one CPU: the pipe's fastest round trip, the
+ *                       strictest floor, the same in every run;
+ *   split               node on one CPU, every peer on another;
+ *   free                wherever the kernel puts them (the earlier runs).
  */
-import { spawn as spawnProcess } from "node:child_process";
+import { execFileSync, spawn as spawnProcess } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { ThreadKeeper } from "../src/index.js";
 import { encodeFrame } from "../src/framing.js";
 
@@ -23,6 +33,27 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 250);
 const ORDER = process.env.BENCH_ORDER === "calls" ? "calls" : "blocks";
 const BLOCK = Math.max(1, Number(process.env.BENCH_BLOCK ?? 50));
+const PLACEMENT = placement(process.env.BENCH_PLACEMENT ?? "one-core");
+
+function placement(asked: string): "one-core" | "split" | "free" {
+  if (asked !== "one-core" && asked !== "split" && asked !== "free") throw new Error(`BENCH_PLACEMENT: one-core, split or free, not ${JSON.stringify(asked)}`);
+  if (asked === "free") return asked;
+  if (process.platform !== "linux" || availableParallelism() < 2) {
+    console.log(`BENCH_PLACEMENT=${asked} needs Linux with two CPUs: running free`);
+    return "free";
+  }
+  return asked;
+}
+
+/** Puts every thread of process `pid` on CPU `cpu` (children spawned later inherit it). */
+function pin(pid: number | undefined, cpu: number): void {
+  if (pid === undefined) throw new Error("a peer without a process id cannot be placed");
+  execFileSync("taskset", ["--all-tasks", "--pid", "--cpu-list", String(cpu), String(pid)], { stdio: "ignore" });
+}
+
+const NODE_CPU = 0;
+const PEER_CPU = PLACEMENT === "split" ? 1 : NODE_CPU;
+if (PLACEMENT !== "free") pin(process.pid, NODE_CPU);
 
 function p(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -38,6 +69,7 @@ interface RawPeer {
 function rawPeer(command: string, args: string[]): RawPeer {
   // The same stdio as the client gives the server (stderr a pipe too), so the only difference is the client.
   const peer = spawnProcess(command, args, { stdio: ["pipe", "pipe", "pipe"] });
+  if (PLACEMENT !== "free") pin(peer.pid, PEER_CPU);
   peer.stderr.resume();
   let waiting = 0;
   let done: (() => void) | undefined;
@@ -72,10 +104,16 @@ function stats(name: string, samples: number[], floor?: number): number {
 // THREADKEEPER_BENCH_BEFORE: a second server binary (say, the build before a change), measured in
 // the same rounds, so that before and after are compared under the same load.
 const before = process.env.THREADKEEPER_BENCH_BEFORE;
-const tk = await ThreadKeeper.spawn({ args: ["--store", "memory"] });
+/** The server behind the client, placed like every other peer. */
+async function spawnClient(binary?: string): Promise<ThreadKeeper> {
+  const tk = await ThreadKeeper.spawn({ binary, args: ["--store", "memory"] });
+  if (PLACEMENT !== "free") pin(tk.pid, PEER_CPU);
+  return tk;
+}
+const tk = await spawnClient();
 const builds = [{ label: before ? "after: " : "", tk, server: rawPeer(tk.binary, ["--store", "memory"]) }];
 if (before) {
-  const old = await ThreadKeeper.spawn({ binary: before, args: ["--store", "memory"] });
+  const old = await spawnClient(before);
   builds.unshift({ label: "before: ", tk: old, server: rawPeer(before, ["--store", "memory"]) });
 }
 const echo = rawPeer("cat", []);
@@ -130,7 +168,8 @@ for (let round = 0; round < ROUNDS; round++) {
     }
   }
 }
-console.log(`${floor.length} round trips each, ${ORDER === "calls" ? "interleaved call by call" : `in rotating blocks of ${BLOCK}`}:`);
+const where = { "one-core": `node and every peer on CPU ${NODE_CPU}`, split: `node on CPU ${NODE_CPU}, every peer on CPU ${PEER_CPU}`, free: "placed by the kernel" }[PLACEMENT];
+console.log(`${floor.length} round trips each, ${ORDER === "calls" ? "interleaved call by call" : `in rotating blocks of ${BLOCK}`}, ${where}:`);
 const echoP50 = stats("raw pipe echo (cat)", floor);
 for (const { label, raw, client } of results) {
   const rawP50 = stats(`${label}raw pipe to the server (no client)`, raw, echoP50);

@@ -29,6 +29,26 @@ interface ResponseMessage {
 
 const noCleanup = () => {};
 
+/** Each method's `,"method":…,"params":` text, made once: most calls repeat a few methods. */
+const methodText = new Map<string, string>();
+const MAX_METHOD_TEXTS = 256;
+
+/**
+ * The request's JSON, byte for byte what `JSON.stringify({ jsonrpc, id, method, params })`
+ * gives (params left out when undefined or not serializable, as that key would be), built
+ * from its parts: a small call pays a third of the object's stringification.
+ */
+export function requestJson(id: number, method: string, params: unknown): string {
+  let middle = methodText.get(method);
+  if (middle === undefined) {
+    middle = `,"method":${JSON.stringify(method)},"params":`;
+    if (methodText.size < MAX_METHOD_TEXTS) methodText.set(method, middle);
+  }
+  const paramsJson = params === undefined ? undefined : (JSON.stringify(params) as string | undefined);
+  if (paramsJson === undefined) return `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)}}`;
+  return `{"jsonrpc":"2.0","id":${id}${middle}${paramsJson}}`;
+}
+
 /** Frames queued in one tick are copied into one write up to this many bytes in all. */
 const COALESCE_MAX_BYTES = 64 * 1024;
 
@@ -78,7 +98,7 @@ export class Connection {
     const id = this.nextId++;
     let json: string;
     try {
-      json = JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+      json = requestJson(id, method, params);
     } catch (error) {
       // A BigInt or a cycle in the params: nothing was sent.
       return Promise.reject(new ThreadKeeperError(ErrorCodes.InvalidParams, `${method}: the params cannot be sent as JSON: ${String(error)}`, undefined, { cause: error }));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
-import { Connection } from "../src/connection.js";
+import { Connection, requestJson } from "../src/connection.js";
 import { encodeFrame } from "../src/framing.js";
 
 /** A connection over in-memory streams, with every write it makes recorded as one string. */
@@ -16,6 +16,40 @@ function recorded(): { connection: Connection; writes: string[]; answer(message:
 
 const frame = (message: object) => encodeFrame(JSON.stringify(message)).toString("utf8");
 const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("request JSON", () => {
+  test("is byte for byte JSON.stringify of the request object, for every kind of params", () => {
+    const nasty = "& < > \" ' \\ \u0000\u001f\u2028 😀 " + "x".repeat(10_000);
+    const kinds: unknown[] = [
+      undefined,
+      null,
+      { text: nasty },
+      [1, "two", null, { three: [] }],
+      { nested: { deep: { a: -0, b: 1e21, c: 0.1, d: Number.NaN, e: undefined } } },
+      { toJSON: () => ({ made: "by toJSON" }) },
+      { toJSON: () => undefined },
+      () => "a function",
+      Symbol("s"),
+      "a string",
+      42,
+      new Date(0),
+      Object.create(null),
+    ];
+    for (const method of ["xml/escape", nasty, "", "a\"b"]) {
+      for (const [n, params] of kinds.entries()) {
+        const expected = JSON.stringify(params === undefined ? { jsonrpc: "2.0", id: n, method } : { jsonrpc: "2.0", id: n, method, params });
+        assert.equal(requestJson(n, method, params), expected, `params #${n} with method ${JSON.stringify(method.slice(0, 20))}`);
+      }
+    }
+  });
+
+  test("throws where JSON.stringify throws (a BigInt, a cycle)", () => {
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    assert.throws(() => requestJson(1, "m", { big: 1n }), TypeError);
+    assert.throws(() => requestJson(1, "m", cycle), TypeError);
+  });
+});
 
 describe("connection writes", () => {
   test("requests made in one tick go out in one write, in order; a later one in its own", async () => {
