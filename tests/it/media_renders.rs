@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use threadkeeper::media::bytes::NO_MEDIA;
 use threadkeeper::media::{BlobId, MediaBytes};
 use threadkeeper::messages::{build_messages, with_media_blocks, ContextMode, MessageOptions};
-use threadkeeper::providers::{anthropic, openai_cache, render_request_with_media, ProviderOptions};
+use threadkeeper::providers::{anthropic, bedrock_converse, openai_cache, render_request_with_media, ProviderOptions};
 use threadkeeper::{AgentEvent, Provider};
 
 const FORMS: [&str; 8] =
@@ -80,6 +80,7 @@ fn auto_cache() -> ProviderOptions {
             breakpoints: openai_cache::Breakpoints::Auto,
             ttl: None,
         }),
+        bedrock_cache: bedrock_converse::CacheControl::Auto,
         stable_prefix: 0,
         ..ProviderOptions::default()
     }
@@ -186,6 +187,31 @@ fn every_format_carries_what_its_provider_takes() {
             || bedrock.contains(r#""toolResult":{"toolUseId":"call_shot","content":[{"text":"#),
         "{bedrock}"
     );
+}
+
+/// The base64 runs of at least 16 characters in a render: the media bytes it carries.
+fn carried_bytes(rendered: &Value) -> Vec<String> {
+    let text = rendered.to_string();
+    let mut found: Vec<String> = ["iVBOR", "JVBER", "UklGR", "/9j/"]
+        .iter()
+        .flat_map(|start| text.match_indices(start).map(|(at, _)| at).collect::<Vec<_>>())
+        .map(|at| text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || "+/=".contains(*c)).collect())
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn xml_mode_under_caching_carries_the_media_it_carries_without() {
+    let case = case();
+    let options = with_mode(&case.options, ContextMode::Xml);
+    for form in FORMS.into_iter().filter(|form| *form != "messages") {
+        let plain = carried_bytes(&render(&case.events, &options, form, &ProviderOptions::default(), &case.media));
+        let cached = carried_bytes(&render(&case.events, &options, form, &auto_cache(), &case.media));
+        assert_eq!(cached, plain, "{form}: the media carried in XML mode with and without caching");
+    }
+    let bedrock = render(&case.events, &options, "bedrock-converse", &auto_cache(), &case.media);
+    assert!(!carried_bytes(&bedrock).is_empty() && bedrock.to_string().contains("cachePoint"), "{bedrock}");
 }
 
 #[test]

@@ -247,8 +247,14 @@ pub fn place_cache_points(request: &mut Request<'_>, stable_prefix: usize) {
 }
 
 /// XML context mode under caching: the system prompt, then one user message holding the
-/// document as the text blocks of `xml` ([`super::xml_blocks`]), each breakpoint a cache point.
-pub fn project_xml<'a>(system: Option<&'a str>, xml: &super::xml_blocks::XmlBlocks<'a>) -> Request<'a> {
+/// document as the text blocks of `xml` ([`super::xml_blocks`]), each breakpoint a cache point,
+/// and after them the media the document names (`media_after`, as without caching).
+pub fn project_xml<'a>(
+    system: Option<&'a str>,
+    xml: &super::xml_blocks::XmlBlocks<'a>,
+    media_after: &'a [Value],
+    media: &'a MediaBytes,
+) -> Request<'a> {
     let mut content = Vec::with_capacity(xml.blocks.len() + xml.breakpoints.len());
     for (at, text) in xml.blocks.iter().enumerate() {
         content.push(Block::Text(Cow::Borrowed(text)));
@@ -256,6 +262,8 @@ pub fn project_xml<'a>(system: Option<&'a str>, xml: &super::xml_blocks::XmlBloc
             content.push(CACHE_POINT);
         }
     }
+    let carried = media_parts::native(media_after, media, |part, carried| carried_form(part, carried).is_some());
+    content.extend(carried.map(media_blocks).unwrap_or_default());
     let mut system = system.filter(|text| !is_blank(text)).map(|text| vec![Block::Text(Cow::Borrowed(text))]);
     if let Some(system) = system.as_mut() {
         system.push(CACHE_POINT);

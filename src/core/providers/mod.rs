@@ -264,7 +264,7 @@ pub fn xml_to_json(
         },
         Provider::BedrockConverse => match options.bedrock_cache {
             bedrock_converse::CacheControl::Auto => Some(ProviderRequest::BedrockConverse(
-                bedrock_converse::project_xml(system, &xml_blocks::split(&document)),
+                bedrock_converse::project_xml(system, &xml_blocks::split(&document), media_after, media),
             )),
             bedrock_converse::CacheControl::None => None,
         },
