@@ -177,9 +177,8 @@ impl DirectWriters {
         per_second(&self.runtime, &self.writers, seconds, first, move |(client, statement, thread_id), n| async move {
             if kind == Direct::Append {
                 let bodies = vec![serde_json::to_string(&event(n)).unwrap()];
-                let vectors: Vec<String> = bodies.iter().map(|b| PostgresStore::search_vector(b)).collect();
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
-                    [&thread_id, &None::<i64>, &1i64, &2i64, &bodies, &false, &vectors];
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+                    [&thread_id, &None::<i64>, &1i64, &2i64, &bodies, &false];
                 let appended = client.query_one(&statement, &params).await.expect("the append statement");
                 assert!(appended.get::<_, bool>(0), "appended");
             } else {
