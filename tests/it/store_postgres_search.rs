@@ -188,6 +188,30 @@ fn pops_and_deletes_after_indexing_leave_no_stale_hits() {
     assert_eq!(index_errors(&scratch.url), 0);
 }
 
+/// More events pending in one thread than a catch-up indexes in a transaction: the search
+/// indexes them all, batch after batch, before it reads.
+#[test]
+fn a_search_indexes_a_backlog_larger_than_a_batch() {
+    let Some(url) = database_url("a_search_indexes_a_backlog_larger_than_a_batch") else { return };
+    let rt = runtime();
+    let scratch = rt.block_on(ScratchDatabase::create(&url));
+    rt.block_on(async {
+        let events: Vec<Value> = (0..4_500).map(quokka).collect();
+        {
+            let writer = PostgresStore::connect(&scratch.url).await.unwrap();
+            writer.open(OpenThread { thread_id: "big".into(), now: 1, ..Default::default() }).await.unwrap();
+            writer.append("big", None, &log(&events), 2).await.unwrap();
+        }
+        let reader = PostgresStore::connect(&scratch.url).await.unwrap();
+        let mut page = request("quokka");
+        page.thread_ids = Some(vec!["big".to_owned()]);
+        page.limit = 1;
+        assert_eq!(reader.search(page).await.unwrap().hits.len(), 1);
+        assert_eq!(pending_events(&scratch.url), 0, "every batch indexed before the search read");
+    });
+    assert_eq!(index_errors(&scratch.url), 0);
+}
+
 /// Appends and pops of one store race another store's catch-ups and searches: the index ends
 /// exact (no vector of a popped event, every indexed event with its own).
 #[test]

@@ -142,6 +142,10 @@ pub(super) async fn catch_up(tx: &Transaction<'_>, budget: u64, locked: Locked) 
             tracing::warn!(events = indexed, of = total.min(budget), "indexing events for search");
             next_report += BUILD_PROGRESS_EVERY;
         }
+        if to < count {
+            // The budget ran out inside this thread.
+            return Ok(CaughtUp { indexed, left: true });
+        }
     }
     Ok(CaughtUp { indexed, left: false })
 }
