@@ -284,7 +284,7 @@ impl PostgresStore {
     }
 
     /// Round trips to the database so far: a statement, once prepared, or a group commit's
-    /// pipelined transaction.
+    /// pipelined transaction (the search index's catch-up between writes, no call's, aside).
     pub fn statements_sent(&self) -> u64 {
         self.db.statements.load(Ordering::Relaxed)
     }

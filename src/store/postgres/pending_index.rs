@@ -168,11 +168,11 @@ pub(super) async fn index_everything(tx: &Transaction<'_>) -> Result<(), Error> 
 }
 
 impl Database {
-    /// Indexes up to `budget` pending events in a transaction of its own.
+    /// Indexes up to `budget` pending events in a transaction of its own. Not counted among the
+    /// round trips ([`Database::count`]): the idle catch-up's are no call's.
     pub(super) async fn index_pending_batch(&self, budget: u64, locked: Locked) -> StoreResult<CaughtUp> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
-        self.count();
         let caught_up = catch_up(&tx, budget, locked).await.map_err(pg_error)?;
         tx.commit().await.map_err(pg_error)?;
         Ok(caught_up)
@@ -190,6 +190,7 @@ impl Database {
             return Ok(indexed);
         }
         loop {
+            self.count();
             let batch = self.index_pending_batch(BATCH, Locked::Wait).await?;
             indexed += batch.indexed;
             if !batch.left {
