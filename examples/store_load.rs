@@ -17,8 +17,9 @@
 //! under the same load of the machine. Prints `appends_per_s=N floor_per_s=N` (means over the
 //! slices), then what an append costs whatever the load: the database's transactions and
 //! write-ahead log bytes per append and per floor row (from `pg_stat_database` and
-//! `pg_current_wal_lsn()`), and the servers' CPU time per append. Any failed append stops it
-//! with status 1.
+//! `pg_current_wal_lsn()`), and the servers' CPU time per append; and the search index's
+//! catch-up, run alone whenever a column's appends stop (events per second, WAL bytes per
+//! event). Any failed append stops it with status 1.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -177,9 +178,8 @@ impl DirectWriters {
         per_second(&self.runtime, &self.writers, seconds, first, move |(client, statement, thread_id), n| async move {
             if kind == Direct::Append {
                 let bodies = vec![serde_json::to_string(&event(n)).unwrap()];
-                let vectors: Vec<String> = bodies.iter().map(|b| PostgresStore::search_vector(b)).collect();
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
-                    [&thread_id, &None::<i64>, &1i64, &2i64, &bodies, &false, &vectors];
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+                    [&thread_id, &None::<i64>, &1i64, &2i64, &bodies, &false];
                 let appended = client.query_one(&statement, &params).await.expect("the append statement");
                 assert!(appended.get::<_, bool>(0), "appended");
             } else {
@@ -290,6 +290,32 @@ impl DbCounters {
     }
 }
 
+/// The search index's catch-up (`PostgresStore::index_pending`), run by the driver whenever the
+/// appends of a column stop, so that indexing what they left pending (which a server does in
+/// the pauses between writes) never overlaps another column's measurement, and measured alone:
+/// events indexed, its time, the database's write-ahead log.
+struct CatchUp {
+    store: PostgresStore,
+    events: u64,
+    seconds: f64,
+    wal: i64,
+}
+
+impl CatchUp {
+    fn connect(counters: &DbCounters, url: &str) -> CatchUp {
+        let store = counters.runtime.block_on(PostgresStore::connect(url)).expect("connect");
+        CatchUp { store, events: 0, seconds: 0.0, wal: 0 }
+    }
+
+    fn run(&mut self, counters: &DbCounters) {
+        let (_, w0) = counters.read();
+        let start = Instant::now();
+        self.events += counters.runtime.block_on(self.store.index_pending()).expect("the index's catch-up");
+        self.seconds += start.elapsed().as_secs_f64();
+        self.wal += counters.read().1 - w0;
+    }
+}
+
 /// CPU time (user + system) a process has used, in clock ticks, from `/proc`.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -379,6 +405,7 @@ fn main() {
         })
         .collect();
     let counters = DbCounters::connect(store);
+    let mut catch_up = CatchUp::connect(&counters, store);
     let in_process = InProcess::connect(store, writers, servers, &run);
     let statement_alone = DirectWriters::connect(store, writers, &run, Direct::Append);
     let insert_alone = DirectWriters::connect(store, writers, &run, Direct::FloorInsert);
@@ -393,12 +420,15 @@ fn main() {
         while busy.load(Ordering::SeqCst) > 0 {
             std::thread::sleep(Duration::from_millis(5));
         }
+        catch_up.run(&counters);
         let (x0, w0) = counters.read();
         floor += floor_slice(floor_command);
         let (x1, w1) = counters.read();
         (floor_xacts, floor_wal) = (floor_xacts + x1 - x0, floor_wal + w1 - w0);
         library += in_process.slice(seconds, slice as u64 * 10_000_000);
+        catch_up.run(&counters);
         statement += statement_alone.slice(seconds, slice as u64 * 10_000_000);
+        catch_up.run(&counters);
         insert += insert_alone.slice(seconds, 0);
         let (x1, w1) = counters.read();
         let cpu_before: u64 = pids.iter().map(|pid| cpu_ticks(*pid)).sum();
@@ -417,6 +447,7 @@ fn main() {
         // The floor's own rows aside, counted above; the reads themselves take no id.
         (our_xacts, our_wal) = (our_xacts + x2 - x1, our_wal + w2 - w1);
     }
+    catch_up.run(&counters);
     stop.store(true, Ordering::SeqCst);
     gate.set(true);
     for event_loop in loops {
@@ -429,7 +460,7 @@ fn main() {
     println!(
         "appends_per_s={:.0} floor_per_s={:.0} in_process_per_s={:.0} statement_per_s={:.0} rust_insert_per_s={:.0} appends={appends} seconds={appending:.2} \
          xacts_per_append={:.3} wal_bytes_per_append={:.0} floor_xacts_per_row={:.3} floor_wal_bytes_per_row={:.0} \
-         server_cpu_us_per_append={:.0}",
+         server_cpu_us_per_append={:.0} catch_up_events={} catch_up_events_per_s={:.0} catch_up_wal_bytes_per_event={:.0}",
         appends as f64 / appending,
         floor / slices as f64,
         library / slices as f64,
@@ -440,5 +471,8 @@ fn main() {
         floor_xacts as f64 / floor_rows,
         floor_wal as f64 / floor_rows,
         cpu as f64 / ticks_per_s * 1e6 / appends.max(1) as f64,
+        catch_up.events,
+        catch_up.events as f64 / catch_up.seconds.max(1e-9),
+        catch_up.wal as f64 / catch_up.events.max(1) as f64,
     );
 }

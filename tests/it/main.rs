@@ -36,6 +36,7 @@ mod rolling_props;
 mod schemas;
 mod store_conformance;
 mod store_postgres;
+mod store_postgres_search;
 mod store_postgres_signal;
 mod store_sqlite;
 mod tracing;

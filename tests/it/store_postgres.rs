@@ -340,7 +340,7 @@ fn a_database_with_a_newer_schema_is_refused() {
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(
-            "the PostgreSQL database has threadkeeper schema version 99, newer than the 5 this threadkeeper \
+            "the PostgreSQL database has threadkeeper schema version 99, newer than the 6 this threadkeeper \
              understands; refusing to use it (use a newer threadkeeper)"
         ),
         "{stderr}"
@@ -588,7 +588,8 @@ fn a_database_of_schema_3_gains_the_blob_tables_and_keeps_its_threads() {
     rt.block_on(admin(
         &scratch.url,
         "DROP TABLE threadkeeper_blob_names; DROP TABLE threadkeeper_blobs;
-         ALTER TABLE threadkeeper_events DROP COLUMN search; UPDATE threadkeeper_schema SET version = 3",
+         DROP TABLE threadkeeper_event_search; ALTER TABLE threadkeeper_threads DROP COLUMN indexed_count;
+         UPDATE threadkeeper_schema SET version = 3",
     ));
     rt.block_on(async {
         let store = PostgresStore::connect(&scratch.url).await.unwrap();
@@ -601,7 +602,7 @@ fn a_database_of_schema_3_gains_the_blob_tables_and_keeps_its_threads() {
         let (client, connection) = tokio_postgres::connect(&scratch.url, tokio_postgres::NoTls).await.unwrap();
         tokio::spawn(connection);
         let version: i64 = client.query_one("SELECT version FROM threadkeeper_schema", &[]).await.unwrap().get(0);
-        assert_eq!(version, 5);
+        assert_eq!(version, 6);
     });
     drop(rt);
     drop(scratch);

@@ -17,8 +17,8 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
 /// One append (`$1` thread, `$2` expected version or null, `$3` event count, `$4` time, `$5`
-/// the events, `$6` whether to notify watchers, `$7` the events' search vectors as text, see
-/// `search`). Yields one row: `(true, new version, new
+/// the events, `$6` whether to notify watchers). The events' search vectors are not written
+/// here: they trail the events (`pending_index`). Yields one row: `(true, new version, new
 /// count)` when it happened; `(false, version found, null)` when the version did not match;
 /// no row when there is no such thread. The version found is the statement's snapshot's,
 /// which is older than the row's when a concurrent change committed while this one waited
@@ -40,9 +40,9 @@ WITH cur AS (
     notify!(),
     " END
 ), ev AS (
-    INSERT INTO threadkeeper_events (thread_key, seq, body, search)
-    SELECT cur.thread_key, cur.event_count - $3 + b.pos - 1, b.body, b.words::tsvector
-    FROM cur, unnest($5::text[], $7::text[]) WITH ORDINALITY AS b(body, words, pos)
+    INSERT INTO threadkeeper_events (thread_key, seq, body)
+    SELECT cur.thread_key, cur.event_count - $3 + b.pos - 1, b.body
+    FROM cur, unnest($5::text[]) WITH ORDINALITY AS b(body, pos)
 )
 SELECT true, version, event_count FROM cur
 UNION ALL
@@ -65,7 +65,7 @@ impl Database {
         let params: Vec<AppendParams> = batch.iter().map(AppendParams::of).collect();
         let carry = self.notify_gate.may_carry();
         self.count();
-        let values: Vec<[&(dyn ToSql + Sync); 7]> = params.iter().map(|p| p.values(&carry)).collect();
+        let values: Vec<[&(dyn ToSql + Sync); 6]> = params.iter().map(|p| p.values(&carry)).collect();
         let rows: Vec<Vec<Row>> = if batch.len() == 1 {
             vec![client.query(&statement, &values[0]).await.map_err(BatchFailure::from)?]
         } else {
@@ -161,12 +161,11 @@ struct AppendParams<'a> {
     count: i64,
     at: i64,
     bodies: Vec<&'a str>,
-    vectors: &'a [String],
 }
 
 impl<'a> AppendParams<'a> {
-    fn values<'s>(&'s self, carry: &'s bool) -> [&'s (dyn ToSql + Sync); 7] {
-        [&self.thread_id, &self.expected, &self.count, &self.at, &self.bodies, carry, &self.vectors]
+    fn values<'s>(&'s self, carry: &'s bool) -> [&'s (dyn ToSql + Sync); 6] {
+        [&self.thread_id, &self.expected, &self.count, &self.at, &self.bodies, carry]
     }
 
     fn of(request: &'a AppendRequest) -> Self {
@@ -176,7 +175,6 @@ impl<'a> AppendParams<'a> {
             count: request.events.len() as i64,
             at: request.now as i64,
             bodies: request.events.iter().collect(),
-            vectors: &request.search_vectors,
         }
     }
 }

@@ -87,8 +87,7 @@ impl Database {
         let carry = self.notify_gate.may_carry();
         let (expected, count, at) = (expected_version.map(|v| v as i64), events.len() as i64, now as i64);
         let bodies: Vec<&str> = events.iter().collect();
-        let vectors: Vec<String> = bodies.iter().map(|body| super::search::tsvector_text(body)).collect();
-        let values: [&(dyn ToSql + Sync); 7] = [&thread_id, &expected, &count, &at, &bodies, &carry, &vectors];
+        let values: [&(dyn ToSql + Sync); 6] = [&thread_id, &expected, &count, &at, &bodies, &carry];
         self.count();
         let rows = tx.query(&append, &values).await?;
         let row = rows.first();

@@ -31,8 +31,6 @@ pub struct AppendRequest {
     pub thread_id: String,
     pub expected_version: Option<u64>,
     pub events: EventLog,
-    /// The events' search vectors, made by the caller's task (not the committer's).
-    pub search_vectors: Vec<String>,
     pub now: u64,
     pub reply: oneshot::Sender<StoreResult<Appended>>,
     pub arrived: Instant,
@@ -61,9 +59,7 @@ impl GroupCommitter {
         now: u64,
     ) -> StoreResult<Appended> {
         let (reply, answer) = oneshot::channel();
-        let search_vectors = events.iter().map(super::search::tsvector_text).collect();
-        let request =
-            AppendRequest { thread_id, expected_version, events, search_vectors, now, reply, arrived: Instant::now() };
+        let request = AppendRequest { thread_id, expected_version, events, now, reply, arrived: Instant::now() };
         if self.queue.send(request).is_err() {
             return Err(StoreError::Unavailable("PostgreSQL: the committer has stopped".into()));
         }
@@ -215,7 +211,6 @@ mod tests {
             thread_id: thread_id.to_owned(),
             expected_version: None,
             events: EventLog::default(),
-            search_vectors: Vec::new(),
             now: 0,
             reply,
             arrived: Instant::now(),

@@ -15,7 +15,9 @@ mod signal;
 mod append;
 mod blobs;
 mod group_commit;
+mod idle_indexing;
 mod pace;
+mod pending_index;
 mod search;
 
 use super::changes::ChangeSignal;
@@ -41,7 +43,7 @@ use tokio_postgres::{NoTls, Row};
 use tokio_util::sync::CancellationToken;
 
 /// The schema this version writes; `threadkeeper_schema.version` holds the database's.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Serializes migrations of servers starting together (`pg_advisory_xact_lock` key).
 const MIGRATION_LOCK: i64 = 0x7468_7264_6b70_7231;
@@ -93,8 +95,10 @@ const MIGRATIONS: &[&str] = &[
     END $$;",
     // 3 → 4: blobs, kept once, and which threads name them (see `blobs`); nothing else changes.
     blobs::MIGRATION,
-    // 4 → 5: the search index (see `search`), filled and indexed in the same transaction.
+    // 4 → 5: the search column of the events (schema 5 wrote it in the append; 5 → 6 moves it).
     search::MIGRATION,
+    // 5 → 6: the search index trails the events (see `pending_index`).
+    pending_index::MIGRATION,
 ];
 
 /// Appends without `expectedVersion` that keep losing races give up after this many tries.
@@ -134,29 +138,36 @@ const RECORD_COLUMNS: &str =
 /// Pops in one statement, as an append does: locks the thread's row first (as appends do, so
 /// the two wait for each other instead of deadlocking), claims `(thread, version + 1)` with a
 /// version row whose `first_seq` is the count left (and `event_count` 0), deletes the events
-/// from there on and moves the thread on. The events are read in the statement's snapshot, so
+/// from there on, and their search vectors, and moves the thread on (its indexed count no
+/// higher than what is left). The events and vectors are read in the statement's snapshot, so
 /// when the locked row is newer than that snapshot (a change committed while the pop waited for
-/// the lock) the pop does nothing and says so, to be sent again. Yields the version and count
-/// found, when the pop happened the new version and the removed events, and the snapshot's
-/// version. `$5`: whether to notify watchers.
+/// the lock, or vectors indexed meanwhile, `pending_index`) the pop does nothing and says so, to
+/// be sent again. Yields the version and count found, when the pop happened the new version
+/// and the removed events, and the snapshot's version (null when the snapshot's indexed count
+/// is not the row's). `$5`: whether to notify watchers.
 const POP_SQL: &str = concat!(
     "
 WITH cur AS (
-    SELECT thread_key, version, event_count FROM threadkeeper_threads WHERE thread_id = $1 FOR UPDATE
+    SELECT thread_key, version, event_count, indexed_count FROM threadkeeper_threads WHERE thread_id = $1 FOR UPDATE
 ), snap AS (
-    SELECT version FROM threadkeeper_threads WHERE thread_id = $1
+    SELECT version, indexed_count FROM threadkeeper_threads WHERE thread_id = $1
 ), app AS (
     INSERT INTO threadkeeper_appends (thread_key, version, first_seq, event_count, appended_at)
     SELECT thread_key, version + 1, event_count - $3, 0, $4
     FROM cur WHERE ($2::bigint IS NULL OR version = $2::bigint) AND event_count >= $3
-        AND version = (SELECT version FROM snap)
+        AND (version, indexed_count) = (SELECT version, indexed_count FROM snap)
     RETURNING thread_key, version, first_seq
 ), del AS (
     DELETE FROM threadkeeper_events e USING app
     WHERE e.thread_key = app.thread_key AND e.seq >= app.first_seq
     RETURNING e.seq, e.body
+), unindex AS (
+    DELETE FROM threadkeeper_event_search s USING app
+    WHERE s.thread_key = app.thread_key AND s.seq >= app.first_seq
 ), upd AS (
-    UPDATE threadkeeper_threads t SET version = app.version, event_count = app.first_seq, updated_at = $4
+    UPDATE threadkeeper_threads t
+    SET version = app.version, event_count = app.first_seq, indexed_count = least(t.indexed_count, app.first_seq),
+        updated_at = $4
     FROM app WHERE t.thread_key = app.thread_key
     RETURNING CASE WHEN $5::bool AND ",
     watched!(),
@@ -164,7 +175,8 @@ WITH cur AS (
     notify!(),
     " END
 )
-SELECT cur.version, cur.event_count, app.version, del.seq, del.body, (SELECT version FROM snap)
+SELECT cur.version, cur.event_count, app.version, del.seq, del.body,
+    (SELECT version FROM snap WHERE indexed_count = cur.indexed_count)
 FROM cur LEFT JOIN app ON true LEFT JOIN del ON true ORDER BY del.seq"
 );
 
@@ -201,6 +213,8 @@ pub struct Database {
     /// Where the pool connects, for the change watch's own connection.
     config: tokio_postgres::Config,
     notify_gate: NotifyGate,
+    /// Catching the search index up between writes.
+    idle_indexing: idle_indexing::IdleIndexing,
 }
 
 impl PostgresStore {
@@ -231,30 +245,46 @@ impl PostgresStore {
             .recycle_timeout(Some(CONNECT_TIMEOUT))
             .build()
             .map_err(|e| StoreError::Unavailable(format!("cannot set up the connection pool: {e}")))?;
-        let db = Arc::new(Database { pool, statements: AtomicU64::new(0), config, notify_gate: NotifyGate::new() });
+        let idle_indexing = idle_indexing::IdleIndexing::default();
+        let notify_gate = NotifyGate::new();
+        let db = Arc::new(Database { pool, statements: AtomicU64::new(0), config, notify_gate, idle_indexing });
         let mut client = db.client().await?;
         migrate(&mut client).await?;
+        let pending: bool = client.query_one(pending_index::HAS_PENDING_SQL, &[]).await.map_err(pg_error)?.get(0);
         drop(client);
+        if pending {
+            db.idle_indexing.pending_from_start();
+        }
         let committer = GroupCommitter::start(db.clone(), options.commit_slots, options.commit_hold);
+        idle_indexing::start_if_needed(&db);
         Ok(PostgresStore { db, committer })
     }
 
     /// The statement each append runs, for whoever measures or inspects the database's side:
     /// `$1` thread id (text), `$2` expected version (bigint or null), `$3` event count
     /// (bigint), `$4` time in ms (bigint), `$5` the events (text[]), `$6` whether to notify
-    /// watchers (bool), `$7` the events' search vectors in `tsvector` text form (text[], see
-    /// [`PostgresStore::search_vector`]).
+    /// watchers (bool). The events' search vectors follow later (`pending_index`).
     pub fn append_statement() -> &'static str {
         append::APPEND_SQL
     }
 
-    /// An event's search vector as the append statement's `$7` takes it.
-    pub fn search_vector(event_json: &str) -> String {
-        search::tsvector_text(event_json)
+    /// Indexes every event still pending for search (see `pending_index`), a batch a
+    /// transaction; how many. A search does this first; the server does it when idle.
+    pub async fn index_pending(&self) -> StoreResult<u64> {
+        self.db.index_all_pending().await
+    }
+
+    /// After a write that left events pending: the idle catch-up is due.
+    fn wrote<T>(&self, result: StoreResult<T>) -> StoreResult<T> {
+        if result.is_ok() {
+            self.db.idle_indexing.wrote();
+            idle_indexing::start_if_needed(&self.db);
+        }
+        result
     }
 
     /// Round trips to the database so far: a statement, once prepared, or a group commit's
-    /// pipelined transaction.
+    /// pipelined transaction (the search index's catch-up between writes, no call's, aside).
     pub fn statements_sent(&self) -> u64 {
         self.db.statements.load(Ordering::Relaxed)
     }
@@ -410,10 +440,11 @@ impl Database {
         let new_version = fork_version(prefix) as i64;
         let metadata = request.metadata.as_ref().map(encode_json).transpose()?;
         let now = request.now as i64;
+        // The fork holds the source's vectors of the prefix it copies; the rest is pending.
         let sql = format!(
             "INSERT INTO threadkeeper_threads AS t
-                (thread_id, version, event_count, settings, metadata, created_at, updated_at)
-             SELECT $2, $3, $4, s.settings, coalesce($5, s.metadata), $6, $6
+                (thread_id, version, event_count, settings, metadata, created_at, updated_at, indexed_count)
+             SELECT $2, $3, $4, s.settings, coalesce($5, s.metadata), $6, $6, least($4, s.indexed_count)
              FROM threadkeeper_threads s WHERE s.thread_key = $1
              ON CONFLICT (thread_id) DO NOTHING
              RETURNING t.thread_key, {RECORD_COLUMNS}"
@@ -430,9 +461,18 @@ impl Database {
         // One statement copies the prefix inside the database; no event passes through here.
         self.count();
         tx.execute(
-            "INSERT INTO threadkeeper_events (thread_key, seq, body, search)
-             SELECT $2, seq, body, search FROM threadkeeper_events WHERE thread_key = $1 AND seq < $3",
+            "INSERT INTO threadkeeper_events (thread_key, seq, body)
+             SELECT $2, seq, body FROM threadkeeper_events WHERE thread_key = $1 AND seq < $3",
             &[&key, &new_key, &(prefix as i64)],
+        )
+        .await
+        .map_err(pg_error)?;
+        self.count();
+        tx.execute(
+            "INSERT INTO threadkeeper_event_search (thread_key, seq, search)
+             SELECT $2, s.seq, s.search FROM threadkeeper_event_search s
+             WHERE s.thread_key = $1 AND s.seq < (SELECT indexed_count FROM threadkeeper_threads WHERE thread_key = $2)",
+            &[&key, &new_key],
         )
         .await
         .map_err(pg_error)?;
@@ -526,10 +566,11 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
     }
     for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.batch_execute(migration).await.map_err(pg_error)?;
-        if from == 4 {
-            search::build(&tx).await.map_err(pg_error)?;
-        }
         tracing::info!(from, to = from + 1, "migrated the PostgreSQL schema");
+    }
+    if version < 5 {
+        // From before the index: every event is pending, indexed once, now.
+        pending_index::index_everything(&tx).await.map_err(pg_error)?;
     }
     tx.execute(
         "INSERT INTO threadkeeper_schema (singleton, version) VALUES (true, $1)
@@ -564,7 +605,8 @@ impl Store for PostgresStore {
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let thread_id = thread_id.to_owned();
         let (events, blobs) = (events.clone(), blobs.clone());
-        async move { self.db.append_with_blobs(&thread_id, expected_version, &events, &blobs, now).await }.boxed()
+        async move { self.wrote(self.db.append_with_blobs(&thread_id, expected_version, &events, &blobs, now).await) }
+            .boxed()
     }
 
     fn put_blob(&self, blob: &Blob) -> BoxFuture<'_, StoreResult<()>> {
@@ -644,7 +686,7 @@ impl Store for PostgresStore {
     ) -> BoxFuture<'_, StoreResult<Appended>> {
         let thread_id = thread_id.to_owned();
         let events = events.clone();
-        async move { self.committer.append(thread_id, expected_version, events, now).await }.boxed()
+        async move { self.wrote(self.committer.append(thread_id, expected_version, events, now).await) }.boxed()
     }
 
     fn pop(
@@ -685,7 +727,7 @@ impl Store for PostgresStore {
 
     fn fork(&self, request: ForkThread) -> BoxFuture<'_, StoreResult<ThreadRecord>> {
         // A fork racing another to the same new id waits for it, then finds the id taken.
-        async move { self.db.try_fork(&request).await }.boxed()
+        async move { self.wrote(self.db.try_fork(&request).await) }.boxed()
     }
 
     fn rewound_since(&self, thread_id: &str, version: u64, event_count: u64) -> BoxFuture<'_, StoreResult<bool>> {
@@ -736,6 +778,10 @@ impl Store for PostgresStore {
                 self.db.count();
                 tx.execute("DELETE FROM threadkeeper_events WHERE thread_key = $1", &[&key]).await.map_err(pg_error)?;
                 self.db.count();
+                tx.execute("DELETE FROM threadkeeper_event_search WHERE thread_key = $1", &[&key])
+                    .await
+                    .map_err(pg_error)?;
+                self.db.count();
                 tx.execute("DELETE FROM threadkeeper_appends WHERE thread_key = $1", &[&key])
                     .await
                     .map_err(pg_error)?;
@@ -752,6 +798,8 @@ impl Store for PostgresStore {
 
     fn search(&self, request: SearchRequest) -> BoxFuture<'_, StoreResult<SearchPage>> {
         async move {
+            // Every event appended before, by any server, is indexed before the search reads.
+            self.db.index_all_pending().await?;
             let client = self.db.client().await?;
             let statement = client.prepare_cached(search::SEARCH_SQL).await.map_err(pg_error)?;
             let query = search::tsquery(&request.query);

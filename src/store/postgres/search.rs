@@ -1,6 +1,6 @@
-//! PostgreSQL's search index: a `tsvector` column of the events (`search`) with a GIN index,
-//! written by the statement that inserts the event, so it is in the append's transaction; a
-//! fork copies it with the events, pops and deletes remove it with them.
+//! PostgreSQL's search index: the events' vectors in `threadkeeper_event_search`, keyed as the
+//! events are, with a GIN index. They trail the events (`pending_index`): a search first indexes
+//! what is pending, then reads.
 //!
 //! The vector is made in Rust, from the words the core makes ([`indexed_words`]), in
 //! `tsvector`'s own text form (`'word':1,4 'other':2`), and cast without any parser or
@@ -9,17 +9,14 @@
 //! text reaches `to_tsquery` or any parser. Ranking is `ts_rank_cd` (normalized by length).
 
 use crate::search::{Query, Term};
-use crate::store::search::{indexed_words, StoredHit, WindowSlice, BUILD_PROGRESS_EVERY, RANK_WINDOW};
+use crate::store::search::{indexed_words, StoredHit, WindowSlice, RANK_WINDOW};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tokio_postgres::Row;
 
-/// Schema 4 → 5: the column and its index. Rows from before are filled by [`build`], in the
-/// migration's transaction, before the index is made.
+/// Schema 4 → 5: the events' column that schema 5 wrote in the append. Empty on the way from
+/// schema 4 (the next migration moves what it holds out, `pending_index`, and drops it).
 pub(super) const MIGRATION: &str = "ALTER TABLE threadkeeper_events ADD COLUMN search tsvector;";
-
-const CREATE_INDEX: &str =
-    "CREATE INDEX threadkeeper_events_search ON threadkeeper_events USING gin (search) WITH (fastupdate = on)";
 
 /// A lexeme in `tsvector`/`tsquery` text form: quoted, with quotes and backslashes escaped.
 fn lexeme(word: &str) -> String {
@@ -67,70 +64,27 @@ pub(crate) fn tsquery(query: &Query) -> String {
     parts.join(" & ")
 }
 
-/// Fills the column for rows without it and makes the index (a database from before).
-pub(super) async fn build(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), tokio_postgres::Error> {
-    let total: i64 = tx.query_one("SELECT count(*) FROM threadkeeper_events", &[]).await?.get(0);
-    // At warn, which the default log filter shows: a database from before the index is
-    // indexed once, which can take minutes, and the operator should see why the start is slow.
-    // A new database (no events) builds nothing and says nothing.
-    if total > 0 {
-        tracing::warn!(events = total, "building the search index (once, for the events already stored)");
-    }
-    let mut done = 0u64;
-    let mut next_report = BUILD_PROGRESS_EVERY;
-    loop {
-        let rows = tx
-            .query(
-                "SELECT thread_key, seq, body FROM threadkeeper_events WHERE search IS NULL
-                 ORDER BY thread_key, seq LIMIT 1000",
-                &[],
-            )
-            .await?;
-        if rows.is_empty() {
-            break;
-        }
-        let keys: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
-        let seqs: Vec<i64> = rows.iter().map(|r| r.get(1)).collect();
-        let vectors: Vec<String> = rows.iter().map(|r| tsvector_text(r.get(2))).collect();
-        tx.execute(
-            "UPDATE threadkeeper_events e SET search = v.words::tsvector
-             FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS v(thread_key, seq, words)
-             WHERE e.thread_key = v.thread_key AND e.seq = v.seq",
-            &[&keys, &seqs, &vectors],
-        )
-        .await?;
-        done += rows.len() as u64;
-        if done >= next_report {
-            tracing::warn!(events = done, of = total, "building the search index");
-            next_report += BUILD_PROGRESS_EVERY;
-        }
-    }
-    tx.batch_execute(CREATE_INDEX).await?;
-    if total > 0 {
-        tracing::warn!(events = done, "built the search index");
-    }
-    Ok(())
-}
-
 /// The statement of one ranking window's slice (see [`RANK_WINDOW`]): the window's matches,
 /// newest first (`$8` of them after `$9`), then the slice of their ranking (`$6` after `$7`);
 /// ties in thread creation order, then event order. Type and time filters read the event's
 /// JSON. Only the window's events are ranked: `ts_rank_cd` reads each one's vector.
 pub(super) const SEARCH_SQL: &str = "
 WITH win AS (
-    SELECT e.thread_key, e.seq
-    FROM threadkeeper_events e
-    JOIN threadkeeper_threads t ON t.thread_key = e.thread_key
-    WHERE e.search @@ CAST($1::text AS tsquery)
+    SELECT s.thread_key, s.seq
+    FROM threadkeeper_event_search s
+    JOIN threadkeeper_events e ON e.thread_key = s.thread_key AND e.seq = s.seq
+    JOIN threadkeeper_threads t ON t.thread_key = s.thread_key
+    WHERE s.search @@ CAST($1::text AS tsquery)
       AND ($2::text[] IS NULL OR (e.body::jsonb ->> 'type') = ANY($2::text[]))
       AND ($3::float8 IS NULL OR (e.body::jsonb ->> 'timestamp')::float8 >= $3::float8)
       AND ($4::float8 IS NULL OR (e.body::jsonb ->> 'timestamp')::float8 < $4::float8)
       AND ($5::text[] IS NULL OR t.thread_id = ANY($5::text[]))
-    ORDER BY e.thread_key DESC, e.seq DESC
+    ORDER BY s.thread_key DESC, s.seq DESC
     LIMIT $8 OFFSET $9
 )
-SELECT t.thread_id, e.seq, e.body, ts_rank_cd(e.search, CAST($1::text AS tsquery), 1)::float8 AS score
+SELECT t.thread_id, e.seq, e.body, ts_rank_cd(s.search, CAST($1::text AS tsquery), 1)::float8 AS score
 FROM win
+JOIN threadkeeper_event_search s ON s.thread_key = win.thread_key AND s.seq = win.seq
 JOIN threadkeeper_events e ON e.thread_key = win.thread_key AND e.seq = win.seq
 JOIN threadkeeper_threads t ON t.thread_key = e.thread_key
 ORDER BY score DESC, e.thread_key, e.seq
