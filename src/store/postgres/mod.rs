@@ -23,6 +23,7 @@ mod search;
 use super::changes::ChangeSignal;
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_pop, fork_version, prefix_len, VersionLog};
+use super::search::idle::{self, IdleIndexing};
 use super::search::WindowedPage;
 use super::{
     AppendBlobs, Appended, ForkPoint, ForkThread, OpenThread, Popped, SearchPage, SearchRequest, Store, StoreError,
@@ -214,7 +215,7 @@ pub struct Database {
     config: tokio_postgres::Config,
     notify_gate: NotifyGate,
     /// Catching the search index up between writes.
-    idle_indexing: idle_indexing::IdleIndexing,
+    idle_indexing: IdleIndexing,
 }
 
 impl PostgresStore {
@@ -245,7 +246,7 @@ impl PostgresStore {
             .recycle_timeout(Some(CONNECT_TIMEOUT))
             .build()
             .map_err(|e| StoreError::Unavailable(format!("cannot set up the connection pool: {e}")))?;
-        let idle_indexing = idle_indexing::IdleIndexing::default();
+        let idle_indexing = IdleIndexing::default();
         let notify_gate = NotifyGate::new();
         let db = Arc::new(Database { pool, statements: AtomicU64::new(0), config, notify_gate, idle_indexing });
         let mut client = db.client().await?;
@@ -256,7 +257,7 @@ impl PostgresStore {
             db.idle_indexing.pending_from_start();
         }
         let committer = GroupCommitter::start(db.clone(), options.commit_slots, options.commit_hold);
-        idle_indexing::start_if_needed(&db);
+        idle::start_if_needed(&db);
         Ok(PostgresStore { db, committer })
     }
 
@@ -278,7 +279,7 @@ impl PostgresStore {
     fn wrote<T>(&self, result: StoreResult<T>) -> StoreResult<T> {
         if result.is_ok() {
             self.db.idle_indexing.wrote();
-            idle_indexing::start_if_needed(&self.db);
+            idle::start_if_needed(&self.db);
         }
         result
     }

@@ -22,6 +22,7 @@ mod search;
 use super::changes::{bump, ChangeSignal};
 use super::codec::{decode_event, encode_json, seq_bound, RawRecord};
 use super::history::{check_expected_version, check_pop, fork_version, prefix_len, VersionLog};
+use super::search::idle::{self, IdleIndexing};
 use super::{
     AppendBlobs, Appended, ForkThread, OpenThread, Popped, SearchPage, SearchRequest, Store, StoreError, StoreKind,
     StoreResult, ThreadRecord,
@@ -94,7 +95,7 @@ struct Shared {
     /// `None` after a failure: the next call reopens the file.
     conn: Mutex<Option<Open>>,
     /// Catching the search index up between writes.
-    idle_indexing: idle_indexing::IdleIndexing,
+    idle_indexing: IdleIndexing,
 }
 
 /// The connection and the file it has open.
@@ -125,8 +126,10 @@ impl SqliteStore {
     pub fn open(path: &Path) -> StoreResult<Self> {
         let open = Open { conn: connect(path, true)?, file: file_id(path) };
         let pending = pending_index::has_pending(&open.conn).map_err(unavailable(path))?;
-        let idle_indexing =
-            if pending { idle_indexing::IdleIndexing::pending_from_start() } else { Default::default() };
+        let idle_indexing = IdleIndexing::default();
+        if pending {
+            idle_indexing.pending_from_start();
+        }
         Ok(SqliteStore {
             shared: Arc::new(Shared { path: path.to_owned(), conn: Mutex::new(Some(open)), idle_indexing }),
         })
@@ -174,7 +177,7 @@ impl SqliteStore {
             if leaves_pending && result.is_ok() {
                 shared.idle_indexing.wrote();
             }
-            idle_indexing::start_if_needed(&shared);
+            idle::start_if_needed(&shared);
             result
         }
         .boxed()
