@@ -5,13 +5,13 @@
 //! Each test has a scratch database of its own, so that what is pending is its own doing.
 
 use crate::support::postgres::{admin, database_url, ScratchDatabase};
+use crate::support::search::{hits, request};
 use crate::support::{Server, Wire};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use threadkeeper::event_log::{EventLog, EventLogBuilder};
-use threadkeeper::search::parse_query;
-use threadkeeper::store::{OpenThread, PostgresStore, SearchRequest, Store};
+use threadkeeper::store::{OpenThread, PostgresStore, Store};
 use threadkeeper::AgentEvent;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -32,35 +32,10 @@ fn log(values: &[Value]) -> EventLog {
     builder.finish()
 }
 
-fn request(query: &str) -> SearchRequest {
-    SearchRequest {
-        query: parse_query(query).unwrap(),
-        limit: 100,
-        offset: 0,
-        thread_ids: None,
-        types: None,
-        since: None,
-        until: None,
-    }
-}
-
 /// The hits of `query` through the library, sorted.
 async fn found(store: &PostgresStore, query: &str) -> Vec<(String, u64)> {
     let mut hits: Vec<(String, u64)> =
         store.search(request(query)).await.unwrap().hits.into_iter().map(|h| (h.thread_id, h.event_index)).collect();
-    hits.sort();
-    hits
-}
-
-/// The hits of `query` through a server, sorted.
-fn hits(server: &mut Server, query: &str) -> Vec<(String, u64)> {
-    let answer = server.ok("thread/search", json!({"query": query, "limit": 100}));
-    let mut hits: Vec<(String, u64)> = answer["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h["threadId"].as_str().unwrap().to_owned(), h["eventIndex"].as_u64().unwrap()))
-        .collect();
     hits.sort();
     hits
 }

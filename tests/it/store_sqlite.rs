@@ -2,6 +2,7 @@
 //! databases it must not touch, start-up failures and failures while serving.
 
 use crate::support::events::{numbered_event, sample_events};
+use crate::support::search::hits;
 use crate::support::{run_to_end, serve, Server, Wire};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -518,18 +519,6 @@ fn wait_until_indexed(path: &Path) {
 
 fn quokka(iteration: u64) -> Value {
     json!({"type": "message", "iteration": iteration, "role": "user", "content": format!("a quokka, {iteration}")})
-}
-
-fn hits(server: &mut Server, query: &str) -> Vec<(String, u64)> {
-    let found = server.ok("thread/search", json!({"query": query, "limit": 100}));
-    let mut hits: Vec<(String, u64)> = found["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h["threadId"].as_str().unwrap().to_owned(), h["eventIndex"].as_u64().unwrap()))
-        .collect();
-    hits.sort();
-    hits
 }
 
 #[test]

@@ -11,6 +11,7 @@ pub mod events;
 pub mod golden;
 pub mod media;
 pub mod postgres;
+pub mod search;
 pub mod vectors;
 
 use serde_json::{json, Value};

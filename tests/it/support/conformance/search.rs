@@ -5,6 +5,7 @@
 //! may not, so hits are compared as sets of (thread, event) pairs.
 
 use super::{append, fork_request, open, stored, Backing, StoredEvent, T0};
+use crate::support::search::request;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use threadkeeper::search::{parse_query, searchable_text, words};
@@ -97,18 +98,6 @@ const QUERIES: &[&str] = &[
 async fn search(store: &dyn Store, request: SearchRequest) -> Hits {
     let page = store.search(request).await.unwrap_or_else(|e| panic!("search: {e}"));
     page.hits.into_iter().map(|h| (h.thread_id, h.event_index)).collect()
-}
-
-fn request(query: &str) -> SearchRequest {
-    SearchRequest {
-        query: parse_query(query).unwrap(),
-        limit: 100,
-        offset: 0,
-        thread_ids: None,
-        types: None,
-        since: None,
-        until: None,
-    }
 }
 
 /// What the definition says: every event of every thread, matched one by one.
