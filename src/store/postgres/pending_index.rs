@@ -26,7 +26,7 @@
 
 use super::search::tsvector_text;
 use super::{pg_error, Database};
-use crate::store::search::BUILD_PROGRESS_EVERY;
+use crate::store::search::catch_up::{CaughtUp, Progress, WholeBuild};
 use crate::store::StoreResult;
 use deadpool_postgres::Transaction;
 use tokio_postgres::Error;
@@ -92,30 +92,17 @@ pub(super) enum Locked {
     Skip,
 }
 
-/// What a catch-up did.
-pub(super) struct CaughtUp {
-    pub indexed: u64,
-    /// Events still pending (the budget ran out).
-    pub left: bool,
-}
-
 /// Indexes up to `budget` pending events inside the caller's transaction (which commits).
 /// Round trips: one, plus three per thread with events pending.
 pub(super) async fn catch_up(tx: &Transaction<'_>, budget: u64, locked: Locked) -> Result<CaughtUp, Error> {
     let pending = tx.query(&tx.prepare_cached(PENDING_SQL).await?, &[]).await?;
     let total: u64 = pending.iter().map(|row| row.get::<_, i64>(1) as u64).sum();
-    // At warn, which the default log filter shows: a large backlog (a big import, a database
-    // from before the index) takes a while, and the operator should see why.
-    let report = total >= BUILD_PROGRESS_EVERY && budget >= BUILD_PROGRESS_EVERY;
-    if report {
-        tracing::warn!(events = total.min(budget), "indexing events for search");
-    }
+    let mut progress = Progress::start(total, budget);
     let lock = tx.prepare_cached(if locked == Locked::Wait { LOCK_WAITING_SQL } else { LOCK_SKIPPING_SQL }).await?;
     let events = tx.prepare_cached(EVENTS_SQL).await?;
     let insert = tx.prepare_cached(INSERT_SQL).await?;
     let mark = tx.prepare_cached(MARK_SQL).await?;
     let mut indexed = 0u64;
-    let mut next_report = BUILD_PROGRESS_EVERY;
     for row in &pending {
         if indexed == budget {
             return Ok(CaughtUp { indexed, left: true });
@@ -138,10 +125,7 @@ pub(super) async fn catch_up(tx: &Transaction<'_>, budget: u64, locked: Locked) 
         inserted?;
         marked?;
         indexed += (to - from) as u64;
-        if report && indexed >= next_report {
-            tracing::warn!(events = indexed, of = total.min(budget), "indexing events for search");
-            next_report += BUILD_PROGRESS_EVERY;
-        }
+        progress.indexed(indexed);
         if to < count {
             // The budget ran out inside this thread.
             return Ok(CaughtUp { indexed, left: true });
@@ -154,16 +138,8 @@ pub(super) async fn catch_up(tx: &Transaction<'_>, budget: u64, locked: Locked) 
 /// transaction, saying so on stderr.
 pub(super) async fn index_everything(tx: &Transaction<'_>) -> Result<(), Error> {
     let total: i64 = tx.query_one("SELECT count(*) FROM threadkeeper_events", &[]).await?.get(0);
-    // At warn, which the default log filter shows: a database from before the index is
-    // indexed once, which can take minutes, and the operator should see why the start is slow.
-    // A new database (no events) builds nothing and says nothing.
-    if total > 0 {
-        tracing::warn!(events = total, "building the search index (once, for the events already stored)");
-    }
-    let built = catch_up(tx, u64::MAX, Locked::Wait).await?;
-    if total > 0 {
-        tracing::warn!(events = built.indexed, "built the search index");
-    }
+    let build = WholeBuild::start(total as u64);
+    build.done(&catch_up(tx, u64::MAX, Locked::Wait).await?);
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //! [`Query::matches`] defines. The memory store keeps an inverted index in the process
 //! ([`memory`]); SQLite an FTS5 table and PostgreSQL a `tsvector` column beside their events.
 
+pub(crate) mod catch_up;
 pub(crate) mod idle;
 pub(crate) mod memory;
 

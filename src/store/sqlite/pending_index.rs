@@ -14,7 +14,8 @@
 //! remove in their own transaction; a fork's events are pending in the fork.
 
 use super::search::row_id;
-use crate::store::search::{indexed_words, BUILD_PROGRESS_EVERY};
+use crate::store::search::catch_up::{CaughtUp, Progress, WholeBuild};
+use crate::store::search::indexed_words;
 use rusqlite::{params, Connection, TransactionBehavior};
 
 /// Schema 4 → 5: the indexed count of each thread (everything, as schema 4 indexed in the
@@ -30,13 +31,6 @@ pub(super) fn has_pending(conn: &Connection) -> rusqlite::Result<bool> {
         .query_row([], |r| r.get(0))
 }
 
-/// What a catch-up did.
-pub(super) struct CaughtUp {
-    pub indexed: u64,
-    /// Events still pending (the budget ran out).
-    pub left: bool,
-}
-
 /// Indexes up to `budget` pending events, oldest thread first, inside the caller's
 /// transaction (which must be a write transaction, and commits).
 pub(super) fn catch_up(conn: &Connection, budget: u64) -> rusqlite::Result<CaughtUp> {
@@ -48,18 +42,12 @@ pub(super) fn catch_up(conn: &Connection, budget: u64) -> rusqlite::Result<Caugh
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let total: u64 = pending.iter().map(|&(_, from, to)| (to - from) as u64).sum();
-    // At warn, which the default log filter shows: a large backlog (a big import, a store
-    // from before this version's index) takes a while, and the operator should see why.
-    let report = total >= BUILD_PROGRESS_EVERY && budget >= BUILD_PROGRESS_EVERY;
-    if report {
-        tracing::warn!(events = total.min(budget), "indexing events for search");
-    }
+    let mut progress = Progress::start(total, budget);
     let mut select =
         conn.prepare_cached("SELECT seq, body FROM events WHERE thread_key = ?1 AND seq >= ?2 AND seq < ?3")?;
     let mut insert = conn.prepare_cached("INSERT INTO search_index (rowid, words) VALUES (?1, ?2)")?;
     let mut mark = conn.prepare_cached("UPDATE threads SET indexed_count = ?2 WHERE thread_key = ?1")?;
     let mut indexed = 0u64;
-    let mut next_report = BUILD_PROGRESS_EVERY;
     for (key, from, count) in pending {
         if indexed == budget {
             break;
@@ -73,10 +61,7 @@ pub(super) fn catch_up(conn: &Connection, budget: u64) -> rusqlite::Result<Caugh
         }
         mark.execute(params![key, to])?;
         indexed += (to - from) as u64;
-        if report && indexed >= next_report {
-            tracing::warn!(events = indexed, of = total.min(budget), "indexing events for search");
-            next_report += BUILD_PROGRESS_EVERY;
-        }
+        progress.indexed(indexed);
     }
     Ok(CaughtUp { indexed, left: indexed < total })
 }
@@ -93,17 +78,9 @@ pub(super) fn catch_up_now(conn: &mut Connection, budget: u64) -> rusqlite::Resu
 /// transaction, saying so on stderr.
 pub(super) fn index_everything(conn: &Connection) -> rusqlite::Result<()> {
     let total: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?;
-    // At warn, which the default log filter shows: a database from before the index is
-    // indexed once, which can take minutes, and the operator should see why the start is slow.
-    // A new database (no events) builds nothing and says nothing.
-    if total > 0 {
-        tracing::warn!(events = total, "building the search index (once, for the events already stored)");
-    }
+    let build = WholeBuild::start(total as u64);
     conn.execute("UPDATE threads SET indexed_count = 0", [])?;
-    let built = catch_up(conn, u64::MAX)?;
-    if total > 0 {
-        tracing::warn!(events = built.indexed, "built the search index");
-    }
+    build.done(&catch_up(conn, u64::MAX)?);
     Ok(())
 }
 
