@@ -13,7 +13,9 @@
  * processes on the cores a host would give one.
  *
  * With THREADKEEPER_BENCH_BEFORE=<another build of the server> the raw round trip and the client
- * call run against both builds, in the same rounds, and both are reported.
+ * call run against both builds, in the same rounds, and both are reported. With
+ * THREADKEEPER_BENCH_CLIENT_BEFORE=<another build of this client: its compiled index.js> the
+ * client call runs through both client builds (against this server build), in the same rounds.
  *
  * Where the processes run decides the echo more than anything measured: `cat` woken on node's
  * core answers in about 15 µs, on the other core of a small virtual machine in 50-70 µs, and the
@@ -26,6 +28,8 @@
  */
 import { execFileSync, spawn as spawnProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { ThreadKeeper } from "../src/index.js";
 import { encodeFrame } from "../src/framing.js";
 
@@ -117,10 +121,21 @@ if (before) {
   const old = await spawnClient(before);
   builds.unshift({ label: "before: ", tk: old, server: rawPeer(before, ["--store", "memory"]) });
 }
+// THREADKEEPER_BENCH_CLIENT_BEFORE: a second build of this client (its compiled index.js, say
+// from a checkout of the commit before a change), calling the same server build as the client.
+const clientBefore = process.env.THREADKEEPER_BENCH_CLIENT_BEFORE;
+const otherClients: { label: string; tk: { escapeXml(text: string): Promise<string>; close(): Promise<unknown> } }[] = [];
+if (clientBefore) {
+  const module = (await import(pathToFileURL(resolve(clientBefore)).href)) as { ThreadKeeper: typeof ThreadKeeper };
+  const old = await module.ThreadKeeper.spawn({ binary: tk.binary, args: ["--store", "memory"] });
+  if (PLACEMENT !== "free") pin(old.pid, PEER_CPU);
+  otherClients.push({ label: "client before: ", tk: old });
+}
 const echo = rawPeer("cat", []);
 for (const { label, tk } of builds) {
   console.log(`${label}server ${tk.server.serverInfo.version} at ${tk.binary}; node ${process.version}`);
 }
+if (clientBefore) console.log(`client before: ${clientBefore}`);
 
 // The request bytes the client sends for escapeXml("a < b & 1234"), and the server's answer.
 const frame = encodeFrame(JSON.stringify({ jsonrpc: "2.0", id: 1234, method: "xml/escape", params: { text: "a < b & 1234" } }));
@@ -140,6 +155,11 @@ const results = builds.map(({ label, tk, server }) => {
   measurements.push([raw, () => server.roundTrip(frame, answerBytes)], [client, () => tk.escapeXml("a < b & 1234")]);
   return { label, raw, client };
 });
+const otherResults = otherClients.map(({ label, tk }) => {
+  const client: number[] = [];
+  measurements.push([client, () => tk.escapeXml("a < b & 1234")]);
+  return { label, client };
+});
 // Until V8 has compiled every path of a call with its optimizing tiers: with 300 calls the
 // client's p50 moved by 20% from run to run and its p99 reached 0.5 ms; a host's client that has
 // run for a while is in that steady state.
@@ -149,6 +169,7 @@ for (let i = 0; i < WARMUP; i++) {
     await tk.escapeXml("warm <up>");
     await server.roundTrip(frame, answerBytes);
   }
+  for (const { tk } of otherClients) await tk.escapeXml("warm <up>");
 }
 const now = () => process.hrtime.bigint();
 const kinds = measurements.length;
@@ -180,8 +201,10 @@ for (const { label, raw, client } of results) {
   const clientP50 = stats(`${label}client xml/escape`, client, echoP50);
   console.log(`${label}the client's own share: ${(clientP50 / rawP50).toFixed(2)}× the raw server round trip`);
 }
+for (const { label, client } of otherResults) stats(`${label}client xml/escape`, client, echoP50);
 echo.close();
 for (const { tk, server } of builds) {
   server.close();
   await tk.close();
 }
+for (const { tk } of otherClients) await tk.close();
