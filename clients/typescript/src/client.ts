@@ -200,6 +200,13 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
     return this.connection.request(method, params, timeoutMs === options.timeoutMs ? options : { ...options, timeoutMs }) as Promise<T>;
   }
 
+  /** `call`, resolving with one field of the result: the methods that answer one value. */
+  private callField<T>(method: string, params: object, field: string, options: CallOptions): Promise<T> {
+    if (this.stopped) return Promise.reject(this.stopped);
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    return this.connection.request(method, params, timeoutMs === options.timeoutMs ? options : { ...options, timeoutMs }, field) as Promise<T>;
+  }
+
   /** Resolves when the server process has ended. */
   get exited(): Promise<ExitStatus> {
     return this.exitedPromise;
@@ -218,8 +225,8 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
     return new Thread(this, info);
   }
 
-  async listThreads(options: CallOptions = {}): Promise<ThreadInfo[]> {
-    return (await this.call<{ threads: ThreadInfo[] }>("thread/list", {}, options)).threads;
+  listThreads(options: CallOptions = {}): Promise<ThreadInfo[]> {
+    return this.callField<ThreadInfo[]>("thread/list", {}, "threads", options);
   }
 
   /**
@@ -232,8 +239,8 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
   }
 
   /** Deletes a thread; `false` when there was none. */
-  async deleteThread(threadId: string, options: CallOptions = {}): Promise<boolean> {
-    return (await this.call<{ deleted: boolean }>("thread/delete", { threadId }, options)).deleted;
+  deleteThread(threadId: string, options: CallOptions = {}): Promise<boolean> {
+    return this.callField<boolean>("thread/delete", { threadId }, "deleted", options);
   }
 
   /**
@@ -282,8 +289,8 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
 
   // Stateless methods.
 
-  async escapeXml(text: string, options: CallOptions = {}): Promise<string> {
-    return (await this.call<{ text: string }>("xml/escape", { text }, options)).text;
+  escapeXml(text: string, options: CallOptions = {}): Promise<string> {
+    return this.callField<string>("xml/escape", { text }, "text", options);
   }
 
   async serializeThreadToXml(events: readonly AnyAgentEvent[], options: SerializeOptions & CallOptions = {}): Promise<string> {
@@ -292,16 +299,16 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
     return (await this.call<{ text: string }>("xml/serializeThread", params, { signal, timeoutMs })).text;
   }
 
-  async parseThreadXml(text: string, options: CallOptions = {}): Promise<AnyAgentEvent[]> {
-    return (await this.call<{ events: AnyAgentEvent[] }>("xml/parseThread", { text }, options)).events;
+  parseThreadXml(text: string, options: CallOptions = {}): Promise<AnyAgentEvent[]> {
+    return this.callField<AnyAgentEvent[]>("xml/parseThread", { text }, "events", options);
   }
 
-  async messagesToXml(messages: readonly StoredMessage[], options: CallOptions = {}): Promise<string> {
-    return (await this.call<{ text: string }>("messages/toXml", { messages }, options)).text;
+  messagesToXml(messages: readonly StoredMessage[], options: CallOptions = {}): Promise<string> {
+    return this.callField<string>("messages/toXml", { messages }, "text", options);
   }
 
-  async messagesToText(messages: readonly StoredMessage[], options: CallOptions = {}): Promise<string> {
-    return (await this.call<{ text: string }>("messages/toText", { messages }, options)).text;
+  messagesToText(messages: readonly StoredMessage[], options: CallOptions = {}): Promise<string> {
+    return this.callField<string>("messages/toText", { messages }, "text", options);
   }
 
   /**
@@ -341,16 +348,16 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
 
   // Turns.
 
-  async turnToYaml(turn: Turn, options: TurnWriteOptions & CallOptions = {}): Promise<string> {
-    return (await this.call<{ text: string }>("turns/toYaml", turnParams(turn, options), options)).text;
+  turnToYaml(turn: Turn, options: TurnWriteOptions & CallOptions = {}): Promise<string> {
+    return this.callField<string>("turns/toYaml", turnParams(turn, options), "text", options);
   }
 
   async turnFromYaml(text: string, options: CallOptions = {}): Promise<TurnRead> {
     return this.call<TurnRead>("turns/fromYaml", { text }, options);
   }
 
-  async turnToJson(turn: Turn, options: TurnWriteOptions & CallOptions = {}): Promise<string> {
-    return (await this.call<{ text: string }>("turns/toJson", turnParams(turn, options), options)).text;
+  turnToJson(turn: Turn, options: TurnWriteOptions & CallOptions = {}): Promise<string> {
+    return this.callField<string>("turns/toJson", turnParams(turn, options), "text", options);
   }
 
   async turnFromJson(text: string, options: CallOptions = {}): Promise<TurnRead> {

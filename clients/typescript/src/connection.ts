@@ -16,6 +16,8 @@ export interface CallOptions {
 
 interface Pending {
   resolve(result: unknown): void;
+  /** Resolve with this field of the result instead of the whole (see `request`). */
+  field: string | undefined;
   reject(error: unknown): void;
   /** Undoes the abort listener and the timer. */
   cleanup(): void;
@@ -28,6 +30,11 @@ interface ResponseMessage {
 }
 
 const noCleanup = () => {};
+
+/** `result[field]`, or undefined when the result is not an object. */
+function fieldOf(result: unknown, field: string): unknown {
+  return typeof result === "object" && result !== null ? (result as Record<string, unknown>)[field] : undefined;
+}
 
 /** Each method's `,"method":…,"params":` text, made once: most calls repeat a few methods. */
 const methodText = new Map<string, string>();
@@ -89,9 +96,11 @@ export class Connection {
   /**
    * Sends a request; resolves with its result or rejects with a `ThreadKeeperError`. On abort
    * or timeout the call rejects at once and the server is sent `$/cancelRequest`: a read-only
-   * request stops there, a request that changes state still completes on the server.
+   * request stops there, a request that changes state still completes on the server. With
+   * `field`, the call resolves with that field of the result (`undefined` when the result has
+   * none): a method that answers one value needs no promise of its own around this one.
    */
-  request(method: string, params: unknown, options: CallOptions = {}): Promise<unknown> {
+  request(method: string, params: unknown, options: CallOptions = {}, field?: string): Promise<unknown> {
     if (this.closedWith !== undefined) return Promise.reject(this.closedWith);
     const { signal, timeoutMs } = options;
     if (signal?.aborted) return Promise.reject(new CancelledError(`${method} was cancelled before it was sent`, signal.reason));
@@ -111,7 +120,7 @@ export class Connection {
       return Promise.reject(new ThreadKeeperError(ErrorCodes.LimitExceeded, `limit exceeded: maxFrameBytes is ${this.maxFrameBytes}, got ${bytes}`, data));
     }
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, cleanup: signal || timeoutMs !== undefined ? this.watch(id, method, reject, signal, timeoutMs) : noCleanup });
+      this.pending.set(id, { resolve, reject, field, cleanup: signal || timeoutMs !== undefined ? this.watch(id, method, reject, signal, timeoutMs) : noCleanup });
       if (this.pending.size === 1) this.hooks.onBusy(true);
       this.send(json, bytes);
     });
@@ -208,7 +217,7 @@ export class Connection {
       const { code, message: text, data } = message.error;
       call.reject(code === ErrorCodes.Cancelled ? new CancelledError(text, undefined, data) : new ThreadKeeperError(code, text, data));
     } else {
-      call.resolve(message.result);
+      call.resolve(call.field === undefined ? message.result : fieldOf(message.result, call.field));
     }
   }
 }

@@ -84,6 +84,21 @@ describe("connection writes", () => {
     ]);
   });
 
+  test("a call for one field resolves with that field, undefined when the result has none; errors still reject", async () => {
+    const { connection, answer } = recorded();
+    const text = connection.request("a/one", {}, {}, "text");
+    const notAnObject = connection.request("a/two", {}, {}, "text");
+    const missing = connection.request("a/three", {}, {}, "text");
+    const failed = connection.request("a/four", {}, {}, "text");
+    await settle();
+    answer({ jsonrpc: "2.0", id: 1, result: { text: "<&>", other: 1 } });
+    answer({ jsonrpc: "2.0", id: 2, result: null });
+    answer({ jsonrpc: "2.0", id: 3, result: { other: 1 } });
+    answer({ jsonrpc: "2.0", id: 4, error: { code: -32602, message: "bad text" } });
+    assert.deepEqual(await Promise.all([text, notAnObject, missing]), ["<&>", undefined, undefined]);
+    await assert.rejects(failed, { code: -32602, message: "bad text" });
+  });
+
   test("closing writes what was queued first, and rejects the calls waiting", async () => {
     const { connection, writes } = recorded();
     const waiting = connection.request("a/one", {});
