@@ -172,6 +172,20 @@ for (let i = 0; i < WARMUP; i++) {
   for (const { tk } of otherClients) await tk.escapeXml("warm <up>");
 }
 const now = () => process.hrtime.bigint();
+/**
+ * How fast this CPU runs now: a fixed loop of small stringifications, in ms. A virtual machine's
+ * CPU speed drifts (the same loop varies by a quarter from one start to the next with nothing else
+ * running), and a slow stretch slows code more than it slows `cat`'s few instructions: printed
+ * before and after the rounds, it tells such a run apart.
+ */
+function cpuCheck(): number {
+  const start = now();
+  let length = 0;
+  for (let i = 0; i < 300_000; i++) length += JSON.stringify({ i, text: "a < b & 1234" }).length;
+  if (length === 0) throw new Error("unreachable: keeps the loop from being optimized away");
+  return Number(now() - start) / 1e6;
+}
+const cpuBefore = cpuCheck();
 const kinds = measurements.length;
 async function timeCalls(k: number, calls: number): Promise<void> {
   const [samples, roundTrip] = measurements[k % kinds]!;
@@ -194,6 +208,7 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const where = { "one-core": `node and every peer on CPU ${NODE_CPU}`, split: `node on CPU ${NODE_CPU}, every peer on CPU ${PEER_CPU}`, free: "placed by the kernel" }[PLACEMENT];
+console.log(`CPU check (a fixed loop): ${cpuBefore.toFixed(0)} ms before the rounds, ${cpuCheck().toFixed(0)} ms after`);
 console.log(`${floor.length} round trips each, ${ORDER === "calls" ? "interleaved call by call" : `in rotating blocks of ${BLOCK}`}, ${where}:`);
 const echoP50 = stats("raw pipe echo (cat)", floor);
 for (const { label, raw, client } of results) {
