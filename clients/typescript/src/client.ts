@@ -195,13 +195,14 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
    * the server, a request that changes state still completes there.
    */
   call<T = unknown>(method: string, params?: object, options: CallOptions = {}): Promise<T> {
-    if (this.stopped) return Promise.reject(this.stopped);
-    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
-    return this.connection.request(method, params, timeoutMs === options.timeoutMs ? options : { ...options, timeoutMs }) as Promise<T>;
+    return this.callField<T>(method, params, undefined, options);
   }
 
-  /** `call`, resolving with one field of the result: the methods that answer one value. */
-  private callField<T>(method: string, params: object, field: string, options: CallOptions): Promise<T> {
+  /**
+   * `call`, resolving with one field of the result (the whole result without `field`): the
+   * methods that answer one value need no promise of their own around the call's.
+   */
+  private callField<T>(method: string, params: object | undefined, field: string | undefined, options: CallOptions): Promise<T> {
     if (this.stopped) return Promise.reject(this.stopped);
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     return this.connection.request(method, params, timeoutMs === options.timeoutMs ? options : { ...options, timeoutMs }, field) as Promise<T>;
@@ -296,7 +297,7 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
   async serializeThreadToXml(events: readonly AnyAgentEvent[], options: SerializeOptions & CallOptions = {}): Promise<string> {
     const { signal, timeoutMs, ...serialize } = options;
     const params = Object.keys(serialize).length > 0 ? { events, options: serialize } : { events };
-    return (await this.call<{ text: string }>("xml/serializeThread", params, { signal, timeoutMs })).text;
+    return this.callField<string>("xml/serializeThread", params, "text", { signal, timeoutMs });
   }
 
   parseThreadXml(text: string, options: CallOptions = {}): Promise<AnyAgentEvent[]> {
@@ -322,13 +323,13 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
   ): Promise<AnyAgentEvent[]> {
     const { signal, timeoutMs, ...rest } = options;
     const stored = await toStoredMessages(messages);
-    return (await this.call<{ events: AnyAgentEvent[] }>("messages/toEvents", { messages: stored, ...rest }, { signal, timeoutMs })).events;
+    return this.callField<AnyAgentEvent[]>("messages/toEvents", { messages: stored, ...rest }, "events", { signal, timeoutMs });
   }
 
   /** OpenAI Responses input items back to events (`responses/toEvents`, the inverse of "openai-responses"). */
   async responsesToEvents(items: readonly unknown[], options: EventStamp & CallOptions = {}): Promise<AnyAgentEvent[]> {
     const { signal, timeoutMs, ...rest } = options;
-    return (await this.call<{ events: AnyAgentEvent[] }>("responses/toEvents", { items, ...rest }, { signal, timeoutMs })).events;
+    return this.callField<AnyAgentEvent[]>("responses/toEvents", { items, ...rest }, "events", { signal, timeoutMs });
   }
 
   async parseToolCalls(text: string, options: CallOptions = {}): Promise<ParsedToolCalls> {
@@ -338,7 +339,7 @@ export class ThreadKeeper implements ThreadClient, AsyncDisposable {
   /** A CLI model's prompt for `messages` (`prompt/cli`); a thread's is `thread.promptCli()`. */
   async promptCli(messages: readonly StoredMessage[], options: Omit<PromptCliOptions, "options"> & CallOptions = {}): Promise<string> {
     const { signal, timeoutMs, ...rest } = options;
-    return (await this.call<{ prompt: string }>("prompt/cli", { messages, ...rest }, { signal, timeoutMs })).prompt;
+    return this.callField<string>("prompt/cli", { messages, ...rest }, "prompt", { signal, timeoutMs });
   }
 
   /** A CLI model's reply text as content, tool calls and the events to append (`prompt/parseReply`). */

@@ -16,11 +16,11 @@ export interface CallOptions {
 
 interface Pending {
   resolve(result: unknown): void;
-  /** Resolve with this field of the result instead of the whole (see `request`). */
-  field: string | undefined;
   reject(error: unknown): void;
   /** Undoes the abort listener and the timer. */
   cleanup(): void;
+  /** Resolve with this field of the result instead of the whole (see `request`). */
+  field: string | undefined;
 }
 
 interface ResponseMessage {
