@@ -60,6 +60,11 @@ const NODE_CPU = 0;
 const PEER_CPU = PLACEMENT === "split" ? 1 : NODE_CPU;
 if (PLACEMENT !== "free") pin(process.pid, NODE_CPU);
 
+/** Places a peer's process as BENCH_PLACEMENT says. */
+function placePeer(pid: number | undefined): void {
+  if (PLACEMENT !== "free") pin(pid, PEER_CPU);
+}
+
 function p(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
@@ -74,7 +79,7 @@ interface RawPeer {
 function rawPeer(command: string, args: string[]): RawPeer {
   // The same stdio as the client gives the server (stderr a pipe too), so the only difference is the client.
   const peer = spawnProcess(command, args, { stdio: ["pipe", "pipe", "pipe"] });
-  if (PLACEMENT !== "free") pin(peer.pid, PEER_CPU);
+  placePeer(peer.pid);
   peer.stderr.resume();
   let waiting = 0;
   let done: (() => void) | undefined;
@@ -109,10 +114,10 @@ function stats(name: string, samples: number[], floor?: number): number {
 // THREADKEEPER_BENCH_BEFORE: a second server binary (say, the build before a change), measured in
 // the same rounds, so that before and after are compared under the same load.
 const before = process.env.THREADKEEPER_BENCH_BEFORE;
-/** The server behind the client, placed like every other peer. */
-async function spawnClient(binary?: string): Promise<ThreadKeeper> {
-  const tk = await ThreadKeeper.spawn({ binary, args: ["--store", "memory"] });
-  if (PLACEMENT !== "free") pin(tk.pid, PEER_CPU);
+/** A client (this build's, or `client`: another build's) and its server, placed like every other peer. */
+async function spawnClient(binary?: string, client: typeof ThreadKeeper = ThreadKeeper): Promise<ThreadKeeper> {
+  const tk = await client.spawn({ binary, args: ["--store", "memory"] });
+  placePeer(tk.pid);
   return tk;
 }
 const tk = await spawnClient();
@@ -124,12 +129,10 @@ if (before) {
 // THREADKEEPER_BENCH_CLIENT_BEFORE: a second build of this client (its compiled index.js, say
 // from a checkout of the commit before a change), calling the same server build as the client.
 const clientBefore = process.env.THREADKEEPER_BENCH_CLIENT_BEFORE;
-const otherClients: { label: string; tk: { escapeXml(text: string): Promise<string>; close(): Promise<unknown> } }[] = [];
+const otherClients: { label: string; tk: ThreadKeeper }[] = [];
 if (clientBefore) {
   const module = (await import(pathToFileURL(resolve(clientBefore)).href)) as { ThreadKeeper: typeof ThreadKeeper };
-  const old = await module.ThreadKeeper.spawn({ binary: tk.binary, args: ["--store", "memory"] });
-  if (PLACEMENT !== "free") pin(old.pid, PEER_CPU);
-  otherClients.push({ label: "client before: ", tk: old });
+  otherClients.push({ label: "client before: ", tk: await spawnClient(tk.binary, module.ThreadKeeper) });
 }
 const echo = rawPeer("cat", []);
 for (const { label, tk } of builds) {
