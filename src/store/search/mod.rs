@@ -1,10 +1,12 @@
 //! The search index part of each store: what a store is asked and answers.
 //!
 //! Every store indexes the words [`crate::search::words`] makes of an event's searchable text,
-//! in the same change (transaction) that appends, pops, forks or deletes the event, and
-//! answers a parsed [`Query`] with the events that match it as
-//! [`Query::matches`] defines. The memory store keeps an inverted index in the process
-//! ([`memory`]); SQLite an FTS5 table and PostgreSQL a `tsvector` column beside their events.
+//! and answers a parsed [`Query`] with the events that match it as [`Query::matches`] defines.
+//! The memory store keeps an inverted index in the process ([`memory`]), changed with the
+//! events. SQLite (an FTS5 table) and PostgreSQL (a table of `tsvector`s) let the index trail
+//! the appends (each store's `pending_index`, sharing `catch_up`): it is caught up in the
+//! pauses between writes (`idle`) and by each search before it reads; pops and deletes remove
+//! what they remove from it too.
 
 pub(crate) mod catch_up;
 pub(crate) mod idle;

@@ -3,14 +3,14 @@
 //! blocking thread since the connection blocks.
 
 use super::{pending_index, Fail, Shared};
-use crate::store::search::idle::IdleIndexed;
+use crate::store::search::idle::{IdleIndexed, IdleIndexing};
 use std::sync::Arc;
 
 /// Events indexed per transaction (about 10–25 ms of work).
 const BATCH: u64 = 2_000;
 
 impl IdleIndexed for Shared {
-    fn idle_indexing(&self) -> &crate::store::search::idle::IdleIndexing {
+    fn idle_indexing(&self) -> &IdleIndexing {
         &self.idle_indexing
     }
 
