@@ -4,6 +4,7 @@
 //! read of the child's output is bounded ([`crate::support::ANSWER_TIMEOUT`]).
 
 use crate::support::events::{numbered_event, sample_events, user};
+use crate::support::search::hit_pairs;
 use crate::support::{serve, Received, Server, Wire};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -477,14 +478,7 @@ fn search_threads_finds_events_across_threads_and_pages() {
     );
     let mut server = start(&store, &[]);
     let found = tool_ok(&mut server, "search_threads", json!({"query": "friday"}));
-    let mut hits: Vec<(String, u64)> = found["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|hit| (hit["threadId"].as_str().unwrap().to_owned(), hit["eventIndex"].as_u64().unwrap()))
-        .collect();
-    hits.sort();
-    assert_eq!(hits, vec![("alpha".to_owned(), 0), ("beta".to_owned(), 0)]);
+    assert_eq!(hit_pairs(&found), vec![("alpha".to_owned(), 0), ("beta".to_owned(), 0)]);
     assert!(found["hits"][0]["snippet"].as_str().unwrap().contains("«"), "{found}");
     let first = tool_ok(&mut server, "search_threads", json!({"query": "ship", "limit": 1}));
     let cursor = first["nextCursor"].as_str().expect("a second page").to_owned();

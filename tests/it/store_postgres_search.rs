@@ -4,33 +4,15 @@
 //!
 //! Each test has a scratch database of its own, so that what is pending is its own doing.
 
-use crate::support::postgres::{admin, database_url, ScratchDatabase};
-use crate::support::search::{hits, request};
+use crate::support::conformance::log_of;
+use crate::support::events::user;
+use crate::support::postgres::{admin, database_url, runtime, ScratchDatabase};
+use crate::support::search::{hits, quokka, request};
 use crate::support::{Server, Wire};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use threadkeeper::event_log::{EventLog, EventLogBuilder};
 use threadkeeper::store::{OpenThread, PostgresStore, Store};
-use threadkeeper::AgentEvent;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-fn said(iteration: u64, content: &str) -> Value {
-    json!({"type": "message", "iteration": iteration, "role": "user", "content": content})
-}
-
-fn log(values: &[Value]) -> EventLog {
-    let mut builder = EventLogBuilder::new();
-    for value in values {
-        builder.push_validated(
-            &serde_json::to_string(AgentEvent::from_value(value.clone(), "event").unwrap().fields()).unwrap(),
-        );
-    }
-    builder.finish()
-}
 
 /// The hits of `query` through the library, sorted.
 async fn found(store: &PostgresStore, query: &str) -> Vec<(String, u64)> {
@@ -89,10 +71,6 @@ fn wait_until_indexed(url: &str) {
     }
 }
 
-fn quokka(iteration: u64) -> Value {
-    said(iteration, &format!("a quokka, {iteration}"))
-}
-
 #[test]
 fn a_search_sees_what_another_server_appended_just_before() {
     let Some(url) = database_url("a_search_sees_what_another_server_appended_just_before") else { return };
@@ -104,7 +82,7 @@ fn a_search_sees_what_another_server_appended_just_before() {
     assert_eq!(hits(&mut reader, "quokka"), [("w".to_owned(), 0), ("w".to_owned(), 1)]);
     assert_eq!(pending_events(&scratch.url), 0, "the search indexed what it found pending");
     writer.ok("thread/pop", json!({"threadId": "w", "count": 1}));
-    writer.ok("thread/append", json!({"threadId": "w", "events": [said(3, "a wombat")]}));
+    writer.ok("thread/append", json!({"threadId": "w", "events": [user("a wombat", 3)]}));
     assert_eq!(hits(&mut reader, "quokka"), [("w".to_owned(), 0)], "the popped event is no longer found");
     assert_eq!(hits(&mut reader, "wombat"), [("w".to_owned(), 1)], "the event in its place is");
     assert_eq!(index_errors(&scratch.url), 0);
@@ -140,23 +118,23 @@ fn pops_and_deletes_after_indexing_leave_no_stale_hits() {
         let store = PostgresStore::connect(&scratch.url).await.unwrap();
         for id in ["a", "b"] {
             store.open(OpenThread { thread_id: id.into(), now: 1, ..Default::default() }).await.unwrap();
-            store.append(id, None, &log(&[quokka(1), quokka(2), quokka(3)]), 2).await.unwrap();
+            store.append(id, None, &log_of(&[quokka(1), quokka(2), quokka(3)]), 2).await.unwrap();
         }
         assert_eq!(store.index_pending().await.unwrap(), 6);
         // The popped events' places are taken by others: the old vectors must not answer for them.
         store.pop("a", None, 2, 3).await.unwrap();
-        store.append("a", None, &log(&[said(4, "a wombat"), said(5, "a wombat")]), 4).await.unwrap();
+        store.append("a", None, &log_of(&[user("a wombat", 4), user("a wombat", 5)]), 4).await.unwrap();
         assert_eq!(store.index_pending().await.unwrap(), 2);
         assert_eq!(found(&store, "quokka").await.iter().filter(|(t, _)| t == "a").count(), 1);
         assert_eq!(found(&store, "wombat").await, [("a".to_owned(), 1), ("a".to_owned(), 2)]);
         // A pop of pending events only (nothing of them indexed) leaves the indexed ones.
-        store.append("a", None, &log(&[quokka(6)]), 5).await.unwrap();
+        store.append("a", None, &log_of(&[quokka(6)]), 5).await.unwrap();
         store.pop("a", None, 1, 6).await.unwrap();
         assert_eq!(found(&store, "quokka").await.iter().filter(|(t, _)| t == "a").count(), 1);
         // Deleted and made again: the old thread's events are not found under the new one.
         assert!(store.delete("b").await.unwrap());
         store.open(OpenThread { thread_id: "b".into(), now: 7, ..Default::default() }).await.unwrap();
-        store.append("b", None, &log(&[said(1, "a wombat")]), 8).await.unwrap();
+        store.append("b", None, &log_of(&[user("a wombat", 1)]), 8).await.unwrap();
         assert_eq!(found(&store, "quokka").await, [("a".to_owned(), 0)]);
         assert_eq!(found(&store, "wombat").await, [("a".to_owned(), 1), ("a".to_owned(), 2), ("b".to_owned(), 0)]);
     });
@@ -175,7 +153,7 @@ fn a_search_indexes_a_backlog_larger_than_a_batch() {
         {
             let writer = PostgresStore::connect(&scratch.url).await.unwrap();
             writer.open(OpenThread { thread_id: "big".into(), now: 1, ..Default::default() }).await.unwrap();
-            writer.append("big", None, &log(&events), 2).await.unwrap();
+            writer.append("big", None, &log_of(&events), 2).await.unwrap();
         }
         let reader = PostgresStore::connect(&scratch.url).await.unwrap();
         let mut page = request("quokka");
@@ -205,8 +183,8 @@ fn catch_ups_racing_pops_and_appends_leave_the_index_exact() {
             let writer = writer.clone();
             tokio::spawn(async move {
                 for round in 0..20u64 {
-                    let words = [said(round, "a quokka"), said(round, "a wombat"), said(round, "a numbat")];
-                    writer.append(&id, None, &log(&words), 2 + round).await.unwrap();
+                    let words = [user("a quokka", round), user("a wombat", round), user("a numbat", round)];
+                    writer.append(&id, None, &log_of(&words), 2 + round).await.unwrap();
                     writer.pop(&id, None, 2, 2 + round).await.unwrap();
                 }
             })
@@ -239,7 +217,7 @@ fn indexed_database(rt: &tokio::runtime::Runtime, url: &str) -> ScratchDatabase 
     rt.block_on(async {
         let store = PostgresStore::connect(&scratch.url).await.unwrap();
         store.open(OpenThread { thread_id: "old".into(), now: 1, ..Default::default() }).await.unwrap();
-        store.append("old", None, &log(&[quokka(1), said(2, "a wombat"), quokka(3)]), 2).await.unwrap();
+        store.append("old", None, &log_of(&[quokka(1), user("a wombat", 2), quokka(3)]), 2).await.unwrap();
         store.index_pending().await.unwrap();
     });
     scratch
@@ -283,7 +261,7 @@ fn a_database_of_schema_5_moves_its_vectors_out_of_the_events() {
         assert!(!events_have_a_search_column(&scratch.url));
         assert_eq!(found(&store, "moved").await, [("old".to_owned(), 1)]);
         assert_eq!(found(&store, "quokka").await, [("old".to_owned(), 0), ("old".to_owned(), 2)]);
-        store.append("old", None, &log(&[quokka(4)]), 3).await.unwrap();
+        store.append("old", None, &log_of(&[quokka(4)]), 3).await.unwrap();
         assert_eq!(found(&store, "quokka").await.len(), 3);
     });
     assert_eq!(index_errors(&scratch.url), 0);

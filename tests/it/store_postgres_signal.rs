@@ -5,14 +5,13 @@
 //! Each test has a scratch database of its own, so watchers of other tests do not count.
 //! Needs `THREADKEEPER_TEST_PG` (see `store_postgres`).
 
+use crate::support::conformance::log_of;
 use crate::support::events::numbered_event;
-use crate::support::postgres::{admin, database_url, ScratchDatabase};
+use crate::support::postgres::{admin, database_url, runtime, ScratchDatabase};
 use futures_util::StreamExt;
-use serde_json::Value;
 use std::time::{Duration, Instant};
-use threadkeeper::event_log::{EventLog, EventLogBuilder};
+use threadkeeper::event_log::EventLog;
 use threadkeeper::store::{OpenThread, PostgresOptions, PostgresStore, Store, StoreError};
-use threadkeeper::AgentEvent;
 use tokio::sync::mpsc;
 use tokio_postgres::AsyncMessage;
 
@@ -20,15 +19,6 @@ use tokio_postgres::AsyncMessage;
 const GIVE_UP: Duration = Duration::from_secs(30);
 /// Longer than the store's notification interval, so a coalesced notification would be out.
 const PAST_THE_INTERVAL: Duration = Duration::from_millis(1200);
-
-fn log(values: &[Value]) -> EventLog {
-    let mut builder = EventLogBuilder::new();
-    for value in values {
-        let event = AgentEvent::from_value(value.clone(), "event").unwrap();
-        builder.push_validated(&serde_json::to_string(event.fields()).unwrap());
-    }
-    builder.finish()
-}
 
 /// A plain connection `LISTEN`ing on the store's channel: the payloads it receives.
 async fn listen(url: &str) -> (tokio_postgres::Client, mpsc::UnboundedReceiver<String>) {
@@ -60,10 +50,6 @@ async fn notified_before_marker(url: &str, payloads: &mut mpsc::UnboundedReceive
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
 #[test]
 fn appends_and_pops_notify_only_while_a_watcher_holds_a_live_lease() {
     let Some(url) = database_url("appends_and_pops_notify_only_while_a_watcher_holds_a_live_lease") else { return };
@@ -76,7 +62,7 @@ fn appends_and_pops_notify_only_while_a_watcher_holds_a_live_lease() {
 
         // Nobody watches: appends and pops send nothing, not even coalesced later.
         for n in 0..20 {
-            here.append("t", None, &log(&[numbered_event(n, 0)]), 2).await.unwrap();
+            here.append("t", None, &log_of(&[numbered_event(n, 0)]), 2).await.unwrap();
         }
         here.pop("t", None, 1, 3).await.unwrap();
         tokio::time::sleep(PAST_THE_INTERVAL).await;
@@ -88,7 +74,7 @@ fn appends_and_pops_notify_only_while_a_watcher_holds_a_live_lease() {
             "INSERT INTO threadkeeper_watchers (watcher_id, lease_until) VALUES ('dead', now() - interval '1 second')",
         )
         .await;
-        here.append("t", None, &log(&[numbered_event(30, 0)]), 4).await.unwrap();
+        here.append("t", None, &log_of(&[numbered_event(30, 0)]), 4).await.unwrap();
         tokio::time::sleep(PAST_THE_INTERVAL).await;
         assert_eq!(notified_before_marker(&scratch.url, &mut payloads).await, Vec::<String>::new());
 
@@ -97,14 +83,14 @@ fn appends_and_pops_notify_only_while_a_watcher_holds_a_live_lease() {
         let mut signal = there.watch_changes().await.unwrap();
         tokio::time::timeout(GIVE_UP, signal.changed()).await.unwrap().unwrap(); // registered
         let appended = Instant::now();
-        here.append("t", None, &log(&[numbered_event(31, 0)]), 5).await.unwrap();
+        here.append("t", None, &log_of(&[numbered_event(31, 0)]), 5).await.unwrap();
         let payload = tokio::time::timeout(GIVE_UP, payloads.recv()).await.unwrap().unwrap();
         assert_eq!(payload, "");
         assert!(appended.elapsed() < Duration::from_secs(2), "notified after {:?}", appended.elapsed());
         // Appends in a burst are coalesced: a few notifications a second, not one per append.
         let burst = Instant::now();
         for n in 0..40 {
-            here.append("t", None, &log(&[numbered_event(40 + n, 0)]), 6).await.unwrap();
+            here.append("t", None, &log_of(&[numbered_event(40 + n, 0)]), 6).await.unwrap();
         }
         let burst_took = burst.elapsed();
         tokio::time::sleep(PAST_THE_INTERVAL).await;
@@ -121,7 +107,7 @@ fn appends_and_pops_notify_only_while_a_watcher_holds_a_live_lease() {
         }
         tokio::time::sleep(PAST_THE_INTERVAL).await;
         let _ = notified_before_marker(&scratch.url, &mut payloads).await;
-        here.append("t", None, &log(&[numbered_event(90, 0)]), 7).await.unwrap();
+        here.append("t", None, &log_of(&[numbered_event(90, 0)]), 7).await.unwrap();
         tokio::time::sleep(PAST_THE_INTERVAL).await;
         assert_eq!(notified_before_marker(&scratch.url, &mut payloads).await, Vec::<String>::new());
     });
@@ -149,19 +135,19 @@ fn appends_waiting_together_share_one_statement_and_keep_their_own_answers() {
         for i in 0..30 {
             store.open(OpenThread { thread_id: format!("t{i}"), now: 1, ..Default::default() }).await.unwrap();
         }
-        store.append("t1", None, &log(&[numbered_event(0, 0)]), 2).await.unwrap();
+        store.append("t1", None, &log_of(&[numbered_event(0, 0)]), 2).await.unwrap();
 
         let before = store.statements_sent();
         let mut appends = Vec::new();
         for i in 0..30 {
             // t1 is at version 1: expecting 0 there is a conflict.
             let expected = if i == 1 { Some(0) } else { None };
-            let events = log(&[numbered_event(i, 0), numbered_event(i, 1)]);
+            let events = log_of(&[numbered_event(i, 0), numbered_event(i, 1)]);
             appends.push((format!("t{i}"), expected, events));
         }
-        appends.push(("missing".to_owned(), None, log(&[numbered_event(99, 0)])));
+        appends.push(("missing".to_owned(), None, log_of(&[numbered_event(99, 0)])));
         // A second append to t0 waits for the next statement, after the first.
-        appends.push(("t0".to_owned(), Some(1), log(&[numbered_event(100, 0)])));
+        appends.push(("t0".to_owned(), Some(1), log_of(&[numbered_event(100, 0)])));
         let results = futures_util::future::join_all(
             appends.iter().map(|(id, expected, events)| store.append(id, *expected, events, 3)),
         )
@@ -187,13 +173,13 @@ fn appends_waiting_together_share_one_statement_and_keep_their_own_answers() {
         // What was stored: each thread its own events, whole; the conflict left nothing.
         let (record, events) = store.events_from("t0", 0).await.unwrap();
         assert_eq!((record.version, record.event_count), (2, 3));
-        assert_eq!(events, log(&[numbered_event(0, 0), numbered_event(0, 1), numbered_event(100, 0)]));
+        assert_eq!(events, log_of(&[numbered_event(0, 0), numbered_event(0, 1), numbered_event(100, 0)]));
         let (record, events) = store.events_from("t1", 0).await.unwrap();
-        assert_eq!((record.version, events), (1, log(&[numbered_event(0, 0)])));
+        assert_eq!((record.version, events), (1, log_of(&[numbered_event(0, 0)])));
         for i in 2..30 {
             let (record, events) = store.events_from(&format!("t{i}"), 0).await.unwrap();
             assert_eq!((record.version, record.updated_at), (1, 3));
-            assert_eq!(events, log(&[numbered_event(i, 0), numbered_event(i, 1)]));
+            assert_eq!(events, log_of(&[numbered_event(i, 0), numbered_event(i, 1)]));
         }
         assert!(store.record("missing").await.unwrap().is_none());
     });
@@ -225,7 +211,7 @@ fn an_append_the_database_refuses_fails_alone_and_the_others_of_its_statement_co
         let logs: Vec<EventLog> = (0..5u64)
             .map(|i| {
                 let content = if i == 2 { "poison".to_owned() } else { format!("fine {i}") };
-                log(&[serde_json::json!({"type": "message", "role": "user", "content": content, "iteration": i})])
+                log_of(&[serde_json::json!({"type": "message", "role": "user", "content": content, "iteration": i})])
             })
             .collect();
         let before = store.statements_sent();
@@ -257,7 +243,7 @@ async fn loops(store: &PostgresStore, prefix: &str, writers: usize, appends: u64
         let thread_id = format!("{prefix}{w}");
         store.open(OpenThread { thread_id: thread_id.clone(), now: 1, ..Default::default() }).await.unwrap();
         for n in 0..appends {
-            let appended = store.append(&thread_id, None, &log(&[numbered_event(n, 0)]), 2).await.unwrap();
+            let appended = store.append(&thread_id, None, &log_of(&[numbered_event(n, 0)]), 2).await.unwrap();
             assert_eq!((appended.version, appended.event_count), (n + 1, n + 1), "{thread_id}");
             tokio::time::sleep(gap * w as u32).await;
         }

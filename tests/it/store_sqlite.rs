@@ -2,7 +2,7 @@
 //! databases it must not touch, start-up failures and failures while serving.
 
 use crate::support::events::{numbered_event, sample_events};
-use crate::support::search::hits;
+use crate::support::search::{hits, quokka};
 use crate::support::{run_to_end, serve, Server, Wire};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -515,10 +515,6 @@ fn wait_until_indexed(path: &Path) {
         assert!(std::time::Instant::now() < deadline, "still {} events pending after 10 s idle", pending_events(path));
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-}
-
-fn quokka(iteration: u64) -> Value {
-    json!({"type": "message", "iteration": iteration, "role": "user", "content": format!("a quokka, {iteration}")})
 }
 
 #[test]

@@ -211,6 +211,11 @@ pub fn log(events: &[StoredEvent]) -> EventLog {
     builder.finish()
 }
 
+/// Events given as JSON values (each validated) as the log a store appends.
+pub fn log_of(values: &[Value]) -> EventLog {
+    log(&values.iter().cloned().map(stored).collect::<Vec<_>>())
+}
+
 /// A log's events as these tests hold them.
 pub fn owned(log: &EventLog) -> Vec<StoredEvent> {
     log.iter().map(|json| StoredEvent(json.to_owned())).collect()

@@ -107,3 +107,8 @@ pub async fn admin(url: &str, sql: &str) {
     drop(client);
     let _ = connection.await;
 }
+
+/// A runtime for store tests that drive a `PostgresStore` from a plain test.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}

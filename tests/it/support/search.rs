@@ -1,7 +1,8 @@
 //! Search helpers shared by the store and server tests.
 
+use super::events::user;
 use super::Server;
-use serde_json::json;
+use serde_json::{json, Value};
 use threadkeeper::search::parse_query;
 use threadkeeper::store::SearchRequest;
 
@@ -20,8 +21,12 @@ pub fn request(query: &str) -> SearchRequest {
 
 /// The first 100 hits of `query` through a server's `thread/search`, as (thread, index), sorted.
 pub fn hits(server: &mut Server, query: &str) -> Vec<(String, u64)> {
-    let answer = server.ok("thread/search", json!({"query": query, "limit": 100}));
-    let mut hits: Vec<(String, u64)> = answer["hits"]
+    hit_pairs(&server.ok("thread/search", json!({"query": query, "limit": 100})))
+}
+
+/// A search result's hits (`thread/search`, or the MCP tool's) as (thread, index), sorted.
+pub fn hit_pairs(result: &Value) -> Vec<(String, u64)> {
+    let mut hits: Vec<(String, u64)> = result["hits"]
         .as_array()
         .unwrap()
         .iter()
@@ -29,4 +34,9 @@ pub fn hits(server: &mut Server, query: &str) -> Vec<(String, u64)> {
         .collect();
     hits.sort();
     hits
+}
+
+/// A user message that every search for "quokka" finds, numbered.
+pub fn quokka(iteration: u64) -> Value {
+    user(&format!("a quokka, {iteration}"), iteration)
 }
